@@ -1,0 +1,347 @@
+// Package habilis is the vocabulary of the habilis tool router: tools and
+// their catalogs, vectors and the embedders that make them, the store that
+// keeps them, and the decisions selection produces.
+//
+// The package has no dependencies beyond the standard library. Indexing and
+// selection live in package selector, collision analysis in package
+// collision, and backends (embedders, stores, the gRPC API) in packages of
+// their own.
+package habilis
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Tool is one entry of a catalog, in its normalised form: whatever shape the
+// catalog file had, arguments are a JSON Schema object.
+type Tool struct {
+	// Name is unique in a catalog and follows MCP's rules: letters, digits,
+	// '_', '-' and '.', 1 to 64 characters.
+	Name string `json:"name"`
+	// Description says what the tool does; it is never empty.
+	Description string `json:"description"`
+	// Examples are requests the tool should handle, in users' words. A tool
+	// with none is routed by its description only.
+	Examples []string `json:"examples,omitempty"`
+	// InputSchema is a JSON Schema with "type": "object" describing the
+	// tool's arguments. It is never nil after parsing.
+	InputSchema json.RawMessage `json:"inputSchema"`
+	// Margin, when set, overrides the catalog's margin for this tool's gate.
+	Margin *float32 `json:"margin,omitempty"`
+	// Executor, when set, says how the tool runs (package fill interprets
+	// it). A tool without one is selection-only.
+	Executor json.RawMessage `json:"executor,omitempty"`
+	// Meta holds free-form annotations carried with the tool.
+	Meta map[string]string `json:"meta,omitempty"`
+}
+
+// Vector is a unit-length embedding, dense or sparse. Dense vectors set
+// Dense; sparse ones set Indices (strictly ascending) and Values of the same
+// length. Every score in habilis is a dot product of two vectors of the same
+// embedder, so a cosine similarity.
+type Vector struct {
+	Dense   []float32 `json:"dense,omitempty"`
+	Indices []uint32  `json:"indices,omitempty"`
+	Values  []float32 `json:"values,omitempty"`
+}
+
+// IsSparse reports whether v is in sparse form.
+func (v Vector) IsSparse() bool { return v.Dense == nil && v.Indices != nil }
+
+// IsZero reports whether v holds no coordinates at all (e.g. the lexical
+// embedding of a text with no known terms).
+func (v Vector) IsZero() bool { return len(v.Dense) == 0 && len(v.Indices) == 0 }
+
+// Purpose tells an embedder what a text is for. Some models embed queries
+// and documents differently (instruction prefixes, asymmetric weighting).
+type Purpose int
+
+const (
+	// Document is catalog text: descriptions and examples.
+	Document Purpose = iota
+	// Query is a user's request at selection time.
+	Query
+)
+
+// EmbedderInfo identifies an embedder and the space its vectors live in.
+// Two embedders whose infos differ make incomparable vectors.
+type EmbedderInfo struct {
+	// Kind is the embedder family: "lexical", "ollama", "openai".
+	Kind string `json:"kind"`
+	// Model names the model within the family ("" for lexical).
+	Model string `json:"model,omitempty"`
+	// Dim is the dense dimension, or 0 for sparse embedders.
+	Dim int `json:"dim"`
+	// Version changes whenever the same kind and model would produce
+	// different vectors (a new tokeniser, new fitted statistics).
+	Version string `json:"version,omitempty"`
+}
+
+// String returns "kind:model (dim N)" for messages.
+func (i EmbedderInfo) String() string {
+	s := i.Kind
+	if i.Model != "" {
+		s += ":" + i.Model
+	}
+	if i.Dim > 0 {
+		s += fmt.Sprintf(" (dim %d)", i.Dim)
+	} else {
+		s += " (sparse)"
+	}
+	return s
+}
+
+// Space reports whether vectors of i and j can be compared: same kind, model
+// and dimension. Version may differ (the lexical embedder's statistics).
+func (i EmbedderInfo) Space(j EmbedderInfo) bool {
+	return i.Kind == j.Kind && i.Model == j.Model && i.Dim == j.Dim
+}
+
+// Embedder turns texts into unit vectors.
+type Embedder interface {
+	// Info identifies the embedder. It is cheap and does no I/O; a dense
+	// embedder that has not yet detected its dimension reports Dim 0 until
+	// its first Embed call.
+	Info() EmbedderInfo
+	// Embed returns one vector per text, in order. It returns ErrUnavailable
+	// (wrapped) when the backend cannot be reached and ErrInvalid when a
+	// text cannot be embedded.
+	Embed(ctx context.Context, texts []string, p Purpose) ([]Vector, error)
+}
+
+// CorpusEmbedder is an Embedder whose vectors depend on statistics of the
+// catalog it indexes, like the lexical embedder's term weights. The
+// selector refits it on every catalog change and stores the state in the
+// same write as the vectors, so the query path and the stored vectors always
+// agree.
+type CorpusEmbedder interface {
+	Embedder
+	// Fit returns an embedder fitted to the corpus (every document text of
+	// the catalog) and its state, to be persisted with the catalog.
+	Fit(ctx context.Context, corpus []string) (CorpusEmbedder, []byte, error)
+	// Restore returns the embedder fitted with a state Fit produced.
+	// It returns ErrInvalid for a state it cannot read.
+	Restore(state []byte) (CorpusEmbedder, error)
+}
+
+// Record is a tool as stored: its definition, a hash of that definition,
+// and its vectors. The selector computes every field; stores keep them.
+type Record struct {
+	Tool Tool `json:"tool"`
+	// Hash is a hex content hash of Tool, used to skip unchanged tools.
+	Hash string `json:"hash"`
+	// DescriptionVector embeds the tool's name, description and argument
+	// names.
+	DescriptionVector Vector `json:"description_vector"`
+	// ExampleVectors are parallel to Tool.Examples.
+	ExampleVectors []Vector `json:"example_vectors,omitempty"`
+	// Centroid is the normalised mean of ExampleVectors; zero when the tool
+	// has no examples.
+	Centroid Vector `json:"centroid"`
+	// Radius is the smallest similarity of an example to Centroid, valid
+	// when HasRadius (two examples or more).
+	Radius    float32 `json:"radius"`
+	HasRadius bool    `json:"has_radius"`
+	// RadiusExample is the text of that least-similar example.
+	RadiusExample string `json:"radius_example,omitempty"`
+	// Margin is the margin in force for this tool when it was indexed.
+	Margin float32 `json:"margin"`
+}
+
+// CatalogMeta is what a store keeps about the catalog as a whole.
+type CatalogMeta struct {
+	// Version increases by one with every committed write; 0 is an empty,
+	// never-written store.
+	Version uint64 `json:"version"`
+	// Embedder identifies the embedder that made every stored vector.
+	Embedder EmbedderInfo `json:"embedder"`
+	// EmbedderState is a CorpusEmbedder's fitted state, or nil.
+	EmbedderState []byte `json:"embedder_state,omitempty"`
+	// Calibration is the selector's catalog-wide settings (margins,
+	// thresholds, fusion weights), opaque to stores.
+	Calibration json.RawMessage `json:"calibration,omitempty"`
+	// UpdatedAt is when the last write committed.
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Snapshot is a catalog as of one committed write.
+type Snapshot struct {
+	Meta    CatalogMeta
+	Records []Record // sorted by tool name
+}
+
+// Batch is one atomic write: every put and delete and the new meta commit
+// together, or nothing does.
+type Batch struct {
+	// BaseVersion is the Meta.Version the batch was computed from. A store
+	// whose version differs returns ErrConflict and writes nothing.
+	BaseVersion uint64
+	// Replace drops every stored tool not in Put.
+	Replace bool
+	Put     []Record
+	Delete  []string
+	// Meta replaces the stored meta; the store sets Version and UpdatedAt.
+	Meta CatalogMeta
+}
+
+// Store persists a catalog. Implementations: store/boltstore (embedded,
+// default) and store/qdrantstore. The selector holds the search structures;
+// stores only keep and return records, so every store gives the same answers.
+type Store interface {
+	// Snapshot returns the catalog as of the last committed write. An empty
+	// store returns a Snapshot with Meta.Version 0 and no records.
+	Snapshot(ctx context.Context) (*Snapshot, error)
+	// Write commits b atomically. It returns ErrConflict when b.BaseVersion
+	// is not the stored version, ErrInvalid for a malformed batch (a record
+	// without a name, a delete of an unknown tool), and leaves the store
+	// unchanged on any error.
+	Write(ctx context.Context, b *Batch) (CatalogMeta, error)
+	// Close releases the store. Further calls return ErrClosed.
+	Close() error
+}
+
+// Mode is how selection ranks tools.
+type Mode string
+
+const (
+	// ModeDescription ranks by similarity to each tool's description.
+	ModeDescription Mode = "description"
+	// ModeCentroid ranks by similarity to each tool's example centroid and
+	// keeps tools whose score reaches their radius minus their margin.
+	ModeCentroid Mode = "centroid"
+	// ModeHybrid fuses centroid, description, nearest-example and lexical
+	// signals, with the gate deciding abstention.
+	ModeHybrid Mode = "hybrid"
+)
+
+// ParseMode returns the Mode named s ("" is the default, hybrid).
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case "":
+		return ModeHybrid, nil
+	case ModeDescription, ModeCentroid, ModeHybrid:
+		return Mode(s), nil
+	}
+	return "", fmt.Errorf("mode %q: want description, centroid or hybrid: %w", s, ErrInvalid)
+}
+
+// SelectOptions tune one selection. The zero value selects up to 5 tools in
+// hybrid mode, fail-closed.
+type SelectOptions struct {
+	// K is how many tools to return at most; 0 means 5.
+	K int
+	// Mode is the ranking; "" means hybrid.
+	Mode Mode
+	// Pinned tools are always returned (marked Pinned), in addition to the
+	// k best.
+	Pinned []string
+	// Denied tools are never returned.
+	Denied []string
+	// FailOpen returns the top k even when every tool fails its gate; the
+	// decision still says it abstained.
+	FailOpen bool
+}
+
+// Match is one tool in a decision, with the figures that explain it.
+type Match struct {
+	Tool string `json:"tool"`
+	// Score ranks the matches; its meaning depends on the mode (a cosine in
+	// description and centroid modes, a fused score in hybrid mode).
+	Score float32 `json:"score"`
+	// CentroidScore is the query's similarity to the tool's centroid (0
+	// for tools without examples).
+	CentroidScore float32 `json:"centroid_score"`
+	// DescriptionScore is the query's similarity to the description vector.
+	DescriptionScore float32 `json:"description_score"`
+	// ExampleScore is the similarity of the nearest example.
+	ExampleScore float32 `json:"example_score"`
+	// Radius is the tool's radius, or the catalog-wide threshold plus the
+	// margin for tools with fewer than two examples (see RadiusSource).
+	Radius float32 `json:"radius"`
+	// RadiusSource is "examples" or "catalog" (the catalog-wide threshold).
+	RadiusSource string  `json:"radius_source"`
+	Margin       float32 `json:"margin"`
+	// Passed reports whether the tool passed its gate: the gate score
+	// (centroid score, or description score for tools without examples)
+	// reaches Radius - Margin.
+	Passed bool `json:"passed"`
+	// Confidence is the calibrated confidence that this tool applies, in
+	// [0, 1] (hybrid mode; the gate score elsewhere).
+	Confidence float32 `json:"confidence"`
+	// CollidesWith lists the tools whose regions overlap this one's.
+	CollidesWith []string `json:"collides_with"`
+	// Pinned reports a tool returned because the request pinned it.
+	Pinned bool `json:"pinned,omitempty"`
+}
+
+// Decision is the answer to one selection.
+type Decision struct {
+	Query string `json:"query"`
+	Mode  Mode   `json:"mode"`
+	// Abstained reports that no tool fits: every candidate failed its gate.
+	Abstained bool `json:"abstained"`
+	// Reason says why, in words, when Abstained or Ambiguous.
+	Reason string `json:"reason"`
+	// Ambiguous reports that the query passes the gates of tools that
+	// collide with each other.
+	Ambiguous bool `json:"ambiguous"`
+	// Matches holds up to K tools, best first (after pinned tools, which
+	// come last). When Abstained and not FailOpen it is empty.
+	Matches []Match `json:"matches"`
+}
+
+// Severity grades a collision.
+type Severity string
+
+const (
+	SeverityLow    Severity = "low"
+	SeverityMedium Severity = "medium"
+	SeverityHigh   Severity = "high"
+)
+
+// Rank orders severities: low 1, medium 2, high 3, anything else 0.
+func (s Severity) Rank() int {
+	switch s {
+	case SeverityLow:
+		return 1
+	case SeverityMedium:
+		return 2
+	case SeverityHigh:
+		return 3
+	}
+	return 0
+}
+
+// Collision reports two tools whose regions of the vector space overlap.
+type Collision struct {
+	A string `json:"a"`
+	B string `json:"b"`
+	// CentroidSimilarity is c_a · c_b.
+	CentroidSimilarity float32 `json:"centroid_similarity"`
+	// Overlap is how far the two gate caps intersect, in radians: the sum of
+	// their angular radii minus the angle between the centroids. Positive
+	// means the caps intersect.
+	Overlap float32 `json:"overlap"`
+	// Leaks are examples of one tool that pass the other's gate or rank it
+	// first when left out of their own tool.
+	Leaks    []Leak   `json:"leaks"`
+	Severity Severity `json:"severity"`
+}
+
+// Leak is one example of tool From that falls into tool Into's region.
+type Leak struct {
+	From    string `json:"from"`
+	Into    string `json:"into"`
+	Example string `json:"example"`
+	// Score is the example's similarity to Into's centroid; OwnScore to its
+	// own tool's centroid computed without it.
+	Score    float32 `json:"score"`
+	OwnScore float32 `json:"own_score"`
+	// RanksFirst reports that Into outranks From for this example.
+	RanksFirst bool `json:"ranks_first"`
+	// PassesGate reports that the example passes Into's gate.
+	PassesGate bool `json:"passes_gate"`
+}
