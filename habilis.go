@@ -149,6 +149,11 @@ type Record struct {
 	RadiusExample string `json:"radius_example,omitempty"`
 	// Margin is the margin in force for this tool when it was indexed.
 	Margin float32 `json:"margin"`
+	// DocumentVector is the lexical embedding of the whole tool document
+	// (name, description, argument names and examples): hybrid mode's
+	// lexical signal, whatever the main embedder. Zero when the router runs
+	// without a lexical embedder.
+	DocumentVector Vector `json:"document_vector"`
 }
 
 // CatalogMeta is what a store keeps about the catalog as a whole.
@@ -160,6 +165,11 @@ type CatalogMeta struct {
 	Embedder EmbedderInfo `json:"embedder"`
 	// EmbedderState is a CorpusEmbedder's fitted state, or nil.
 	EmbedderState []byte `json:"embedder_state,omitempty"`
+	// Lexical identifies the lexical embedder behind DocumentVector, and
+	// LexicalState is its fitted state (the same as EmbedderState when the
+	// main embedder is the lexical one).
+	Lexical      EmbedderInfo `json:"lexical"`
+	LexicalState []byte       `json:"lexical_state,omitempty"`
 	// Calibration is the selector's catalog-wide settings (margins,
 	// thresholds, fusion weights), opaque to stores.
 	Calibration json.RawMessage `json:"calibration,omitempty"`
