@@ -18,8 +18,9 @@ import (
 // Tool is one entry of a catalog, in its normalised form: whatever shape the
 // catalog file had, arguments are a JSON Schema object.
 type Tool struct {
-	// Name is unique in a catalog and follows MCP's rules: letters, digits,
-	// '_', '-' and '.', 1 to 64 characters.
+	// Name is unique in a catalog and follows MCP's rules (letters,
+	// digits, '_', '-' and '.', 1 to 64 characters), plus '&', which real
+	// catalogs use ("PDF&URLTool").
 	Name string `json:"name"`
 	// Description says what the tool does; it is never empty.
 	Description string `json:"description"`
