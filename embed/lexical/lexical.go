@@ -1,0 +1,410 @@
+// Package lexical is habilis' built-in embedder: no model, deterministic and
+// fast. A text becomes a sparse unit vector of TF-IDF weighted features from
+// three families: stemmed words, character 3- and 4-grams inside words, and
+// word bigrams. Each family is normalised on its own and weighted, so the
+// score of two texts is a fixed blend of the families' cosines. Document
+// frequencies come from the catalog (Fit) and travel with it (Restore).
+package lexical
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/habilis-router/habilis"
+)
+
+// Algorithm is the version of the tokeniser and weighting; it prefixes
+// EmbedderInfo.Version and changes whenever the same text and state would
+// give another vector.
+const Algorithm = "1"
+
+// Default family weights, chosen on half of the MetaTool dev queries and
+// checked on the other half.
+const (
+	DefaultWordWeight   = 1.0
+	DefaultCharWeight   = 1.0
+	DefaultBigramWeight = 0.6
+)
+
+// Options tune an Embedder. The zero value uses the defaults.
+type Options struct {
+	// WordWeight is the weight of the stemmed-word family in a score; 0
+	// means DefaultWordWeight, a negative value disables the family.
+	WordWeight float64
+	// CharWeight is the weight of the character n-gram family; 0 means
+	// DefaultCharWeight, a negative value disables it.
+	CharWeight float64
+	// BigramWeight is the weight of the word-bigram family; 0 means
+	// DefaultBigramWeight, a negative value disables it.
+	BigramWeight float64
+}
+
+// Feature families occupy the top two bits of a feature id, so features
+// of different families never collide.
+const (
+	famWord = iota
+	famChar
+	famBigram
+	numFamilies
+
+	famShift = 30
+	hashMask = 1<<famShift - 1
+)
+
+// minDF is the smallest document frequency a fitted state records. On
+// MetaTool, dropping the features seen once halves the state and changes
+// no ranking: they get the idf of an unseen feature, nearly the same.
+const minDF = 2
+
+func resolve(o Options) [numFamilies]float32 {
+	w := func(v, def float64) float32 {
+		switch {
+		case v < 0 || math.IsNaN(v):
+			return 0
+		case v == 0:
+			return float32(def)
+		}
+		return float32(min(v, math.MaxFloat32))
+	}
+	return [numFamilies]float32{
+		w(o.WordWeight, DefaultWordWeight),
+		w(o.CharWeight, DefaultCharWeight),
+		w(o.BigramWeight, DefaultBigramWeight),
+	}
+}
+
+// Embedder is the lexical embedder. It is safe for concurrent use; Fit and
+// Restore return new embedders and never change the receiver.
+type Embedder struct {
+	weights [numFamilies]float32
+	docs    uint32 // documents in the fitted corpus; 0 when unfitted
+	// keys and vals are an open-addressing hash table (linear probing, at
+	// most half full) from feature id + 1 to idf; 0 marks an empty slot.
+	// Ids use at most 31 bits, so id + 1 never wraps.
+	keys    []uint32
+	vals    []float32
+	defIDF  float32 // idf of every feature not in the table
+	version string
+	pool    sync.Pool // *scratch
+}
+
+// New returns an unfitted embedder: every feature has the same idf, so it
+// already ranks sensibly, and Fit adds the catalog's term statistics.
+func New(opts Options) *Embedder {
+	return restore(resolve(opts), 0, nil, nil)
+}
+
+// Info reports kind "lexical", sparse vectors, and a version that names the
+// algorithm and the fitted state, so vectors of different fits never mix.
+func (e *Embedder) Info() habilis.EmbedderInfo {
+	return habilis.EmbedderInfo{Kind: "lexical", Dim: 0, Version: e.version}
+}
+
+// Embed returns one sparse unit vector per text; a text without features
+// gives the zero vector. Queries and documents are embedded alike.
+func (e *Embedder) Embed(ctx context.Context, texts []string, p habilis.Purpose) ([]habilis.Vector, error) {
+	out := make([]habilis.Vector, len(texts))
+	s := e.scratch()
+	defer e.pool.Put(s)
+	for i, t := range texts {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("lexical: embed: %w", err)
+			}
+		}
+		out[i] = e.embed(s, t, p)
+	}
+	return out, nil
+}
+
+// Fit returns an embedder fitted to corpus, the catalog's document texts,
+// and its state: the family weights, the number of documents and the
+// document frequency of every feature seen in at least two of them. The
+// same corpus and options always give the same bytes.
+func (e *Embedder) Fit(ctx context.Context, corpus []string) (habilis.CorpusEmbedder, []byte, error) {
+	if uint64(len(corpus)) >= math.MaxUint32 {
+		return nil, nil, fmt.Errorf("lexical: fit: %d documents: %w", len(corpus), habilis.ErrInvalid)
+	}
+	var df counter
+	s := e.scratch()
+	defer e.pool.Put(s)
+	for i, t := range corpus {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, fmt.Errorf("lexical: fit: %w", err)
+			}
+		}
+		s.reset()
+		s.tokenize(t)
+		s.features(&e.weights)
+		s.tmp = sortIDs(s.feats, s.tmp)
+		for j, id := range s.feats {
+			if j == 0 || id != s.feats[j-1] {
+				df.add(id)
+			}
+		}
+	}
+	ids, dfs := df.atLeast(minDF)
+	state := encodeState(e.weights, uint32(len(corpus)), ids, dfs)
+	return restore(e.weights, uint32(len(corpus)), ids, dfs), state, nil
+}
+
+// Restore returns the embedder a Fit state describes, family weights
+// included: the receiver's own options play no part. It returns ErrInvalid
+// for a state it cannot read.
+func (e *Embedder) Restore(state []byte) (habilis.CorpusEmbedder, error) {
+	weights, docs, ids, dfs, err := decodeState(state)
+	if err != nil {
+		return nil, fmt.Errorf("lexical: restore: %w: %w", err, habilis.ErrInvalid)
+	}
+	return restore(weights, docs, ids, dfs), nil
+}
+
+// restore builds an embedder from validated state: ids ascending, every
+// df in [1, docs].
+func restore(weights [numFamilies]float32, docs uint32, ids, dfs []uint32) *Embedder {
+	e := &Embedder{weights: weights, docs: docs, defIDF: 1}
+	if docs > 0 {
+		// Smoothed idf, ln((N+1)/(df+1)) + 1; a feature not in the state
+		// counts as seen once.
+		n := float64(docs) + 1
+		e.defIDF = float32(math.Log(n/2) + 1)
+	}
+	if len(ids) > 0 {
+		size := 4
+		for size < 2*len(ids) {
+			size *= 2
+		}
+		e.keys, e.vals = make([]uint32, size), make([]float32, size)
+		mask := uint32(size - 1)
+		n := float64(docs) + 1
+		for k, id := range ids {
+			i := slot(id, mask)
+			for e.keys[i] != 0 {
+				i = (i + 1) & mask
+			}
+			e.keys[i] = id + 1
+			e.vals[i] = float32(math.Log(n/(float64(dfs[k])+1)) + 1)
+		}
+	}
+	h := fnv.New64a()
+	h.Write(encodeState(weights, docs, ids, dfs))
+	e.version = Algorithm + "-" + hex.EncodeToString(h.Sum(nil)[:6])
+	return e
+}
+
+// lookupIDF returns the idf of feature id.
+func (e *Embedder) lookupIDF(id uint32) float32 {
+	if len(e.keys) == 0 {
+		return e.defIDF
+	}
+	mask := uint32(len(e.keys) - 1)
+	for i := slot(id, mask); ; i = (i + 1) & mask {
+		switch e.keys[i] {
+		case id + 1:
+			return e.vals[i]
+		case 0:
+			return e.defIDF
+		}
+	}
+}
+
+// slot is where the probe for id starts in a table of mask+1 slots
+// (Fibonacci hashing, so that nearby ids spread out).
+func slot(id, mask uint32) uint32 {
+	return uint32(uint64(id)*0x9e3779b97f4a7c15>>32) & mask
+}
+
+func (e *Embedder) scratch() *scratch {
+	if s, ok := e.pool.Get().(*scratch); ok {
+		return s
+	}
+	return new(scratch)
+}
+
+// sublinear is 1 + ln(tf), so repeating a word adds little.
+func sublinear(tf int) float64 {
+	if tf == 1 {
+		return 1
+	}
+	return 1 + math.Log(float64(tf))
+}
+
+// embed computes the vector of one text with s as working memory.
+//
+// A feature weighs (1 + ln tf) · idf in a document and (1 + ln tf) · idf^1.5
+// in a query: leaning queries further towards rare words gained about 0.6
+// points of top-1 accuracy on MetaTool, at a small cost in no-tool AUROC.
+func (e *Embedder) embed(s *scratch, text string, p habilis.Purpose) habilis.Vector {
+	s.reset()
+	s.tokenize(text)
+	s.features(&e.weights)
+	if len(s.feats) == 0 {
+		return habilis.Vector{}
+	}
+	s.tmp = sortIDs(s.feats, s.tmp)
+	query := p == habilis.Query
+	var sumsq [numFamilies]float64
+	s.w = s.w[:0]
+	n := 0
+	for i := 0; i < len(s.feats); {
+		id := s.feats[i]
+		j := i + 1
+		for j < len(s.feats) && s.feats[j] == id {
+			j++
+		}
+		idf := float64(e.lookupIDF(id))
+		if query {
+			idf *= math.Sqrt(idf)
+		}
+		w := sublinear(j-i) * idf
+		sumsq[id>>famShift] += w * w
+		s.feats[n] = id
+		s.w = append(s.w, w)
+		n++
+		i = j
+	}
+	// Each family becomes a unit vector scaled by the square root of its
+	// share of the weights present, so the dot product of two texts that
+	// have every family is the weighted mean of the families' cosines.
+	var total float64
+	for f, ss := range sumsq {
+		if ss > 0 {
+			total += float64(e.weights[f])
+		}
+	}
+	var scale [numFamilies]float64
+	for f, ss := range sumsq {
+		if ss > 0 {
+			scale[f] = math.Sqrt(float64(e.weights[f]) / total / ss)
+		}
+	}
+	v := habilis.Vector{Indices: make([]uint32, n), Values: make([]float32, n)}
+	copy(v.Indices, s.feats[:n])
+	for i, id := range v.Indices {
+		v.Values[i] = float32(s.w[i] * scale[id>>famShift])
+	}
+	return v
+}
+
+// scratch is the working memory of one embedding, reused across texts.
+type scratch struct {
+	buf   []byte   // folded and stemmed token text
+	toks  []token  // tokens of the text
+	feats []uint32 // feature ids, one per occurrence
+	tmp   []uint32 // working memory of sortIDs
+	w     []float64
+	gram  []byte // a word with boundary marks, for character n-grams
+	runes []int  // rune offsets in gram
+}
+
+func (s *scratch) reset() {
+	s.buf = s.buf[:0]
+	s.toks = s.toks[:0]
+	s.feats = s.feats[:0]
+}
+
+// Character n-grams have 3 or 4 runes (5-grams cost a third more features
+// and gained nothing on MetaTool). Only the first maxGramWord bytes of a
+// word yield n-grams, so that URLs, hashes and garbage stay cheap.
+const (
+	minGram     = 3
+	maxGram     = 4
+	maxGramWord = 48
+)
+
+// features appends the feature ids of s.toks to s.feats.
+func (s *scratch) features(weights *[numFamilies]float32) {
+	words, chars, bigrams := weights[famWord] > 0, weights[famChar] > 0, weights[famBigram] > 0
+	prev := -1 // previous part, for bigrams
+	for i := range s.toks {
+		t := &s.toks[i]
+		stem := s.buf[t.stemOff:t.stemEnd]
+		if words {
+			s.feats = append(s.feats, famWord<<famShift|hash(stem, nil))
+		}
+		if t.joined {
+			continue
+		}
+		if bigrams && prev >= 0 {
+			p := &s.toks[prev]
+			s.feats = append(s.feats, famBigram<<famShift|hash(s.buf[p.stemOff:p.stemEnd], stem))
+		}
+		prev = i
+		if chars {
+			s.charGrams(s.buf[t.rawOff:t.rawEnd])
+		}
+	}
+}
+
+// charGrams appends the character 3- and 4-grams of word, marked at both
+// ends so that prefixes and suffixes are features of their own ("<ab",
+// "ab>"). A one-rune word yields its marked form, "<a>".
+func (s *scratch) charGrams(word []byte) {
+	if len(word) > maxGramWord {
+		cut := maxGramWord
+		for cut > 0 && !utf8.RuneStart(word[cut]) {
+			cut--
+		}
+		word = word[:cut]
+	}
+	s.gram = append(append(append(s.gram[:0], '<'), word...), '>')
+	s.runes = s.runes[:0]
+	for i := 0; i < len(s.gram); {
+		s.runes = append(s.runes, i)
+		if s.gram[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		_, size := utf8.DecodeRune(s.gram[i:])
+		i += size
+	}
+	nr := len(s.runes)
+	s.runes = append(s.runes, len(s.gram))
+	// One pass per start rune hashes its 3-gram and extends the same hash
+	// to the 4-gram.
+	for i := 0; i+minGram <= nr; i++ {
+		h := uint64(fnvOffset)
+		for _, c := range s.gram[s.runes[i]:s.runes[i+minGram]] {
+			h = (h ^ uint64(c)) * fnvPrime
+		}
+		s.feats = append(s.feats, famChar<<famShift|fold(h))
+		if i+maxGram <= nr {
+			for _, c := range s.gram[s.runes[i+minGram]:s.runes[i+maxGram]] {
+				h = (h ^ uint64(c)) * fnvPrime
+			}
+			s.feats = append(s.feats, famChar<<famShift|fold(h))
+		}
+	}
+}
+
+// FNV-1a, 64 bits: fast, stable across platforms and releases, and good
+// enough for 30-bit feature ids.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// fold reduces a 64-bit hash to the 30 bits of a feature id.
+func fold(h uint64) uint32 { return uint32(h^h>>32) & hashMask }
+
+// hash returns the feature hash of a, or of the pair a, b when b is not
+// nil (0xff, never a byte of UTF-8, separates them).
+func hash(a, b []byte) uint32 {
+	h := uint64(fnvOffset)
+	for _, c := range a {
+		h = (h ^ uint64(c)) * fnvPrime
+	}
+	if b != nil {
+		h = (h ^ 0xff) * fnvPrime
+		for _, c := range b {
+			h = (h ^ uint64(c)) * fnvPrime
+		}
+	}
+	return fold(h)
+}
