@@ -1,0 +1,552 @@
+// Package boltstore is the embedded, default habilis.Store: one bbolt file
+// holding the catalog meta, a tools bucket and a nested bucket of examples
+// per tool. Every write is one bbolt transaction, so a crash mid-load leaves
+// the previous catalog intact, and every snapshot one read transaction, so
+// readers never see half a write.
+//
+// A snapshot decodes all vectors into a few contiguous arrays, which the
+// selector scans directly.
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/habilis-router/habilis"
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// formatVersion is the on-disk format this package writes (see codec.go).
+// Open refuses files of a newer format rather than misread them.
+const formatVersion = 1
+
+// Bucket and key names; see codec.go for what they hold.
+const (
+	bucketMeta     = "meta"
+	bucketTools    = "tools"
+	bucketExamples = "examples"
+	keyFormat      = "format"
+	keyCatalog     = "catalog"
+)
+
+// initialMmapSize is the address space mapped for the file from the start.
+// Each time bbolt outgrows its mapping during a write it copies every key
+// and value the transaction holds, so loading a catalog of hundreds of
+// megabytes into a small mapping copied it a dozen times. Mapping more than
+// the file costs address space only, which 64-bit systems have plenty of,
+// except on Windows, where bbolt grows the file to the mapped size.
+func initialMmapSize() int {
+	if strconv.IntSize < 64 || runtime.GOOS == "windows" {
+		return 0
+	}
+	return 1 << 30
+}
+
+// Options configure Open. The zero value opens the file for reading and
+// writing, waiting up to a second for another process to release it.
+type Options struct {
+	// Timeout is how long Open waits for the file lock another process
+	// holds: zero means one second, a negative value waits indefinitely.
+	Timeout time.Duration
+	// ReadOnly opens the file without writing to it; Write then returns
+	// ErrInvalid. Several read-only stores may share a file, but not with a
+	// writer. The file must exist.
+	ReadOnly bool
+}
+
+// Store is a habilis.Store over one bbolt file. It is safe for concurrent
+// use; writes are serialised by bbolt and checked against BaseVersion.
+type Store struct {
+	path     string
+	readOnly bool
+
+	// mu guards closed: Snapshot and Write hold it shared for their whole
+	// transaction, so Close waits for them.
+	mu     sync.RWMutex
+	closed bool
+	db     *bolt.DB
+}
+
+var _ habilis.Store = (*Store)(nil)
+
+// Open opens the store in the file at path, creating the file and its
+// buckets if missing. It returns ErrUnavailable (wrapped) when another
+// process holds the file past opts.Timeout, and ErrInvalid for a file that
+// is not a habilis store or was written by a newer format version.
+func Open(path string, opts Options) (*Store, error) {
+	timeout := opts.Timeout
+	switch {
+	case timeout == 0:
+		timeout = time.Second
+	case timeout < 0:
+		timeout = 0 // bbolt waits indefinitely
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, ReadOnly: opts.ReadOnly, InitialMmapSize: initialMmapSize()})
+	switch {
+	case errors.Is(err, bolterrors.ErrTimeout):
+		return nil, fmt.Errorf("boltstore: open %s: store is in use by another process: %w", path, habilis.ErrUnavailable)
+	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrVersionMismatch), errors.Is(err, bolterrors.ErrChecksum):
+		return nil, fmt.Errorf("boltstore: open %s: not a habilis store (%v): %w", path, err, habilis.ErrInvalid)
+	case err != nil:
+		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+	}
+	if err := initialize(db, opts.ReadOnly); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+	}
+	return &Store{path: path, readOnly: opts.ReadOnly, db: db}, nil
+}
+
+// errFresh reports a file with no buckets at all: a new store.
+var errFresh = errors.New("fresh file")
+
+// initialize checks that db holds a habilis store of a format this package
+// reads, and creates the buckets of a new one. It writes only to a fresh
+// file, so opening a foreign file leaves it as it was.
+func initialize(db *bolt.DB, readOnly bool) error {
+	err := db.View(checkFormat)
+	if !errors.Is(err, errFresh) || readOnly {
+		if errors.Is(err, errFresh) {
+			return nil // read-only and empty: snapshots are empty
+		}
+		return err
+	}
+	return db.Update(func(tx *bolt.Tx) error {
+		if err := checkFormat(tx); !errors.Is(err, errFresh) {
+			return err
+		}
+		meta, err := tx.CreateBucket([]byte(bucketMeta))
+		if err != nil {
+			return err
+		}
+		if err := meta.Put([]byte(keyFormat), binary.BigEndian.AppendUint32(nil, formatVersion)); err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucket([]byte(bucketTools)); err != nil {
+			return err
+		}
+		_, err = tx.CreateBucket([]byte(bucketExamples))
+		return err
+	})
+}
+
+func checkFormat(tx *bolt.Tx) error {
+	meta := tx.Bucket([]byte(bucketMeta))
+	if meta == nil {
+		var other []byte
+		tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+			other = slices.Clone(name)
+			return errFresh // stop at the first bucket
+		})
+		if other != nil {
+			return fmt.Errorf("not a habilis store (bucket %q but no %q): %w", other, bucketMeta, habilis.ErrInvalid)
+		}
+		return errFresh
+	}
+	v := meta.Get([]byte(keyFormat))
+	if len(v) != 4 {
+		return fmt.Errorf("not a habilis store (no format version): %w", habilis.ErrInvalid)
+	}
+	switch f := binary.BigEndian.Uint32(v); {
+	case f > formatVersion:
+		return fmt.Errorf("format version %d is newer than the supported %d: %w", f, formatVersion, habilis.ErrInvalid)
+	case f < 1:
+		return fmt.Errorf("not a habilis store (format version %d): %w", f, habilis.ErrInvalid)
+	}
+	if tx.Bucket([]byte(bucketTools)) == nil || tx.Bucket([]byte(bucketExamples)) == nil {
+		return fmt.Errorf("not a habilis store (missing buckets): %w", habilis.ErrInvalid)
+	}
+	return nil
+}
+
+// Path returns the file the store was opened on.
+func (s *Store) Path() string { return s.path }
+
+// Close releases the file. It is idempotent; after it, Snapshot and Write
+// return ErrClosed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("boltstore: close: %w", err)
+	}
+	return nil
+}
+
+// ctxCheckEvery is how many tools a write or snapshot handles between
+// checks of its context.
+const ctxCheckEvery = 512
+
+// Snapshot returns the catalog as of the last committed write.
+func (s *Store) Snapshot(ctx context.Context) (*habilis.Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("boltstore: snapshot: %w", err)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, fmt.Errorf("boltstore: snapshot: %w", habilis.ErrClosed)
+	}
+	var snap *habilis.Snapshot
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		snap, err = readSnapshot(ctx, tx)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("boltstore: snapshot: %w", err)
+	}
+	return snap, nil
+}
+
+func readMeta(tx *bolt.Tx) (habilis.CatalogMeta, error) {
+	mb := tx.Bucket([]byte(bucketMeta))
+	if mb == nil {
+		return habilis.CatalogMeta{}, nil
+	}
+	v := mb.Get([]byte(keyCatalog))
+	if v == nil {
+		return habilis.CatalogMeta{}, nil
+	}
+	m, err := decodeMeta(v)
+	if err != nil {
+		return habilis.CatalogMeta{}, fmt.Errorf("catalog meta: %w", err)
+	}
+	return m, nil
+}
+
+func readSnapshot(ctx context.Context, tx *bolt.Tx) (*habilis.Snapshot, error) {
+	meta, err := readMeta(tx)
+	if err != nil {
+		return nil, err
+	}
+	snap := &habilis.Snapshot{Meta: meta}
+	tools, examples := tx.Bucket([]byte(bucketTools)), tx.Bucket([]byte(bucketExamples))
+	if tools == nil || examples == nil {
+		return snap, nil
+	}
+
+	// Pass 1: measure.
+	s := &slabs{measuring: true}
+	var n int
+	var scratch habilis.Record
+	c := tools.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if _, err := s.tool(v, &scratch); err != nil {
+			return nil, fmt.Errorf("tool %q: %w", k, err)
+		}
+		s.strFrom(k, &scratch.Tool.Name)
+		n++
+	}
+	if n == 0 {
+		return snap, nil
+	}
+	// The sizes come partly from stored summaries; a corrupt one must not
+	// make us allocate more than the file could possibly hold.
+	need := s.need
+	claimed := uint64(need.text) + 4*uint64(need.floats) + 4*uint64(need.indices) + uint64(need.raw) + 2*uint64(need.examples)
+	if claimed > uint64(tx.Size()) {
+		return nil, fmt.Errorf("tools: sizes exceed the file: %w", errCorrupt)
+	}
+
+	// Pass 2: decode into slabs of exactly the measured sizes.
+	s = &slabs{
+		need:     need,
+		floats:   make([]float32, 0, need.floats),
+		indices:  make([]uint32, 0, need.indices),
+		raw:      make([]byte, 0, need.raw),
+		margins:  make([]float32, 0, need.margins),
+		examples: make([]string, need.examples),
+		vectors:  make([]habilis.Vector, need.examples),
+		refs:     make([]textRef, 0, need.strs),
+	}
+	s.text.Grow(need.text)
+	recs := make([]habilis.Record, n)
+	i, nextExample := 0, 0
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if i%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if i == n {
+			return nil, fmt.Errorf("tools: more than %d: %w", n, errCorrupt)
+		}
+		rec := &recs[i]
+		i++
+		if !s.strFrom(k, &rec.Tool.Name) {
+			return nil, fmt.Errorf("tool %q: %w", k, errCorrupt)
+		}
+		sum, err := s.tool(v, rec)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: %w", k, err)
+		}
+		if sum.count == 0 {
+			continue
+		}
+		if sum.count > len(s.examples)-nextExample {
+			return nil, fmt.Errorf("tool %q: examples: %w", k, errCorrupt)
+		}
+		texts := s.examples[nextExample : nextExample+sum.count : nextExample+sum.count]
+		vecs := s.vectors[nextExample : nextExample+sum.count : nextExample+sum.count]
+		nextExample += sum.count
+		if err := readExamples(examples.Bucket(k), s, texts, vecs); err != nil {
+			return nil, fmt.Errorf("tool %q: examples: %w", k, err)
+		}
+		rec.Tool.Examples, rec.ExampleVectors = texts, vecs
+	}
+	if i != n || len(s.refs) != cap(s.refs) || len(s.floats) != cap(s.floats) || len(s.indices) != cap(s.indices) {
+		return nil, fmt.Errorf("tools: sizes do not match their summaries: %w", errCorrupt)
+	}
+	s.finish()
+	snap.Records = recs
+	return snap, nil
+}
+
+// readExamples decodes the examples bucket of one tool, which must hold
+// exactly len(texts) examples indexed 0, 1, ...
+func readExamples(b *bolt.Bucket, s *slabs, texts []string, vecs []habilis.Vector) error {
+	if b == nil {
+		return errCorrupt
+	}
+	c := b.Cursor()
+	i := 0
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if i == len(texts) || len(k) != 4 || binary.BigEndian.Uint32(k) != uint32(i) {
+			return errCorrupt
+		}
+		if err := s.example(v, &texts[i], &vecs[i]); err != nil {
+			return fmt.Errorf("%d: %w", i, err)
+		}
+		i++
+	}
+	if i != len(texts) {
+		return errCorrupt
+	}
+	return nil
+}
+
+// Write commits b in one transaction: all of it or, on any error, nothing.
+func (s *Store) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMeta, error) {
+	if b == nil {
+		return habilis.CatalogMeta{}, fmt.Errorf("boltstore: write: no batch: %w", habilis.ErrInvalid)
+	}
+	if err := ctx.Err(); err != nil {
+		return habilis.CatalogMeta{}, fmt.Errorf("boltstore: write: %w", err)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return habilis.CatalogMeta{}, fmt.Errorf("boltstore: write: %w", habilis.ErrClosed)
+	}
+	if s.readOnly {
+		return habilis.CatalogMeta{}, fmt.Errorf("boltstore: write: store opened read-only: %w", habilis.ErrInvalid)
+	}
+	if err := validate(b); err != nil {
+		return habilis.CatalogMeta{}, fmt.Errorf("boltstore: write: %w", err)
+	}
+	var meta habilis.CatalogMeta
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		var err error
+		meta, err = write(ctx, tx, b)
+		return err
+	})
+	if err != nil {
+		return habilis.CatalogMeta{}, fmt.Errorf("boltstore: write: %w", err)
+	}
+	return meta, nil
+}
+
+// validate checks everything about b that needs no stored data.
+func validate(b *habilis.Batch) error {
+	puts := make(map[string]bool, len(b.Put))
+	for i := range b.Put {
+		r := &b.Put[i]
+		name := r.Tool.Name
+		switch {
+		case name == "":
+			return fmt.Errorf("put %d: tool without a name: %w", i, habilis.ErrInvalid)
+		case len(name) > bolt.MaxKeySize:
+			return fmt.Errorf("put %d: tool name of %d bytes: %w", i, len(name), habilis.ErrInvalid)
+		case puts[name]:
+			return fmt.Errorf("put %q: twice in one batch: %w", name, habilis.ErrInvalid)
+		case len(r.ExampleVectors) != len(r.Tool.Examples):
+			return fmt.Errorf("put %q: %d example vectors for %d examples: %w", name, len(r.ExampleVectors), len(r.Tool.Examples), habilis.ErrInvalid)
+		}
+		puts[name] = true
+		if err := validVector(r.DescriptionVector); err != nil {
+			return fmt.Errorf("put %q: description vector: %w", name, err)
+		}
+		if err := validVector(r.Centroid); err != nil {
+			return fmt.Errorf("put %q: centroid: %w", name, err)
+		}
+		for j, v := range r.ExampleVectors {
+			if err := validVector(v); err != nil {
+				return fmt.Errorf("put %q: example vector %d: %w", name, j, err)
+			}
+		}
+	}
+	deletes := make(map[string]bool, len(b.Delete))
+	for _, name := range b.Delete {
+		switch {
+		case name == "":
+			return fmt.Errorf("delete: tool without a name: %w", habilis.ErrInvalid)
+		case puts[name]:
+			return fmt.Errorf("delete %q: also put in the same batch: %w", name, habilis.ErrInvalid)
+		case deletes[name]:
+			return fmt.Errorf("delete %q: twice in one batch: %w", name, habilis.ErrInvalid)
+		}
+		deletes[name] = true
+	}
+	return nil
+}
+
+// validVector checks the shape habilis.Vector documents: dense, or sparse
+// with strictly ascending indices and as many values.
+func validVector(v habilis.Vector) error {
+	switch {
+	case v.Dense != nil && (v.Indices != nil || v.Values != nil):
+		return fmt.Errorf("both dense and sparse: %w", habilis.ErrInvalid)
+	case len(v.Indices) != len(v.Values):
+		return fmt.Errorf("%d indices and %d values: %w", len(v.Indices), len(v.Values), habilis.ErrInvalid)
+	}
+	for i := 1; i < len(v.Indices); i++ {
+		if v.Indices[i] <= v.Indices[i-1] {
+			return fmt.Errorf("indices not strictly ascending at %d: %w", i, habilis.ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// write applies a validated batch inside tx.
+func write(ctx context.Context, tx *bolt.Tx, b *habilis.Batch) (habilis.CatalogMeta, error) {
+	stored, err := readMeta(tx)
+	if err != nil {
+		return habilis.CatalogMeta{}, err
+	}
+	if stored.Version != b.BaseVersion {
+		return habilis.CatalogMeta{}, fmt.Errorf("batch based on version %d, store is at %d: %w", b.BaseVersion, stored.Version, habilis.ErrConflict)
+	}
+	tools, examples := tx.Bucket([]byte(bucketTools)), tx.Bucket([]byte(bucketExamples))
+	for _, name := range b.Delete {
+		if tools.Get([]byte(name)) == nil {
+			return habilis.CatalogMeta{}, fmt.Errorf("delete %q: no such tool: %w", name, habilis.ErrInvalid)
+		}
+	}
+
+	drop := slices.Clone(b.Delete)
+	if b.Replace {
+		puts := make(map[string]bool, len(b.Put))
+		for i := range b.Put {
+			puts[b.Put[i].Tool.Name] = true
+		}
+		c := tools.Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if !puts[string(k)] {
+				drop = append(drop, string(k))
+			}
+		}
+	}
+	for _, name := range drop {
+		if err := remove(tools, examples, []byte(name)); err != nil {
+			return habilis.CatalogMeta{}, fmt.Errorf("delete %q: %w", name, err)
+		}
+	}
+
+	// bbolt keeps references to keys and values until commit, so they are
+	// carved from an arena rather than a reused buffer. Puts go in name
+	// order, which bbolt appends to its pages most cheaply.
+	var a arena
+	var scratch []byte
+	order := make([]int, len(b.Put))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int { return strings.Compare(b.Put[i].Tool.Name, b.Put[j].Tool.Name) })
+	for n, i := range order {
+		if n%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return habilis.CatalogMeta{}, err
+			}
+		}
+		r := &b.Put[i]
+		key := a.copy([]byte(r.Tool.Name))
+		if err := remove(tools, examples, key); err != nil {
+			return habilis.CatalogMeta{}, fmt.Errorf("put %q: %w", r.Tool.Name, err)
+		}
+		scratch = appendTool(scratch[:0], r)
+		if err := tools.Put(key, a.copy(scratch)); err != nil {
+			return habilis.CatalogMeta{}, fmt.Errorf("put %q: %w", r.Tool.Name, err)
+		}
+		if len(r.Tool.Examples) == 0 {
+			continue
+		}
+		eb, err := examples.CreateBucket(key)
+		if err != nil {
+			return habilis.CatalogMeta{}, fmt.Errorf("put %q: %w", r.Tool.Name, err)
+		}
+		eb.FillPercent = 1 // keys are appended in order
+		for j, text := range r.Tool.Examples {
+			scratch = binary.BigEndian.AppendUint32(scratch[:0], uint32(j))
+			k := a.copy(scratch)
+			scratch = appendExample(scratch[:0], text, r.ExampleVectors[j])
+			if err := eb.Put(k, a.copy(scratch)); err != nil {
+				return habilis.CatalogMeta{}, fmt.Errorf("put %q: example %d: %w", r.Tool.Name, j, err)
+			}
+		}
+	}
+
+	meta := b.Meta
+	meta.Version = stored.Version + 1
+	meta.UpdatedAt = time.Now().UTC().Round(0)
+	if err := tx.Bucket([]byte(bucketMeta)).Put([]byte(keyCatalog), appendMeta(nil, meta)); err != nil {
+		return habilis.CatalogMeta{}, fmt.Errorf("catalog meta: %w", err)
+	}
+	// The caller's meta must not alias the batch, which it may reuse.
+	meta.EmbedderState = bytes.Clone(meta.EmbedderState)
+	meta.Calibration = bytes.Clone(meta.Calibration)
+	return meta, nil
+}
+
+// remove deletes a tool and its examples, if present.
+func remove(tools, examples *bolt.Bucket, name []byte) error {
+	if err := tools.Delete(name); err != nil {
+		return err
+	}
+	if err := examples.DeleteBucket(name); err != nil && !errors.Is(err, bolterrors.ErrBucketNotFound) {
+		return err
+	}
+	return nil
+}
+
+// arenaChunk is the size of the blocks an arena hands out slices of.
+const arenaChunk = 1 << 20
+
+// arena hands out byte slices carved from large blocks, so a write of
+// 100,000 examples allocates a few hundred blocks rather than 200,000
+// slices.
+type arena struct{ buf []byte }
+
+// copy returns a copy of p that stays valid until the arena is dropped.
+func (a *arena) copy(p []byte) []byte {
+	if len(p) > cap(a.buf)-len(a.buf) {
+		a.buf = make([]byte, 0, max(arenaChunk, len(p)))
+	}
+	n := len(a.buf)
+	a.buf = append(a.buf, p...)
+	return a.buf[n:len(a.buf):len(a.buf)]
+}

@@ -1,0 +1,550 @@
+package boltstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/habilis-router/habilis"
+)
+
+// The on-disk encoding, format version 1. Integers written as "uvarint" are
+// encoding/binary varints; floats and sparse indices are little-endian
+// float32 and uint32, so a vector's coordinates are a plain array.
+//
+//	str       uvarint length, bytes
+//	optbytes  byte 0 (nil) | byte 1, uvarint length, bytes
+//	vector    byte 0 (no coordinates)
+//	        | byte 1, uvarint n, n float32            (dense)
+//	        | byte 2, uvarint n, n uint32, n float32  (sparse)
+//
+//	meta/format   uint32 big-endian format version
+//	meta/catalog  uint64 version, int64 UpdatedAt in Unix nanoseconds,
+//	              str kind, str model, varint dim, str embedder version,
+//	              optbytes embedder state, optbytes calibration,
+//	              str lexical kind, str lexical model, varint lexical dim,
+//	              str lexical version, optbytes lexical state
+//	tools/<name>  str description, optbytes input schema,
+//	              byte 0 | byte 1 float32 (Tool.Margin), optbytes executor,
+//	              byte 0 | byte 1, uvarint n, n × (str key, str value) (Meta),
+//	              str hash, vector description, vector centroid,
+//	              vector document,
+//	              float32 radius, byte has-radius, str radius example,
+//	              float32 margin, then a summary of the tool's examples for
+//	              sizing snapshots: uvarint count, uvarint text bytes,
+//	              uvarint dense floats, uvarint sparse coordinates
+//	examples/<name>/<uint32 big-endian index>  str text, vector
+//
+// Raw JSON (schema, executor, calibration) is kept byte for byte rather than
+// re-encoded, so what a store returns is exactly what it was given.
+
+const (
+	kindZero   = 0
+	kindDense  = 1
+	kindSparse = 2
+)
+
+// errCorrupt reports stored bytes that do not decode.
+var errCorrupt = errors.New("corrupt data")
+
+func appendUvarint(b []byte, x int) []byte { return binary.AppendUvarint(b, uint64(x)) }
+
+func appendStr(b []byte, s string) []byte {
+	b = appendUvarint(b, len(s))
+	return append(b, s...)
+}
+
+func appendOptBytes(b, p []byte) []byte {
+	if p == nil {
+		return append(b, 0)
+	}
+	b = append(b, 1)
+	b = appendUvarint(b, len(p))
+	return append(b, p...)
+}
+
+func appendF32(b []byte, f float32) []byte {
+	return binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+}
+
+func appendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+func appendVector(b []byte, v habilis.Vector) []byte {
+	switch {
+	case v.Dense != nil:
+		b = append(b, kindDense)
+		b = appendUvarint(b, len(v.Dense))
+		for _, f := range v.Dense {
+			b = appendF32(b, f)
+		}
+	case v.Indices != nil || v.Values != nil:
+		b = append(b, kindSparse)
+		b = appendUvarint(b, len(v.Indices))
+		for _, i := range v.Indices {
+			b = binary.LittleEndian.AppendUint32(b, i)
+		}
+		for _, f := range v.Values {
+			b = appendF32(b, f)
+		}
+	default:
+		b = append(b, kindZero)
+	}
+	return b
+}
+
+func appendMeta(b []byte, m habilis.CatalogMeta) []byte {
+	b = binary.LittleEndian.AppendUint64(b, m.Version)
+	b = binary.LittleEndian.AppendUint64(b, uint64(m.UpdatedAt.UnixNano()))
+	b = appendStr(b, m.Embedder.Kind)
+	b = appendStr(b, m.Embedder.Model)
+	b = binary.AppendVarint(b, int64(m.Embedder.Dim))
+	b = appendStr(b, m.Embedder.Version)
+	b = appendOptBytes(b, m.EmbedderState)
+	b = appendOptBytes(b, m.Calibration)
+	b = appendStr(b, m.Lexical.Kind)
+	b = appendStr(b, m.Lexical.Model)
+	b = binary.AppendVarint(b, int64(m.Lexical.Dim))
+	b = appendStr(b, m.Lexical.Version)
+	return appendOptBytes(b, m.LexicalState)
+}
+
+func appendTool(b []byte, r *habilis.Record) []byte {
+	t := &r.Tool
+	b = appendStr(b, t.Description)
+	b = appendOptBytes(b, t.InputSchema)
+	if t.Margin == nil {
+		b = append(b, 0)
+	} else {
+		b = appendF32(append(b, 1), *t.Margin)
+	}
+	b = appendOptBytes(b, t.Executor)
+	if t.Meta == nil {
+		b = append(b, 0)
+	} else {
+		b = append(b, 1)
+		b = appendUvarint(b, len(t.Meta))
+		// Sorted keys keep the file's contents a function of the catalog.
+		for _, k := range slices.Sorted(maps.Keys(t.Meta)) {
+			b = appendStr(b, k)
+			b = appendStr(b, t.Meta[k])
+		}
+	}
+	b = appendStr(b, r.Hash)
+	b = appendVector(b, r.DescriptionVector)
+	b = appendVector(b, r.Centroid)
+	b = appendVector(b, r.DocumentVector)
+	b = appendF32(b, r.Radius)
+	b = appendBool(b, r.HasRadius)
+	b = appendStr(b, r.RadiusExample)
+	b = appendF32(b, r.Margin)
+
+	var text, dense, sparse int
+	for i, v := range r.ExampleVectors {
+		text += len(t.Examples[i])
+		if v.Dense != nil {
+			dense += len(v.Dense)
+		} else {
+			sparse += len(v.Indices)
+		}
+	}
+	b = appendUvarint(b, len(r.ExampleVectors))
+	b = appendUvarint(b, text)
+	b = appendUvarint(b, dense)
+	return appendUvarint(b, sparse)
+}
+
+func appendExample(b []byte, text string, v habilis.Vector) []byte {
+	return appendVector(appendStr(b, text), v)
+}
+
+// reader decodes one stored value. The first malformed read sets err and
+// makes every later read return zero values, so decoders check err once at
+// the end instead of after every field.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) fail() {
+	r.err = errCorrupt
+	r.b = nil
+}
+
+func (r *reader) byte() byte {
+	if len(r.b) < 1 {
+		r.fail()
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+func (r *reader) uvarint() uint64 {
+	x, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return x
+}
+
+func (r *reader) varint() int64 {
+	x, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return x
+}
+
+// count reads a length whose items take at least width bytes each, and
+// fails unless that many bytes remain: a corrupt length never makes a
+// decoder allocate more than the value could hold.
+func (r *reader) count(width int) int {
+	n := r.uvarint()
+	if n > uint64(len(r.b)/width) {
+		r.fail()
+		return 0
+	}
+	return int(n)
+}
+
+// next returns the next n bytes, aliasing the stored value.
+func (r *reader) next(n int) []byte {
+	if n < 0 || n > len(r.b) {
+		r.fail()
+		return nil
+	}
+	p := r.b[:n:n]
+	r.b = r.b[n:]
+	return p
+}
+
+func (r *reader) u64() uint64 {
+	p := r.next(8)
+	if p == nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(p)
+}
+
+func (r *reader) f32() float32 {
+	p := r.next(4)
+	if p == nil {
+		return 0
+	}
+	return math.Float32frombits(binary.LittleEndian.Uint32(p))
+}
+
+// strBytes returns a str field's bytes, aliasing the stored value.
+func (r *reader) strBytes() []byte { return r.next(r.count(1)) }
+
+// string returns a str field as a string of its own.
+func (r *reader) string() string { return string(r.strBytes()) }
+
+// optBytes returns an optbytes field, aliasing the stored value; ok is false
+// for nil.
+func (r *reader) optBytes() (p []byte, ok bool) {
+	switch r.byte() {
+	case 0:
+		return nil, false
+	case 1:
+		return r.strBytes(), r.err == nil
+	}
+	r.fail()
+	return nil, false
+}
+
+// done fails unless the whole value was read.
+func (r *reader) done() error {
+	if r.err == nil && len(r.b) != 0 {
+		r.fail()
+	}
+	return r.err
+}
+
+func decodeMeta(v []byte) (habilis.CatalogMeta, error) {
+	r := &reader{b: v}
+	var m habilis.CatalogMeta
+	m.Version = r.u64()
+	m.UpdatedAt = time.Unix(0, int64(r.u64())).UTC()
+	m.Embedder.Kind = r.string()
+	m.Embedder.Model = r.string()
+	dim := r.varint()
+	if dim < math.MinInt32 || dim > math.MaxInt32 {
+		r.fail()
+	}
+	m.Embedder.Dim = int(dim)
+	m.Embedder.Version = r.string()
+	if p, ok := r.optBytes(); ok {
+		m.EmbedderState = slices.Clone(p)
+	}
+	if p, ok := r.optBytes(); ok {
+		m.Calibration = slices.Clone(p)
+	}
+	m.Lexical.Kind = r.string()
+	m.Lexical.Model = r.string()
+	ldim := r.varint()
+	if ldim < math.MinInt32 || ldim > math.MaxInt32 {
+		r.fail()
+	}
+	m.Lexical.Dim = int(ldim)
+	m.Lexical.Version = r.string()
+	if p, ok := r.optBytes(); ok {
+		m.LexicalState = slices.Clone(p)
+	}
+	return m, r.done()
+}
+
+// exampleSummary is what a tool's value says about its examples.
+type exampleSummary struct {
+	count, text, dense, sparse int
+}
+
+// slabs hold the decoded contents of a whole snapshot in a few large
+// arrays. A first pass over the tools measures (measuring true, adding up
+// need); the second decodes into arrays of exactly that size, and every
+// record's vectors, raw JSON and texts are subslices of them. A large
+// catalog thus costs a few big allocations instead of millions of small
+// ones.
+type slabs struct {
+	measuring bool
+	need      sizes
+
+	floats   []float32 // dense coordinates and sparse values
+	indices  []uint32  // sparse indices
+	raw      []byte    // input schemas and executors
+	margins  []float32 // tools' margin overrides
+	examples []string
+	vectors  []habilis.Vector
+
+	// text receives every string; refs say where each belongs once
+	// text.String() is taken at the end.
+	text strings.Builder
+	refs []textRef
+}
+
+type sizes struct {
+	floats, indices, raw, margins, examples, text, strs int
+}
+
+type textRef struct {
+	dst      *string
+	off, len int
+}
+
+// str decodes a str field into *dst (assigned by finish).
+func (s *slabs) str(r *reader, dst *string) {
+	p := r.strBytes()
+	if r.err == nil && !s.strFrom(p, dst) {
+		r.fail()
+	}
+}
+
+// strFrom queues p as the value of *dst. It reports false when the snapshot
+// holds more text than the first pass measured, which only corrupt data
+// can cause.
+func (s *slabs) strFrom(p []byte, dst *string) bool {
+	if s.measuring {
+		s.need.text += len(p)
+		s.need.strs++
+		return true
+	}
+	if len(s.refs) == cap(s.refs) || len(p) > s.need.text-s.text.Len() {
+		return false
+	}
+	s.refs = append(s.refs, textRef{dst: dst, off: s.text.Len(), len: len(p)})
+	s.text.Write(p)
+	return true
+}
+
+// finish assigns every decoded string.
+func (s *slabs) finish() {
+	all := s.text.String()
+	for _, ref := range s.refs {
+		*ref.dst = all[ref.off : ref.off+ref.len]
+	}
+}
+
+func (s *slabs) optRaw(r *reader) []byte {
+	p, ok := r.optBytes()
+	if !ok {
+		return nil
+	}
+	if s.measuring {
+		s.need.raw += len(p)
+		return nil
+	}
+	if len(p) > cap(s.raw)-len(s.raw) {
+		r.fail()
+		return nil
+	}
+	n := len(s.raw)
+	s.raw = append(s.raw, p...)
+	return s.raw[n:len(s.raw):len(s.raw)]
+}
+
+func (s *slabs) vector(r *reader) habilis.Vector {
+	switch r.byte() {
+	case kindZero:
+		return habilis.Vector{}
+	case kindDense:
+		n := r.count(4)
+		p := r.next(4 * n)
+		if r.err != nil {
+			return habilis.Vector{}
+		}
+		if s.measuring {
+			s.need.floats += n
+			return habilis.Vector{}
+		}
+		d, ok := s.takeFloats(p, n)
+		if !ok {
+			r.fail()
+		}
+		return habilis.Vector{Dense: d}
+	case kindSparse:
+		n := r.count(8)
+		pi := r.next(4 * n)
+		pv := r.next(4 * n)
+		if r.err != nil {
+			return habilis.Vector{}
+		}
+		if s.measuring {
+			s.need.floats += n
+			s.need.indices += n
+			return habilis.Vector{}
+		}
+		if n > cap(s.indices)-len(s.indices) {
+			r.fail()
+			return habilis.Vector{}
+		}
+		start := len(s.indices)
+		s.indices = s.indices[:start+n]
+		idx := s.indices[start : start+n : start+n]
+		pi = pi[:4*n]
+		for i := range idx {
+			idx[i] = binary.LittleEndian.Uint32(pi[4*i : 4*i+4])
+		}
+		v, ok := s.takeFloats(pv, n)
+		if !ok {
+			r.fail()
+		}
+		return habilis.Vector{Indices: idx, Values: v}
+	}
+	r.fail()
+	return habilis.Vector{}
+}
+
+// takeFloats decodes n little-endian float32s from p into the float slab.
+func (s *slabs) takeFloats(p []byte, n int) ([]float32, bool) {
+	if n > cap(s.floats)-len(s.floats) {
+		return nil, false
+	}
+	start := len(s.floats)
+	s.floats = s.floats[:start+n]
+	d := s.floats[start : start+n : start+n]
+	// Slicing p to its exact length and each word to p[4i:4i+4] lets the
+	// compiler drop the bounds checks: the loop runs at memory speed.
+	p = p[:4*n]
+	for i := range d {
+		d[i] = math.Float32frombits(binary.LittleEndian.Uint32(p[4*i : 4*i+4]))
+	}
+	return d, true
+}
+
+// tool decodes a tools value into rec (whose name the caller sets) and
+// returns the summary of its examples. When measuring it only adds up what
+// the record will need.
+func (s *slabs) tool(v []byte, rec *habilis.Record) (exampleSummary, error) {
+	r := &reader{b: v}
+	t := &rec.Tool
+	s.str(r, &t.Description)
+	t.InputSchema = s.optRaw(r)
+	switch r.byte() {
+	case 0:
+	case 1:
+		m := r.f32()
+		if s.measuring {
+			s.need.margins++
+		} else if len(s.margins) < cap(s.margins) {
+			s.margins = append(s.margins, m)
+			t.Margin = &s.margins[len(s.margins)-1]
+		} else {
+			r.fail()
+		}
+	default:
+		r.fail()
+	}
+	t.Executor = s.optRaw(r)
+	switch r.byte() {
+	case 0:
+	case 1:
+		n := r.count(2)
+		if !s.measuring {
+			t.Meta = make(map[string]string, n)
+		}
+		for range n {
+			k, v := r.strBytes(), r.strBytes()
+			if !s.measuring && r.err == nil {
+				t.Meta[string(k)] = string(v)
+			}
+		}
+	default:
+		r.fail()
+	}
+	s.str(r, &rec.Hash)
+	rec.DescriptionVector = s.vector(r)
+	rec.Centroid = s.vector(r)
+	rec.DocumentVector = s.vector(r)
+	rec.Radius = r.f32()
+	switch r.byte() {
+	case 0:
+		rec.HasRadius = false
+	case 1:
+		rec.HasRadius = true
+	default:
+		r.fail()
+	}
+	s.str(r, &rec.RadiusExample)
+	rec.Margin = r.f32()
+	var sum exampleSummary
+	for _, f := range []*int{&sum.count, &sum.text, &sum.dense, &sum.sparse} {
+		x := r.uvarint()
+		if x > math.MaxInt32 {
+			r.fail()
+		}
+		*f = int(x)
+	}
+	if err := r.done(); err != nil {
+		return exampleSummary{}, err
+	}
+	if s.measuring {
+		s.need.examples += sum.count
+		s.need.strs += sum.count
+		s.need.text += sum.text
+		s.need.floats += sum.dense + sum.sparse
+		s.need.indices += sum.sparse
+	}
+	return sum, nil
+}
+
+// example decodes one examples value into *text and *vec.
+func (s *slabs) example(v []byte, text *string, vec *habilis.Vector) error {
+	r := &reader{b: v}
+	s.str(r, text)
+	*vec = s.vector(r)
+	return r.done()
+}

@@ -1,0 +1,111 @@
+package boltstore
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/store/storetest"
+)
+
+// decodeTool decodes one tools value the way a snapshot does: measure,
+// then decode into slabs of the measured sizes.
+func decodeTool(v []byte) (habilis.Record, exampleSummary, error) {
+	m := &slabs{measuring: true}
+	var scratch habilis.Record
+	if _, err := m.tool(v, &scratch); err != nil {
+		return habilis.Record{}, exampleSummary{}, err
+	}
+	// The example part of the summary is not decoded here.
+	need := m.need
+	s := &slabs{
+		need:    need,
+		floats:  make([]float32, 0, need.floats),
+		indices: make([]uint32, 0, need.indices),
+		raw:     make([]byte, 0, need.raw),
+		margins: make([]float32, 0, need.margins),
+		refs:    make([]textRef, 0, need.strs),
+	}
+	s.text.Grow(need.text)
+	var rec habilis.Record
+	sum, err := s.tool(v, &rec)
+	if err != nil {
+		return habilis.Record{}, exampleSummary{}, err
+	}
+	s.finish()
+	return rec, sum, nil
+}
+
+func TestToolRoundTrip(t *testing.T) {
+	for _, sparse := range []bool{false, true} {
+		for n := range 4 {
+			r := storetest.Record("t", n, sparse, int64(n))
+			got, sum, err := decodeTool(appendTool(nil, &r))
+			if err != nil {
+				t.Fatalf("decode(appendTool(%d examples, sparse %v)) error = %v", n, sparse, err)
+			}
+			want := r
+			want.Tool.Name, want.Tool.Examples, want.ExampleVectors = "", nil, nil
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("decode(appendTool(%d examples, sparse %v)) mismatch (-want +got):\n%s", n, sparse, diff)
+			}
+			if sum.count != n {
+				t.Errorf("summary count = %d, want %d", sum.count, n)
+			}
+		}
+	}
+}
+
+func FuzzDecodeTool(f *testing.F) {
+	for n := range 3 {
+		r := storetest.Record("t", n, n%2 == 1, int64(n))
+		f.Add(appendTool(nil, &r))
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		rec, _, err := decodeTool(v) // must not panic
+		if err != nil {
+			return
+		}
+		for _, vec := range []habilis.Vector{rec.DescriptionVector, rec.Centroid} {
+			if len(vec.Indices) != len(vec.Values) {
+				t.Errorf("decode(%x) = vector of %d indices and %d values", v, len(vec.Indices), len(vec.Values))
+			}
+		}
+	})
+}
+
+func FuzzDecodeMeta(f *testing.F) {
+	f.Add(appendMeta(nil, storetest.Meta(8, 1)))
+	f.Add(appendMeta(nil, storetest.Meta(0, 2)))
+	f.Fuzz(func(t *testing.T, v []byte) {
+		decodeMeta(v) // must not panic
+	})
+}
+
+func FuzzDecodeExample(f *testing.F) {
+	r := storetest.Record("t", 2, true, 1)
+	f.Add(appendExample(nil, r.Tool.Examples[0], r.ExampleVectors[0]))
+	r = storetest.Record("t", 2, false, 1)
+	f.Add(appendExample(nil, r.Tool.Examples[1], r.ExampleVectors[1]))
+	f.Fuzz(func(t *testing.T, v []byte) {
+		m := &slabs{measuring: true}
+		var text string
+		var vec habilis.Vector
+		if m.example(v, &text, &vec) != nil {
+			return
+		}
+		s := &slabs{
+			need:    m.need,
+			floats:  make([]float32, 0, m.need.floats),
+			indices: make([]uint32, 0, m.need.indices),
+			refs:    make([]textRef, 0, m.need.strs),
+		}
+		if err := s.example(v, &text, &vec); err != nil {
+			t.Fatalf("example(%x) decodes measuring but not decoding: %v", v, err)
+		}
+		s.finish()
+		if len(vec.Indices) != len(vec.Values) {
+			t.Errorf("example(%x) = vector of %d indices and %d values", v, len(vec.Indices), len(vec.Values))
+		}
+	})
+}
