@@ -1,0 +1,269 @@
+package qdrantstore
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/habilis-router/habilis"
+	"github.com/qdrant/go-client/qdrant"
+)
+
+// apply returns the catalog after batch b on cur (sorted by name), or
+// ErrInvalid for a malformed batch. Neither cur nor b is modified.
+func apply(cur []habilis.Record, b *habilis.Batch) ([]habilis.Record, error) {
+	byName := make(map[string]habilis.Record, len(cur)+len(b.Put))
+	if !b.Replace {
+		for _, r := range cur {
+			byName[r.Tool.Name] = r
+		}
+	}
+	known := make(map[string]bool, len(cur))
+	for _, r := range cur {
+		known[r.Tool.Name] = true
+	}
+	put := make(map[string]bool, len(b.Put))
+	for i := range b.Put {
+		r := &b.Put[i]
+		if err := validRecord(r); err != nil {
+			return nil, fmt.Errorf("put %d: %w", i, err)
+		}
+		if put[r.Tool.Name] {
+			return nil, fmt.Errorf("put %q twice: %w", r.Tool.Name, habilis.ErrInvalid)
+		}
+		put[r.Tool.Name] = true
+		byName[r.Tool.Name] = *r
+	}
+	deleted := make(map[string]bool, len(b.Delete))
+	for _, name := range b.Delete {
+		switch {
+		case put[name]:
+			return nil, fmt.Errorf("tool %q both put and deleted: %w", name, habilis.ErrInvalid)
+		case deleted[name]:
+			return nil, fmt.Errorf("delete %q twice: %w", name, habilis.ErrInvalid)
+		case !known[name]:
+			return nil, fmt.Errorf("delete %q: no such tool: %w", name, habilis.ErrInvalid)
+		}
+		deleted[name] = true
+		delete(byName, name)
+	}
+	next := make([]habilis.Record, 0, len(byName))
+	for _, r := range byName {
+		next = append(next, r)
+	}
+	slices.SortFunc(next, func(a, b habilis.Record) int { return strings.Compare(a.Tool.Name, b.Tool.Name) })
+	names := make([]string, len(next))
+	for i, r := range next {
+		names[i] = r.Tool.Name
+	}
+	if err := checkKeys(names); err != nil {
+		return nil, fmt.Errorf("%v: %w", err, habilis.ErrInvalid)
+	}
+	return next, nil
+}
+
+// validRecord refuses what Qdrant could not store or give back exactly.
+func validRecord(r *habilis.Record) error {
+	name := r.Tool.Name
+	if name == "" {
+		return fmt.Errorf("record without a tool name: %w", habilis.ErrInvalid)
+	}
+	if len(name) > 64 {
+		return fmt.Errorf("tool %q: name longer than 64 bytes: %w", name, habilis.ErrInvalid)
+	}
+	if r.ExampleVectors != nil && len(r.ExampleVectors) != len(r.Tool.Examples) {
+		return fmt.Errorf("tool %q: %d example vectors for %d examples: %w", name, len(r.ExampleVectors), len(r.Tool.Examples), habilis.ErrInvalid)
+	}
+	for field, f := range map[string]float32{"radius": r.Radius, "margin": r.Margin} {
+		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+			return fmt.Errorf("tool %q: %s %v is not finite: %w", name, field, f, habilis.ErrInvalid)
+		}
+	}
+	if m := r.Tool.Margin; m != nil && (math.IsNaN(float64(*m)) || math.IsInf(float64(*m), 0)) {
+		return fmt.Errorf("tool %q: tool margin %v is not finite: %w", name, *m, habilis.ErrInvalid)
+	}
+	return nil
+}
+
+// vectorSpace returns the dense size of the catalog's vectors, 0 for sparse
+// ones, checking that every vector agrees with every other and with the
+// embedder's dimension. A catalog without any vector takes the embedder's.
+func vectorSpace(recs []habilis.Record, info habilis.EmbedderInfo) (int, error) {
+	dim, sparse := 0, false
+	var first string
+	check := func(tool, what string, v habilis.Vector) error {
+		if v.IsZero() {
+			return nil
+		}
+		if len(v.Dense) == 0 {
+			if len(v.Indices) != len(v.Values) {
+				return fmt.Errorf("tool %q: %s has %d indices and %d values: %w", tool, what, len(v.Indices), len(v.Values), habilis.ErrInvalid)
+			}
+			for i := 1; i < len(v.Indices); i++ {
+				if v.Indices[i] <= v.Indices[i-1] {
+					return fmt.Errorf("tool %q: %s: sparse indices not strictly ascending: %w", tool, what, habilis.ErrInvalid)
+				}
+			}
+			if dim > 0 {
+				return fmt.Errorf("tool %q: %s is sparse but tool %q has dense vectors of size %d: %w", tool, what, first, dim, habilis.ErrInvalid)
+			}
+			if !sparse {
+				sparse, first = true, tool
+			}
+			return nil
+		}
+		if sparse {
+			return fmt.Errorf("tool %q: %s is dense but tool %q has sparse vectors: %w", tool, what, first, habilis.ErrInvalid)
+		}
+		if dim == 0 {
+			dim, first = len(v.Dense), tool
+		} else if len(v.Dense) != dim {
+			return fmt.Errorf("tool %q: %s has size %d but tool %q has %d: %w", tool, what, len(v.Dense), first, dim, habilis.ErrInvalid)
+		}
+		return nil
+	}
+	for i := range recs {
+		r := &recs[i]
+		if err := check(r.Tool.Name, "description vector", r.DescriptionVector); err != nil {
+			return 0, err
+		}
+		if err := check(r.Tool.Name, "centroid", r.Centroid); err != nil {
+			return 0, err
+		}
+		for j, v := range r.ExampleVectors {
+			if err := check(r.Tool.Name, fmt.Sprintf("example vector %d", j), v); err != nil {
+				return 0, err
+			}
+		}
+	}
+	switch {
+	case sparse && info.Dim > 0:
+		return 0, fmt.Errorf("vectors are sparse but the embedder %s has dimension %d: %w", info, info.Dim, habilis.ErrInvalid)
+	case dim > 0 && info.Dim > 0 && dim != info.Dim:
+		return 0, fmt.Errorf("vector size %d does not match the embedder's dimension %d: %w", dim, info.Dim, habilis.ErrInvalid)
+	case dim == 0 && !sparse:
+		return info.Dim, nil
+	}
+	return dim, nil
+}
+
+// createCollection returns the request creating collection name with the
+// given named vectors: dense of size dim compared by dot product (vectors
+// are unit length, so it is the cosine, and Qdrant keeps them as given
+// where Cosine would renormalise them), or sparse when dim is 0, with
+// Qdrant's IDF modifier when idf is set. No vector names gives a
+// payload-only collection (the meta collection).
+func createCollection(name string, dim int, idf bool, vectorNames ...string) *qdrant.CreateCollection {
+	c := &qdrant.CreateCollection{CollectionName: name}
+	if len(vectorNames) == 0 {
+		return c
+	}
+	if dim > 0 {
+		m := make(map[string]*qdrant.VectorParams, len(vectorNames))
+		for _, v := range vectorNames {
+			m[v] = &qdrant.VectorParams{Size: uint64(dim), Distance: qdrant.Distance_Dot}
+		}
+		c.VectorsConfig = qdrant.NewVectorsConfigMap(m)
+		return c
+	}
+	m := make(map[string]*qdrant.SparseVectorParams, len(vectorNames))
+	for _, v := range vectorNames {
+		p := &qdrant.SparseVectorParams{}
+		if idf {
+			p.Modifier = qdrant.Modifier_Idf.Enum()
+		}
+		m[v] = p
+	}
+	c.SparseVectorsConfig = qdrant.NewSparseVectorsConfig(m)
+	return c
+}
+
+// tenantIndex returns the request indexing the shared examples collection by
+// tool, marked is_tenant so Qdrant stores each tool's points together.
+func tenantIndex(collection string) *qdrant.CreateFieldIndexCollection {
+	return &qdrant.CreateFieldIndexCollection{
+		CollectionName:   collection,
+		Wait:             qdrant.PtrOf(true),
+		FieldName:        keyTool,
+		FieldType:        qdrant.FieldType_FieldTypeKeyword.Enum(),
+		FieldIndexParams: qdrant.NewPayloadIndexParamsKeyword(&qdrant.KeywordIndexParams{IsTenant: qdrant.PtrOf(true)}),
+	}
+}
+
+// toolFilter selects one tool's examples in the shared layout.
+func toolFilter(tool string) *qdrant.Filter {
+	return &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword(keyTool, tool)}}
+}
+
+// layoutPlan is the set of collections of one version and the alias each is
+// reached by.
+type layoutPlan struct {
+	group string
+	// creates lists the collections in creation order, meta first.
+	creates []*qdrant.CreateCollection
+	// aliases maps each alias to its collection.
+	aliases map[string]string
+}
+
+// plan lays out version g of recs.
+func (n names) plan(g string, layout Layout, recs []habilis.Record, dim int, idf bool) layoutPlan {
+	p := layoutPlan{group: g, aliases: map[string]string{}}
+	add := func(alias string, c *qdrant.CreateCollection) {
+		p.creates = append(p.creates, c)
+		p.aliases[alias] = c.CollectionName
+	}
+	add(n.metaAlias(), createCollection(n.metaCollection(g), 0, false))
+	tools := createCollection(n.toolsCollection(g), dim, idf, vecDescription, vecCentroid)
+	// The lexical document vector is sparse whatever the main embedder.
+	if tools.SparseVectorsConfig == nil {
+		tools.SparseVectorsConfig = qdrant.NewSparseVectorsConfig(map[string]*qdrant.SparseVectorParams{})
+	}
+	tools.SparseVectorsConfig.Map[vecDocument] = &qdrant.SparseVectorParams{}
+	add(n.toolsAlias(), tools)
+	if layout == LayoutShared {
+		add(n.examplesAlias(), createCollection(n.examplesCollection(g), dim, idf, vecExample))
+		return p
+	}
+	for i := range recs {
+		if len(recs[i].Tool.Examples) == 0 {
+			continue
+		}
+		name := recs[i].Tool.Name
+		add(n.toolExamplesAlias(name), createCollection(n.toolExamplesCollection(g, name), dim, idf, vecExample))
+	}
+	return p
+}
+
+// aliasSwitch returns the one UpdateAliases request that moves a catalog
+// from its current aliases to next: every current alias is deleted and every
+// next one created, so aliases of deleted tools disappear and the rest are
+// re-pointed. Qdrant applies the actions of one request together, which
+// makes this the commit point of a write.
+func aliasSwitch(current []string, next map[string]string) []*qdrant.AliasOperations {
+	cur := slices.Clone(current)
+	slices.Sort(cur)
+	cur = slices.Compact(cur)
+	ops := make([]*qdrant.AliasOperations, 0, len(cur)+len(next))
+	for _, a := range cur {
+		ops = append(ops, qdrant.NewAliasDelete(a))
+	}
+	keys := make([]string, 0, len(next))
+	for a := range next {
+		keys = append(keys, a)
+	}
+	slices.Sort(keys)
+	for _, a := range keys {
+		ops = append(ops, qdrant.NewAliasCreate(a, next[a]))
+	}
+	return ops
+}
+
+// batches splits n items into consecutive [lo, hi) ranges of at most size.
+func batches(n, size int) [][2]int {
+	var out [][2]int
+	for lo := 0; lo < n; lo += size {
+		out = append(out, [2]int{lo, min(lo+size, n)})
+	}
+	return out
+}

@@ -1,0 +1,397 @@
+package qdrantstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/store/storetest"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// uniqueCatalog returns a catalog name no other test uses.
+func uniqueCatalog() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return "test-" + hex.EncodeToString(b)
+}
+
+// harness opens stores on fresh catalogs of the Qdrant at base.
+func harness(base Config) storetest.Harness {
+	return storetest.Harness{
+		Open: func(t *testing.T) habilis.Store {
+			cfg := base
+			cfg.Catalog = uniqueCatalog()
+			s, err := Open(context.Background(), cfg)
+			if err != nil {
+				t.Fatalf("Open(%s) error = %v", cfg.addr(), err)
+			}
+			t.Cleanup(func() { purge(t, cfg) })
+			return s
+		},
+		Reopen: func(t *testing.T, closed habilis.Store) habilis.Store {
+			s, err := Open(context.Background(), closed.(*Store).cfg)
+			if err != nil {
+				t.Fatalf("Open() again error = %v", err)
+			}
+			return s
+		},
+	}
+}
+
+// purge deletes every collection of cfg's catalog (their aliases go with
+// them).
+func purge(t *testing.T, cfg Config) {
+	t.Helper()
+	s, err := Open(context.Background(), cfg)
+	if err != nil {
+		t.Errorf("purge: %v", err)
+		return
+	}
+	defer s.Close()
+	ctx := context.Background()
+	all, err := s.client.ListCollections(ctx)
+	if err != nil {
+		t.Errorf("purge: list collections: %v", err)
+		return
+	}
+	for _, c := range all {
+		if strings.HasPrefix(c, s.names.prefix) {
+			if err := s.client.DeleteCollection(ctx, c); err != nil {
+				t.Errorf("purge: delete %s: %v", c, err)
+			}
+		}
+	}
+}
+
+// TestConformance runs the store suite against a real Qdrant.
+func TestConformance(t *testing.T) {
+	addr := os.Getenv("HABILIS_QDRANT_ADDR")
+	if addr == "" {
+		t.Skip("set HABILIS_QDRANT_ADDR=localhost:6334 to run against Qdrant (docker compose up qdrant)")
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatalf("HABILIS_QDRANT_ADDR=%q: %v", addr, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatalf("HABILIS_QDRANT_ADDR=%q: port: %v", addr, err)
+	}
+	for _, layout := range []Layout{LayoutPerTool, LayoutShared} {
+		t.Run(string(layout), func(t *testing.T) {
+			storetest.Run(t, harness(Config{Host: host, Port: p, Layout: layout}))
+		})
+	}
+}
+
+// TestConformanceFake runs the store suite against the in-memory fake,
+// which exercises the request sequences in every test run.
+func TestConformanceFake(t *testing.T) {
+	for _, layout := range []Layout{LayoutPerTool, LayoutShared} {
+		t.Run(string(layout), func(t *testing.T) {
+			if testing.Short() && layout == LayoutPerTool {
+				// Its LargeBatch test makes some 2,000 collections.
+				t.Skip("the per-tool layout's suite takes a while; run without -short")
+			}
+			_, cfg := startFake(t)
+			cfg.Layout = layout
+			storetest.Run(t, harness(cfg))
+		})
+	}
+}
+
+func TestOpenUnreachable(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := lis.Addr().(*net.TCPAddr).Port
+	lis.Close() // a closed loopback port refuses connections at once
+
+	start := time.Now()
+	s, err := Open(context.Background(), Config{Host: "127.0.0.1", Port: port})
+	elapsed := time.Since(start)
+	if err == nil {
+		s.Close()
+		t.Fatalf("Open(closed port) succeeded")
+	}
+	if !errors.Is(err, habilis.ErrUnavailable) {
+		t.Errorf("Open(closed port) error = %v, want ErrUnavailable", err)
+	}
+	if want := fmt.Sprintf("qdrantstore: connect qdrant at 127.0.0.1:%d: ", port); !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Open(closed port) error = %q, want it to start with %q", err, want)
+	}
+	// Three retries back off 100+200+400ms.
+	if elapsed > 5*time.Second {
+		t.Errorf("Open(closed port) took %v, want it to fail quickly", elapsed)
+	}
+}
+
+func TestOpenInvalidConfig(t *testing.T) {
+	_, err := Open(context.Background(), Config{Catalog: "no_underscores"})
+	if !errors.Is(err, habilis.ErrInvalid) {
+		t.Errorf("Open(bad catalog) error = %v, want ErrInvalid", err)
+	}
+}
+
+// openFake opens a store on a fake Qdrant.
+func openFake(t *testing.T, layout Layout) (*fakeQdrant, *Store) {
+	t.Helper()
+	f, cfg := startFake(t)
+	cfg.Layout = layout
+	cfg.Catalog = "shop"
+	cfg.BatchSize = 4 // several pages and batches even for small catalogs
+	s, err := Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return f, s
+}
+
+func TestWriteLayoutInQdrant(t *testing.T) {
+	for _, layout := range []Layout{LayoutPerTool, LayoutShared} {
+		t.Run(string(layout), func(t *testing.T) {
+			f, s := openFake(t, layout)
+			ctx := context.Background()
+			recs := []habilis.Record{storetest.Record("a.b", 3, false, 1), storetest.Record("empty", 0, false, 2)}
+			m1, err := s.Write(ctx, &habilis.Batch{Put: recs, Meta: storetest.Meta(8, 1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			aliases := f.aliasMap()
+			g1 := strings.TrimSuffix(strings.TrimPrefix(aliases["habilis_shop_tools"], "habilis_shop_"), "_tools")
+			if _, g, ok := s.names.parseCollection(aliases["habilis_shop_tools"]); !ok || g != g1 || !strings.HasPrefix(g1, "v1_") {
+				t.Fatalf("tools alias points at %q, want a version 1 collection", aliases["habilis_shop_tools"])
+			}
+			want := s.names.plan(g1, layout, recs, 8, false).aliases
+			if diff := cmp.Diff(want, aliases); diff != "" {
+				t.Errorf("aliases after the first write mismatch (-want +got):\n%s", diff)
+			}
+			var wantCollections []string
+			for _, c := range want {
+				wantCollections = append(wantCollections, c)
+			}
+			if diff := cmp.Diff(wantCollections, f.names(), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+				t.Errorf("collections mismatch (-want +got):\n%s", diff)
+			}
+			if layout == LayoutShared {
+				f.mu.Lock()
+				idx := f.collections[aliases["habilis_shop_examples"]].indexes
+				f.mu.Unlock()
+				if diff := cmp.Diff([]string{"tool:tenant"}, idx); diff != "" {
+					t.Errorf("shared examples indexes mismatch (-want +got):\n%s", diff)
+				}
+			}
+
+			// The second write replaces every collection and drops the old ones.
+			_, err = s.Write(ctx, &habilis.Batch{BaseVersion: m1.Version, Delete: []string{"a.b"}, Meta: storetest.Meta(8, 1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			aliases = f.aliasMap()
+			for _, c := range f.names() {
+				if strings.Contains(c, g1) {
+					t.Errorf("collection %s of version 1 survived version 2", c)
+				}
+			}
+			if _, ok := aliases[s.names.toolExamplesAlias("a.b")]; ok {
+				t.Errorf("deleted tool's alias survived")
+			}
+			if len(aliases) != len(f.names()) {
+				t.Errorf("%d aliases for %d collections: %v", len(aliases), len(f.names()), aliases)
+			}
+		})
+	}
+}
+
+func TestFailedWriteLeavesNoTrace(t *testing.T) {
+	for _, failing := range []string{"Create", "CreateFieldIndex", "Upsert", "ListAliases", "UpdateAliases"} {
+		t.Run(failing, func(t *testing.T) {
+			f, s := openFake(t, LayoutShared)
+			ctx := context.Background()
+			m, err := s.Write(ctx, &habilis.Batch{Put: storetest.Catalog(3, 2, false, 1), Meta: storetest.Meta(8, 1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, beforeAliases := f.names(), f.aliasMap()
+			snap, err := s.Snapshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := 0
+			f.setHook(func(method string) error {
+				// Fail the second call of the method, once some of the new
+				// version exists.
+				if method == failing {
+					if calls++; calls == 2 || failing != "Create" && failing != "Upsert" {
+						return status.Error(codes.Internal, "injected failure")
+					}
+				}
+				return nil
+			})
+			_, err = s.Write(ctx, &habilis.Batch{BaseVersion: m.Version, Put: []habilis.Record{storetest.Record("new", 9, false, 2)}, Meta: storetest.Meta(8, 2)})
+			f.setHook(nil)
+			if err == nil || !strings.Contains(err.Error(), "injected failure") {
+				t.Fatalf("Write with failing %s: error = %v, want the injected failure", failing, err)
+			}
+			if diff := cmp.Diff(before, f.names()); diff != "" {
+				t.Errorf("collections after the failed write mismatch (-before +after):\n%s", diff)
+			}
+			if diff := cmp.Diff(beforeAliases, f.aliasMap()); diff != "" {
+				t.Errorf("aliases after the failed write mismatch (-before +after):\n%s", diff)
+			}
+			after, err := s.Snapshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(snap, after, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("snapshot after the failed write mismatch (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRetriesUnavailable(t *testing.T) {
+	f, s := openFake(t, LayoutPerTool)
+	failures := 0
+	f.setHook(func(method string) error {
+		if method == "Upsert" && failures < 2 {
+			failures++
+			return status.Error(codes.Unavailable, "injected: try again")
+		}
+		return nil
+	})
+	recs := storetest.Catalog(2, 2, false, 1)
+	if _, err := s.Write(context.Background(), &habilis.Batch{Put: recs, Meta: storetest.Meta(8, 1)}); err != nil {
+		t.Fatalf("Write with two transient failures: %v", err)
+	}
+	if failures != 2 {
+		t.Errorf("injected %d failures, want 2", failures)
+	}
+
+	// Unavailable for longer than the retries last is ErrUnavailable.
+	f.setHook(func(method string) error { return status.Error(codes.Unavailable, "injected: down") })
+	_, err := s.Snapshot(context.Background())
+	f.setHook(nil)
+	if !errors.Is(err, habilis.ErrUnavailable) {
+		t.Errorf("Snapshot with Qdrant down: error = %v, want ErrUnavailable", err)
+	}
+}
+
+func TestConcurrentWriterDetected(t *testing.T) {
+	f, s := openFake(t, LayoutPerTool)
+	ctx := context.Background()
+	m, err := s.Write(ctx, &habilis.Batch{Put: storetest.Catalog(2, 2, false, 1), Meta: storetest.Meta(8, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another process's store on the same catalog commits while s builds.
+	other, err := Open(ctx, s.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	once := false
+	f.setHook(func(method string) error {
+		if method == "Upsert" && !once {
+			once = true
+			f.mu.Unlock() // let the other store's calls through
+			defer f.mu.Lock()
+			if _, err := other.Write(ctx, &habilis.Batch{BaseVersion: m.Version, Put: []habilis.Record{storetest.Record("theirs", 2, false, 3)}, Meta: storetest.Meta(8, 3)}); err != nil {
+				t.Errorf("other Write: %v", err)
+			}
+		}
+		return nil
+	})
+	_, err = s.Write(ctx, &habilis.Batch{BaseVersion: m.Version, Put: []habilis.Record{storetest.Record("mine", 2, false, 4)}, Meta: storetest.Meta(8, 4)})
+	f.setHook(nil)
+	if !errors.Is(err, habilis.ErrConflict) {
+		t.Fatalf("Write racing another writer: error = %v, want ErrConflict", err)
+	}
+	snap, err := s.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range snap.Records {
+		names = append(names, r.Tool.Name)
+	}
+	if diff := cmp.Diff([]string{"theirs", "tool-0000", "tool-0001"}, names); diff != "" {
+		t.Errorf("tools after the race mismatch (-want +got):\n%s", diff)
+	}
+	for _, c := range f.names() {
+		if _, g, _ := s.names.parseCollection(c); !strings.HasPrefix(g, "v2_") {
+			t.Errorf("collection %s left behind", c)
+		}
+	}
+}
+
+func TestSnapshotDimensionMismatch(t *testing.T) {
+	f, s := openFake(t, LayoutPerTool)
+	ctx := context.Background()
+	if _, err := s.Write(ctx, &habilis.Batch{Put: storetest.Catalog(2, 2, false, 1), Meta: storetest.Meta(8, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	// Someone recreates the tools collection with another size.
+	f.mu.Lock()
+	c := f.collections[f.aliases["habilis_shop_tools"]]
+	c.config.GetVectorsConfig().GetParamsMap().GetMap()[vecDescription].Size = 384
+	f.mu.Unlock()
+	_, err := s.Snapshot(ctx)
+	if !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), "vector size 384") || !strings.Contains(err.Error(), "dimension 8") {
+		t.Errorf("Snapshot of a resized collection: error = %v, want ErrInvalid naming 384 and 8", err)
+	}
+}
+
+func TestWriteDimensionMismatch(t *testing.T) {
+	_, s := openFake(t, LayoutPerTool)
+	_, err := s.Write(context.Background(), &habilis.Batch{Put: storetest.Catalog(2, 2, false, 1), Meta: storetest.Meta(768, 1)})
+	if !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), "vector size 8 does not match the embedder's dimension 768") {
+		t.Errorf("Write of size-8 vectors for a 768 embedder: error = %v, want ErrInvalid naming both", err)
+	}
+}
+
+func TestExamples(t *testing.T) {
+	for _, layout := range []Layout{LayoutPerTool, LayoutShared} {
+		t.Run(string(layout), func(t *testing.T) {
+			_, s := openFake(t, layout)
+			ctx := context.Background()
+			if _, _, err := s.Examples(ctx, "x"); !errors.Is(err, habilis.ErrNotFound) {
+				t.Errorf("Examples on an empty catalog: error = %v, want ErrNotFound", err)
+			}
+			recs := []habilis.Record{storetest.Record("a", 6, true, 1), storetest.Record("b", 5, true, 2), storetest.Record("none", 0, true, 3)}
+			if _, err := s.Write(ctx, &habilis.Batch{Put: recs, Meta: storetest.Meta(0, 1)}); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range recs {
+				texts, vecs, err := s.Examples(ctx, r.Tool.Name)
+				if err != nil {
+					t.Fatalf("Examples(%q): %v", r.Tool.Name, err)
+				}
+				if diff := cmp.Diff(r.Tool.Examples, texts); diff != "" {
+					t.Errorf("Examples(%q) texts mismatch (-want +got):\n%s", r.Tool.Name, diff)
+				}
+				if diff := cmp.Diff(r.ExampleVectors, vecs); diff != "" {
+					t.Errorf("Examples(%q) vectors mismatch (-want +got):\n%s", r.Tool.Name, diff)
+				}
+			}
+			if _, _, err := s.Examples(ctx, "unknown"); !errors.Is(err, habilis.ErrNotFound) {
+				t.Errorf("Examples(unknown): error = %v, want ErrNotFound", err)
+			}
+		})
+	}
+}
