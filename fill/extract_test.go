@@ -1,0 +1,123 @@
+package fill
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/habilis-router/habilis"
+)
+
+func toolWith(schema string) habilis.Tool {
+	return habilis.Tool{Name: "t", Description: "test tool", InputSchema: json.RawMessage(schema)}
+}
+
+func TestExtractor(t *testing.T) {
+	now := time.Date(2024, 3, 14, 15, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name   string
+		schema string
+		query  string
+		now    time.Time
+		want   string
+	}{
+		{"place after in", `{"properties":{"city":{"type":"string"}},"required":["city"]}`,
+			"what's the weather in Paris", time.Time{}, `{"city":"Paris"}`},
+		{"multi-word place", `{"properties":{"location":{"type":"string","description":"The city and state, e.g. San Francisco, CA"}},"required":["location"]}`,
+			"Is it raining in San Francisco, CA right now?", time.Time{}, `{"location":"San Francisco, CA"}`},
+		{"lowercase place is not guessed", `{"properties":{"city":{"type":"string"}},"required":["city"]}`,
+			"what's the weather in rome", time.Time{}, `{}`},
+		{"value after name", `{"properties":{"city":{"type":"string"}}}`,
+			"forecast for the city Lyon", time.Time{}, `{"city":"Lyon"}`},
+		{"origin and destination", `{"properties":{"origin":{"type":"string"},"destination":{"type":"string"}}}`,
+			"Flights from Boston to Denver", time.Time{}, `{"origin":"Boston","destination":"Denver"}`},
+		{"numbers by name", `{"properties":{"base":{"type":"integer"},"height":{"type":"integer"},"unit":{"type":"string"}},"required":["base","height"]}`,
+			"Find the area of a triangle with a base of 10 units and height of 5 units.", time.Time{}, `{"base":10,"height":5,"unit":"units"}`},
+		{"numbers in order", `{"properties":{"x":{"type":"integer"},"y":{"type":"integer"}},"required":["x","y"]}`,
+			"hypotenuse of a right triangle with sides 4 and 5", time.Time{}, `{"x":4,"y":5}`},
+		{"letters with equals", `{"properties":{"a":{"type":"integer"},"b":{"type":"integer"},"c":{"type":"integer"}},"required":["a","b","c"]}`,
+			"roots of a quadratic with c=2, a=1 and b=-3", time.Time{}, `{"a":1,"b":-3,"c":2}`},
+		{"number after", `{"properties":{"years":{"type":"integer"},"principal":{"type":"number"}}}`,
+			"invest 2,500.50 dollars principal for 5 years", time.Time{}, `{"years":5,"principal":2500.5}`},
+		{"optional number needs its name", `{"properties":{"limit":{"type":"integer"}}}`,
+			"top 3 restaurants", time.Time{}, `{}`},
+		{"number words", `{"properties":{"count":{"type":"integer"}},"required":["count"]}`,
+			"roll twelve dice", time.Time{}, `{"count":12}`},
+		{"integer skips fractions", `{"properties":{"n":{"type":"integer"}},"required":["n"]}`,
+			"round 2.5 and then 7", time.Time{}, `{"n":7}`},
+		{"enum", `{"properties":{"unit":{"type":"string","enum":["celsius","fahrenheit"]}}}`,
+			"weather in Oslo in Fahrenheit", time.Time{}, `{"unit":"fahrenheit"}`},
+		{"enum words", `{"properties":{"status":{"type":"string","enum":["open","in_progress"]}}}`,
+			"tickets that are in progress", time.Time{}, `{"status":"in_progress"}`},
+		{"enum array", `{"properties":{"avoid":{"type":"array","items":{"type":"string","enum":["tolls","highways","ferries"]}}}}`,
+			"avoid highways and toll roads", time.Time{}, `{"avoid":["tolls","highways"]}`},
+		{"boolean", `{"properties":{"include_images":{"type":"boolean"}}}`,
+			"search cats with images", time.Time{}, `{"include_images":true}`},
+		{"negated boolean", `{"properties":{"include_images":{"type":"boolean"}}}`,
+			"search cats but don't include images", time.Time{}, `{"include_images":false}`},
+		{"unmentioned boolean", `{"properties":{"include_images":{"type":"boolean"}}}`,
+			"search cats", time.Time{}, `{}`},
+		{"email", `{"properties":{"to":{"type":"string","format":"email"},"subject":{"type":"string"}}}`,
+			"send a mail to alice@example.com with subject 'Lunch'", time.Time{}, `{"to":"alice@example.com","subject":"Lunch"}`},
+		{"url", `{"properties":{"url":{"type":"string"}},"required":["url"]}`,
+			"summarise https://example.com/a?b=c.", time.Time{}, `{"url":"https://example.com/a?b=c"}`},
+		{"iso date", `{"properties":{"date":{"type":"string","format":"date"}}}`,
+			"meetings on March 5th, 2024", time.Time{}, `{"date":"2024-03-05"}`},
+		{"date as written", `{"properties":{"date":{"type":"string"}}}`,
+			"meetings on 03/05/2024", time.Time{}, `{"date":"03/05/2024"}`},
+		{"relative date", `{"properties":{"date":{"type":"string","format":"date"}}}`,
+			"meetings tomorrow", now, `{"date":"2024-03-15"}`},
+		{"relative date without now", `{"properties":{"date":{"type":"string","format":"date"}}}`,
+			"meetings tomorrow", time.Time{}, `{}`},
+		{"two dates", `{"properties":{"start_date":{"type":"string","format":"date"},"end_date":{"type":"string","format":"date"}}}`,
+			"from 2024-01-02 to 2024-01-09", time.Time{}, `{"start_date":"2024-01-02","end_date":"2024-01-09"}`},
+		{"year from the other date", `{"properties":{"start_date":{"type":"string","format":"date"},"end_date":{"type":"string","format":"date"}}}`,
+			"rent a car from March 3rd, 2024 to March 9th", time.Time{}, `{"start_date":"2024-03-03","end_date":"2024-03-09"}`},
+		{"dotted date in the described layout", `{"properties":{"show_date":{"type":"string","description":"Date in MM/DD/YYYY"}}}`,
+			"two tickets on 2023.11.15 please", time.Time{}, `{"show_date":"11/15/2023"}`},
+		{"cast and director", `{"properties":{"directed_by":{"type":"string"},"cast":{"type":"string"}}}`,
+			"a movie directed by Jordan Peele featuring Lupita Nyong'o", time.Time{}, `{"directed_by":"Jordan Peele","cast":"Lupita Nyong'o"}`},
+		{"quoted", `{"properties":{"title":{"type":"string"}},"required":["title"]}`,
+			`find the book "the old man and the sea"`, time.Time{}, `{"title":"the old man and the sea"}`},
+		{"capitalised name", `{"properties":{"artist":{"type":"string"}},"required":["artist"]}`,
+			"play something by Taylor Swift", time.Time{}, `{"artist":"Taylor Swift"}`},
+		{"nested object", `{"properties":{"body":{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}}}}}`,
+			"weather in Paris for 3 days", time.Time{}, `{"body":{"city":"Paris","days":3}}`},
+		{"list of numbers", `{"properties":{"numbers":{"type":"array","items":{"type":"number"}}},"required":["numbers"]}`,
+			"sum of 1, 2.5 and 4", time.Time{}, `{"numbers":[1,2.5,4]}`},
+		{"nothing to find", `{"properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city","days"]}`,
+			"what's the weather like", time.Time{}, `{}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := &Extractor{Now: tt.now}
+			got, err := e.Fill(context.Background(), toolWith(tt.schema), tt.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want map[string]any
+			if err := json.Unmarshal([]byte(tt.want), &want); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Fill(%q) mismatch (-want +got):\n%s", tt.query, diff)
+			}
+			// Whatever the extractor finds, the extractive check keeps.
+			kept, rejected := Check(mustSchema(t, tt.schema), tt.query, got, CheckOptions{Now: tt.now})
+			if len(rejected) > 0 || !cmp.Equal(kept, got) {
+				t.Errorf("Check(Fill(%q)) rejected %v", tt.query, rejected)
+			}
+		})
+	}
+}
+
+func TestExtractorBadSchema(t *testing.T) {
+	_, err := (&Extractor{}).Fill(context.Background(), toolWith(`{"type":7}`), "x")
+	if !errors.Is(err, habilis.ErrInvalid) {
+		t.Errorf("Fill(bad schema) error = %v, want ErrInvalid", err)
+	}
+}

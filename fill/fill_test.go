@@ -1,0 +1,227 @@
+package fill
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/habilis-router/habilis"
+)
+
+// fixedFiller proposes the same arguments for every request, like a model
+// that always answers the same thing.
+type fixedFiller struct {
+	name  string
+	args  map[string]any
+	err   error
+	calls int
+}
+
+func (f *fixedFiller) Name() string { return f.name }
+
+func (f *fixedFiller) Fill(ctx context.Context, tool habilis.Tool, query string) (map[string]any, error) {
+	f.calls++
+	return f.args, f.err
+}
+
+const weatherSchema = `{"type":"object","properties":{
+	"city":{"type":"string","description":"The city to get the weather for"},
+	"days":{"type":"integer","minimum":1,"maximum":7,"description":"Number of days to forecast"},
+	"unit":{"type":"string","enum":["celsius","fahrenheit"],"default":"celsius"}
+},"required":["city"]}`
+
+func weatherTool() habilis.Tool {
+	return habilis.Tool{Name: "get_weather", Description: "Weather forecast for a city", InputSchema: json.RawMessage(weatherSchema)}
+}
+
+func TestFillOffline(t *testing.T) {
+	tests := []struct {
+		query string
+		want  *Result
+	}{
+		{"what's the weather in Paris", &Result{
+			Tool: "get_weather", Arguments: map[string]any{"city": "Paris"}, FilledBy: map[string]string{"city": "extractor"},
+			Rejected: []Rejection{}, Missing: []MissingArg{}, Problems: []Problem{},
+			Defaults: map[string]any{"unit": "celsius"}, Complete: true,
+		}},
+		{"what's the weather like for 3 days in fahrenheit", &Result{
+			Tool: "get_weather", Arguments: map[string]any{"days": 3.0, "unit": "fahrenheit"},
+			FilledBy: map[string]string{"days": "extractor", "unit": "extractor"},
+			Rejected: []Rejection{},
+			Missing: []MissingArg{{Name: "city", Description: "The city to get the weather for",
+				Question: "Which city do you want the weather for?"}},
+			Problems: []Problem{},
+		}},
+		{"weather in Paris for 10 days", &Result{
+			Tool: "get_weather", Arguments: map[string]any{"city": "Paris", "days": 10.0},
+			FilledBy: map[string]string{"city": "extractor", "days": "extractor"},
+			Rejected: []Rejection{}, Missing: []MissingArg{},
+			Problems: []Problem{{Path: "days", Message: "10 is more than the maximum 7"}},
+			Defaults: map[string]any{"unit": "celsius"},
+		}},
+	}
+	for _, tt := range tests {
+		got, err := Fill(context.Background(), weatherTool(), tt.query, Options{})
+		if err != nil {
+			t.Fatalf("Fill(%q): %v", tt.query, err)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("Fill(%q) mismatch (-want +got):\n%s", tt.query, diff)
+		}
+	}
+}
+
+func TestFillEscalation(t *testing.T) {
+	tests := []struct {
+		name       string
+		query      string
+		small      *fixedFiller
+		large      *fixedFiller
+		wantArgs   map[string]any
+		wantBy     map[string]string
+		wantReject []Rejection
+		wantMiss   []string
+		largeCalls int
+		wantErrors []FillerError
+	}{
+		{
+			name:  "small is enough",
+			query: "weather in Paris", small: &fixedFiller{name: "small", args: map[string]any{"city": "Paris"}},
+			large:    &fixedFiller{name: "large", args: map[string]any{"city": "Paris"}},
+			wantArgs: map[string]any{"city": "Paris"}, wantBy: map[string]string{"city": "small"},
+			wantReject: []Rejection{}, largeCalls: 0,
+		},
+		{
+			name:  "small invents, large corrects",
+			query: "weather in Rome for 2 days", small: &fixedFiller{name: "small", args: map[string]any{"city": "Paris", "days": 2}},
+			large:    &fixedFiller{name: "large", args: map[string]any{"city": "Rome", "days": 5}},
+			wantArgs: map[string]any{"city": "Rome", "days": 2.0}, wantBy: map[string]string{"city": "large", "days": "small"},
+			wantReject: []Rejection{{Path: "city", Value: "Paris", Reason: "not found in the request", By: "small"},
+				{Path: "days", Value: 5.0, Reason: "the request does not mention this number", By: "large"}},
+			largeCalls: 1,
+		},
+		{
+			name:  "both invent",
+			query: "weather in Rome", small: &fixedFiller{name: "small", args: map[string]any{"city": "Paris"}},
+			large:    &fixedFiller{name: "large", args: map[string]any{"city": "Berlin"}},
+			wantArgs: map[string]any{}, wantBy: map[string]string{},
+			wantReject: []Rejection{{Path: "city", Value: "Paris", Reason: "not found in the request", By: "small"},
+				{Path: "city", Value: "Berlin", Reason: "not found in the request", By: "large"}},
+			wantMiss: []string{"city"}, largeCalls: 1,
+		},
+		{
+			name:  "small is down",
+			query: "weather in Rome", small: &fixedFiller{name: "small", err: fmt.Errorf("connection refused: %w", habilis.ErrUnavailable)},
+			large:    &fixedFiller{name: "large", args: map[string]any{"city": "Rome"}},
+			wantArgs: map[string]any{"city": "Rome"}, wantBy: map[string]string{"city": "large"},
+			wantReject: []Rejection{}, largeCalls: 1,
+			wantErrors: []FillerError{{Filler: "small", Error: "connection refused: unavailable"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Fill(context.Background(), weatherTool(), tt.query,
+				Options{Fillers: []Filler{Escalating{Small: tt.small, Large: tt.large}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var miss []string
+			for _, m := range got.Missing {
+				miss = append(miss, m.Name)
+			}
+			if diff := cmp.Diff(tt.wantArgs, got.Arguments); diff != "" {
+				t.Errorf("Fill(%q) arguments mismatch (-want +got):\n%s", tt.query, diff)
+			}
+			if diff := cmp.Diff(tt.wantBy, got.FilledBy); diff != "" {
+				t.Errorf("Fill(%q) filled_by mismatch (-want +got):\n%s", tt.query, diff)
+			}
+			if diff := cmp.Diff(tt.wantReject, got.Rejected); diff != "" {
+				t.Errorf("Fill(%q) rejected mismatch (-want +got):\n%s", tt.query, diff)
+			}
+			if diff := cmp.Diff(tt.wantMiss, miss); diff != "" {
+				t.Errorf("Fill(%q) missing mismatch (-want +got):\n%s", tt.query, diff)
+			}
+			if diff := cmp.Diff(tt.wantErrors, got.Errors); diff != "" {
+				t.Errorf("Fill(%q) errors mismatch (-want +got):\n%s", tt.query, diff)
+			}
+			if tt.large.calls != tt.largeCalls {
+				t.Errorf("Fill(%q) called the large filler %d times, want %d", tt.query, tt.large.calls, tt.largeCalls)
+			}
+			if got.Complete != (len(tt.wantMiss) == 0) {
+				t.Errorf("Fill(%q).Complete = %v, want %v", tt.query, got.Complete, len(tt.wantMiss) == 0)
+			}
+		})
+	}
+}
+
+func TestEscalatingAsFiller(t *testing.T) {
+	e := Escalating{Small: &fixedFiller{name: "small", args: map[string]any{"city": "Paris"}},
+		Large: &fixedFiller{name: "large", args: map[string]any{"city": "Rome"}}}
+	if e.Name() != "small>large" {
+		t.Errorf("Name() = %q, want small>large", e.Name())
+	}
+	got, err := e.Fill(context.Background(), weatherTool(), "weather in Rome")
+	if err != nil || !cmp.Equal(got, map[string]any{"city": "Rome"}) {
+		t.Errorf("Fill(weather in Rome) = %v, %v, want city Rome", got, err)
+	}
+}
+
+func TestFillErrors(t *testing.T) {
+	down := &fixedFiller{name: "down", err: fmt.Errorf("refused: %w", habilis.ErrUnavailable)}
+	if _, err := Fill(context.Background(), weatherTool(), "weather in Rome", Options{Fillers: []Filler{down}}); !errors.Is(err, habilis.ErrUnavailable) {
+		t.Errorf("Fill(every filler down) error = %v, want ErrUnavailable", err)
+	}
+	bad := habilis.Tool{Name: "bad", InputSchema: json.RawMessage(`{"type":"nope"}`)}
+	if _, err := Fill(context.Background(), bad, "x", Options{}); !errors.Is(err, habilis.ErrInvalid) {
+		t.Errorf("Fill(bad schema) error = %v, want ErrInvalid", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Fill(ctx, weatherTool(), "weather in Rome", Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Fill(canceled) error = %v, want context.Canceled", err)
+	}
+}
+
+func TestResultJSON(t *testing.T) {
+	r, err := Fill(context.Background(), weatherTool(), "weather please", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(r)
+	var got map[string]any
+	json.Unmarshal(b, &got)
+	for _, key := range []string{"tool", "arguments", "filled_by", "rejected", "missing", "problems", "defaults", "complete"} {
+		if _, ok := got[key]; !ok {
+			t.Errorf("json.Marshal(Result) = %s, want key %q", b, key)
+		}
+	}
+}
+
+func TestQuestion(t *testing.T) {
+	tests := []struct {
+		name   string
+		schema string
+		want   string
+	}{
+		{"city", `{"description":"The city to get the weather for"}`, "Which city do you want the weather for?"},
+		{"city", `{"description":"The city for the forecast."}`, "Which city do you want for the forecast?"},
+		{"base", `{"description":"The base of the triangle."}`, "What is the base of the triangle?"},
+		{"location", `{"description":"The city and state, e.g. San Francisco, CA"}`, "What is the city and state?"},
+		{"name", `{"description":"Name of the recipient (type: string)"}`, "What is the name of the recipient?"},
+		{"images", `{"description":"Whether to include images"}`, "Do you want to include images?"},
+		{"num_results", `{}`, "What num results should I use?"},
+		{"unit", `{"description":"Temperature unit","enum":["celsius","fahrenheit"]}`, `What is the temperature unit? (one of "celsius", "fahrenheit")`},
+		{"q", `{"description":"A long free text that explains in many many words what this field is really about"}`,
+			"What q should I use (A long free text that explains in many many words what this field is really about)?"},
+		{"id", `{"description":"ID of the order"}`, "What is the ID of the order?"},
+	}
+	for _, tt := range tests {
+		if got := Question(tt.name, mustSchema(t, tt.schema)); got != tt.want {
+			t.Errorf("Question(%q, %s) = %q, want %q", tt.name, tt.schema, got, tt.want)
+		}
+	}
+}
