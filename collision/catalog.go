@@ -1,0 +1,199 @@
+package collision
+
+import (
+	"fmt"
+
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/vec"
+)
+
+// tool is a record with a nonzero centroid, as the analysis sees it.
+type tool struct {
+	rec   int // index into catalog.recs
+	name  string
+	gate  float32 // Radius − Margin, or the catalog threshold
+	theta float64 // arccos(gate)
+}
+
+// catalog holds the tools with a centroid and those centroids in one form:
+// a dense slab (row k is tools[k]) or sparse rows.
+type catalog struct {
+	recs   []habilis.Record
+	tools  []tool
+	sparse bool
+	dim    int
+	slab   *vec.Slab
+	idx    [][]uint32
+	val    [][]float32
+}
+
+// newCatalog checks the records and gathers their centroids. Every nonzero
+// centroid must have the form (and, when dense, the dimension) of the first.
+func newCatalog(recs []habilis.Record, opts Options) (*catalog, error) {
+	c := &catalog{recs: recs}
+	first := true
+	for r := range recs {
+		rec := &recs[r]
+		cv := rec.Centroid
+		if zero(cv) {
+			continue
+		}
+		if first {
+			c.sparse = cv.IsSparse()
+			c.dim = len(cv.Dense)
+			if !c.sparse {
+				c.slab = vec.NewSlab(c.dim, len(recs))
+			}
+			first = false
+		}
+		if err := c.check(cv); err != nil {
+			return nil, fmt.Errorf("collision: tool %d %q: centroid: %w", r, rec.Tool.Name, err)
+		}
+		gate := opts.CatalogThreshold
+		if rec.HasRadius {
+			if isBad(rec.Radius) || isBad(rec.Margin) {
+				return nil, fmt.Errorf("collision: tool %d %q: radius %v, margin %v: %w",
+					r, rec.Tool.Name, rec.Radius, rec.Margin, habilis.ErrInvalid)
+			}
+			gate = rec.Radius - rec.Margin
+		}
+		c.tools = append(c.tools, tool{rec: r, name: rec.Tool.Name, gate: gate, theta: capAngle(gate)})
+		if c.sparse {
+			c.idx = append(c.idx, cv.Indices)
+			c.val = append(c.val, cv.Values)
+		} else {
+			c.slab.Append(cv.Dense)
+		}
+	}
+	return c, nil
+}
+
+// check reports whether v, a nonzero vector, can be compared with the
+// catalog's centroids: same form and dimension, ascending sparse indices,
+// finite values.
+func (c *catalog) check(v habilis.Vector) error {
+	if v.Dense != nil && v.Indices != nil {
+		return fmt.Errorf("both dense and sparse: %w", habilis.ErrInvalid)
+	}
+	if v.IsSparse() != c.sparse {
+		return fmt.Errorf("mixes dense and sparse vectors: %w", habilis.ErrInvalid)
+	}
+	if !c.sparse {
+		if len(v.Dense) != c.dim {
+			return fmt.Errorf("dimension %d, want %d: %w", len(v.Dense), c.dim, habilis.ErrInvalid)
+		}
+		for _, x := range v.Dense {
+			if isBad(x) {
+				return fmt.Errorf("value %v: %w", x, habilis.ErrInvalid)
+			}
+		}
+		return nil
+	}
+	if len(v.Indices) != len(v.Values) {
+		return fmt.Errorf("%d indices, %d values: %w", len(v.Indices), len(v.Values), habilis.ErrInvalid)
+	}
+	for k, t := range v.Indices {
+		if k > 0 && t <= v.Indices[k-1] {
+			return fmt.Errorf("indices not strictly ascending at %d: %w", k, habilis.ErrInvalid)
+		}
+		if isBad(v.Values[k]) {
+			return fmt.Errorf("value %v: %w", v.Values[k], habilis.ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// zero reports whether v has no nonzero coordinate, in either form: such a
+// vector scores 0 against everything and marks a text with nothing known in
+// it, not a direction.
+func zero(v habilis.Vector) bool {
+	for _, x := range v.Dense {
+		if x != 0 {
+			return false
+		}
+	}
+	for _, x := range v.Values {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// dot returns centroid i · centroid j.
+func (c *catalog) dot(i, j int) float32 {
+	if c.sparse {
+		return vec.SparseDot(c.idx[i], c.val[i], c.idx[j], c.val[j])
+	}
+	return vec.Dot(c.slab.Row(i), c.slab.Row(j))
+}
+
+// posting is one tool's weight for a term of an inverted index.
+type posting struct {
+	tool int32
+	w    float32
+}
+
+// index is an inverted index over the sparse centroids. Terms are renumbered
+// densely and postings are held in one array, term by term (postings of term
+// t are flat[off[t]:off[t+1]], tools ascending). tids[k] and pos[k] give, for
+// the k-th nonzero of the centroids in row order (row i's start at
+// start[i]), its term and its place within that term's postings.
+type index struct {
+	flat  []posting
+	off   []int32
+	tids  []int32
+	pos   []int32
+	start []int
+	terms map[uint32]int32
+}
+
+// postings returns the postings of term tid.
+func (ix *index) postings(tid int32) []posting { return ix.flat[ix.off[tid]:ix.off[tid+1]] }
+
+// df returns how many centroids hold term tid.
+func (ix *index) df(tid int32) int { return int(ix.off[tid+1] - ix.off[tid]) }
+
+func (c *catalog) newIndex() *index {
+	nnz := 0
+	for i := range c.tools {
+		nnz += len(c.idx[i])
+	}
+	ix := &index{
+		terms: make(map[uint32]int32, nnz/4),
+		start: make([]int, len(c.tools)+1),
+		tids:  make([]int32, 0, nnz),
+		pos:   make([]int32, nnz),
+		flat:  make([]posting, nnz),
+	}
+	var count []int32
+	for i := range c.tools {
+		ix.start[i] = len(ix.tids)
+		for _, t := range c.idx[i] {
+			tid, ok := ix.terms[t]
+			if !ok {
+				tid = int32(len(count))
+				ix.terms[t] = tid
+				count = append(count, 0)
+			}
+			count[tid]++
+			ix.tids = append(ix.tids, tid)
+		}
+	}
+	ix.start[len(c.tools)] = len(ix.tids)
+	ix.off = make([]int32, len(count)+1)
+	for t, n := range count {
+		ix.off[t+1] = ix.off[t] + n
+	}
+	fill := count[:0:0]
+	fill = append(fill, ix.off[:len(count)]...)
+	for i := range c.tools {
+		for k := ix.start[i]; k < ix.start[i+1]; k++ {
+			tid := ix.tids[k]
+			ix.pos[k] = fill[tid] - ix.off[tid]
+			ix.flat[fill[tid]] = posting{tool: int32(i), w: c.val[i][k-ix.start[i]]}
+			fill[tid]++
+		}
+	}
+	return ix
+}

@@ -1,0 +1,497 @@
+package collision
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/vec"
+)
+
+// approx compares the float fields of collisions computed in float32 with
+// values computed by hand in float64.
+var approx = []cmp.Option{cmpopts.EquateApprox(0, 1e-5), cmpopts.EquateEmpty()}
+
+// unit returns xs normalised, as float32.
+func unit(xs ...float64) []float32 {
+	v := make([]float32, len(xs))
+	for i, x := range xs {
+		v[i] = float32(x)
+	}
+	vec.Normalize(v)
+	return v
+}
+
+// ex is one example of a hand-built tool.
+type ex struct {
+	text string
+	v    []float32
+}
+
+// denseTool builds a record the way the selector does: centroid the
+// normalised mean of the examples, radius the least similarity to it.
+func denseTool(name string, margin float32, exs ...ex) habilis.Record {
+	rec := habilis.Record{Tool: habilis.Tool{Name: name}, Margin: margin}
+	var vs [][]float32
+	for _, e := range exs {
+		rec.Tool.Examples = append(rec.Tool.Examples, e.text)
+		rec.ExampleVectors = append(rec.ExampleVectors, habilis.Vector{Dense: e.v})
+		vs = append(vs, e.v)
+	}
+	c := vec.MeanDense(vs)
+	rec.Centroid = habilis.Vector{Dense: c}
+	if len(exs) >= 2 && c != nil {
+		rec.HasRadius = true
+		rec.Radius = 2
+		for _, e := range exs {
+			if s := vec.Dot(e.v, c); s < rec.Radius {
+				rec.Radius, rec.RadiusExample = s, e.text
+			}
+		}
+	}
+	return rec
+}
+
+// centroidTool is a record with a centroid and a gate but no examples, for
+// Pairs.
+func centroidTool(name string, radius float32, c []float32) habilis.Record {
+	return habilis.Record{
+		Tool:      habilis.Tool{Name: name},
+		Centroid:  habilis.Vector{Dense: c},
+		Radius:    radius,
+		HasRadius: true,
+	}
+}
+
+// toSparse returns recs with every vector in sparse form.
+func toSparse(recs []habilis.Record) []habilis.Record {
+	conv := func(v habilis.Vector) habilis.Vector {
+		var s habilis.Vector
+		for i, x := range v.Dense {
+			if x != 0 {
+				s.Indices = append(s.Indices, uint32(i))
+				s.Values = append(s.Values, x)
+			}
+		}
+		return s
+	}
+	out := make([]habilis.Record, len(recs))
+	for i, r := range recs {
+		r.Centroid = conv(r.Centroid)
+		evs := make([]habilis.Vector, len(r.ExampleVectors))
+		for k, v := range r.ExampleVectors {
+			evs[k] = conv(v)
+		}
+		r.ExampleVectors = evs
+		out[i] = r
+	}
+	return out
+}
+
+func rad(deg float64) float64 { return deg * math.Pi / 180 }
+
+func TestFindNearIdentical(t *testing.T) {
+	recs := []habilis.Record{
+		denseTool("a", 0.05, ex{"a1", unit(1, 0.1, 0, 0)}, ex{"a2", unit(1, -0.1, 0, 0)}),
+		denseTool("b", 0.05, ex{"b1", unit(1, 0, 0.1, 0)}, ex{"b2", unit(1, 0, -0.1, 0)}),
+	}
+	// Both centroids are e1 exactly. Each example scores 1/√1.01 against the
+	// other tool and (1 − 0.01)/1.01 against its sibling, its own centroid
+	// without it: every example passes the other gate and is misrouted.
+	score := 1 / math.Sqrt(1.01)
+	own := 0.99 / 1.01
+	gate := score - 0.05
+	leak := func(from, into, text string) habilis.Leak {
+		return habilis.Leak{From: from, Into: into, Example: text, Score: float32(score),
+			OwnScore: float32(own), RanksFirst: true, PassesGate: true}
+	}
+	want := []habilis.Collision{{
+		A: "a", B: "b",
+		CentroidSimilarity: 1,
+		Overlap:            float32(2 * math.Acos(gate)),
+		Leaks:              []habilis.Leak{leak("a", "b", "a1"), leak("a", "b", "a2"), leak("b", "a", "b1"), leak("b", "a", "b2")},
+		Severity:           habilis.SeverityHigh,
+	}}
+	for _, form := range []struct {
+		name string
+		recs []habilis.Record
+	}{{"dense", recs}, {"sparse", toSparse(recs)}} {
+		t.Run(form.name, func(t *testing.T) {
+			got, err := Find(form.recs, Options{})
+			if err != nil {
+				t.Fatalf("Find: %v", err)
+			}
+			if diff := cmp.Diff(want, got, approx...); diff != "" {
+				t.Errorf("Find mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestFindMaxLeaksPerPair(t *testing.T) {
+	recs := []habilis.Record{
+		denseTool("a", 0.05, ex{"a1", unit(1, 0.1, 0, 0)}, ex{"a2", unit(1, -0.1, 0, 0)}),
+		denseTool("b", 0.05, ex{"b1", unit(1, 0, 0.1, 0)}, ex{"b2", unit(1, 0, -0.3, 0)}),
+	}
+	got, err := Find(recs, Options{MaxLeaksPerPair: 1})
+	if err != nil {
+		t.Fatalf("Find: %v", err)
+	}
+	if len(got) != 1 || len(got[0].Leaks) != 1 {
+		t.Fatalf("Find(MaxLeaksPerPair 1) = %v, want one collision with one leak", got)
+	}
+	// b1 and b2 both score 0.924 against each other, their own centroids
+	// left out; b1 scores 0.995 against a's centroid, b2 only 0.958, so b1
+	// leads by most.
+	if l := got[0].Leaks[0]; l.From != "b" || l.Example != "b1" {
+		t.Errorf("Find(MaxLeaksPerPair 1) kept leak %v, want b1 into a", l)
+	}
+}
+
+func TestFindOrthogonal(t *testing.T) {
+	recs := []habilis.Record{
+		denseTool("a", 0.05, ex{"a1", unit(1, 0.1, 0, 0)}, ex{"a2", unit(1, -0.1, 0, 0)}),
+		denseTool("b", 0.05, ex{"b1", unit(0, 0, 1, 0.1)}, ex{"b2", unit(0, 0, 1, -0.1)}),
+	}
+	for _, rs := range [][]habilis.Record{recs, toSparse(recs)} {
+		got, err := Find(rs, Options{})
+		if err != nil {
+			t.Fatalf("Find: %v", err)
+		}
+		if len(got) != 0 {
+			t.Errorf("Find(orthogonal) = %v, want none", got)
+		}
+	}
+}
+
+func TestPairsCapOverlap(t *testing.T) {
+	// Centroids 60° apart (similarity 0.5); each cap has angular radius θ.
+	// Caps intersect when 2θ > 60°, by 2θ − 60°.
+	tests := []struct {
+		theta    float64
+		overlap  float64
+		severity habilis.Severity
+	}{
+		{theta: 20, overlap: rad(-20), severity: habilis.SeverityLow},
+		{theta: 40, overlap: rad(20), severity: habilis.SeverityLow},
+		// A cap of 70° contains the other centroid: the typical request of
+		// one tool passes the other's gate.
+		{theta: 70, overlap: rad(80), severity: habilis.SeverityMedium},
+	}
+	for _, tt := range tests {
+		r := float32(math.Cos(rad(tt.theta)))
+		recs := []habilis.Record{
+			centroidTool("a", r, unit(1, 0)),
+			centroidTool("b", r, unit(math.Cos(rad(60)), math.Sin(rad(60)))),
+		}
+		got, err := Pairs(recs, Options{Threshold: 0.45})
+		if err != nil {
+			t.Fatalf("Pairs: %v", err)
+		}
+		want := []habilis.Collision{{A: "a", B: "b", CentroidSimilarity: 0.5, Overlap: float32(tt.overlap), Severity: tt.severity}}
+		if diff := cmp.Diff(want, got, approx...); diff != "" {
+			t.Errorf("Pairs(θ = %v°) mismatch (-want +got):\n%s", tt.theta, diff)
+		}
+	}
+}
+
+func TestWithoutExamplesIgnored(t *testing.T) {
+	empty := habilis.Record{Tool: habilis.Tool{Name: "empty"}}
+	pair := []habilis.Record{
+		denseTool("a", 0.05, ex{"a1", unit(1, 0.1, 0, 0)}, ex{"a2", unit(1, -0.1, 0, 0)}),
+		empty,
+		denseTool("b", 0.05, ex{"b1", unit(1, 0, 0.1, 0)}, ex{"b2", unit(1, 0, -0.1, 0)}),
+	}
+	tests := []struct {
+		name string
+		recs []habilis.Record
+		want [][2]string
+	}{
+		{"only empty", []habilis.Record{empty, empty}, nil},
+		{"empty among colliding", pair, [][2]string{{"a", "b"}}},
+		{"empty among colliding, sparse", toSparse(pair), [][2]string{{"a", "b"}}},
+	}
+	for _, tt := range tests {
+		for _, f := range []func([]habilis.Record, Options) ([]habilis.Collision, error){Pairs, Find} {
+			got, err := f(tt.recs, Options{})
+			if err != nil {
+				t.Fatalf("%s: %v", tt.name, err)
+			}
+			if diff := cmp.Diff(tt.want, names(got), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s: collisions mismatch (-want +got):\n%s", tt.name, diff)
+			}
+		}
+	}
+}
+
+func names(cols []habilis.Collision) [][2]string {
+	var out [][2]string
+	for _, c := range cols {
+		out = append(out, [2]string{c.A, c.B})
+	}
+	return out
+}
+
+func TestOneExampleUsesCatalogThreshold(t *testing.T) {
+	// c_a = (3, 1)/√10, radius 3/√10 for both examples. solo's gate is the
+	// catalog threshold; a2 scores 0.6 against it, and 0.8 against its own
+	// sibling, so it passes solo's gate without being misrouted.
+	recs := []habilis.Record{
+		denseTool("a", 0, ex{"a1", unit(1, 0, 0)}, ex{"a2", unit(0.8, 0.6, 0)}),
+		denseTool("solo", 0, ex{"s1", unit(0, 1, 0)}),
+	}
+	sim := 1 / math.Sqrt(10)
+	thetaA := math.Acos(3 / math.Sqrt(10))
+	a2 := habilis.Leak{From: "a", Into: "solo", Example: "a2", Score: 0.6, OwnScore: 0.8, PassesGate: true}
+	tests := []struct {
+		catalog float32
+		want    []habilis.Collision
+	}{
+		{catalog: 0.7, want: nil},
+		{catalog: 0.5, want: []habilis.Collision{{
+			A: "a", B: "solo", CentroidSimilarity: float32(sim),
+			Overlap: float32(thetaA + math.Acos(0.5) - math.Acos(sim)),
+			Leaks:   []habilis.Leak{a2}, Severity: habilis.SeverityMedium,
+		}}},
+		// Below c_a·c_solo, a's centroid itself passes solo's gate.
+		{catalog: 0.3, want: []habilis.Collision{{
+			A: "a", B: "solo", CentroidSimilarity: float32(sim),
+			Overlap: float32(thetaA + math.Acos(0.3) - math.Acos(sim)),
+			Leaks:   []habilis.Leak{a2}, Severity: habilis.SeverityMedium,
+		}}},
+	}
+	for _, tt := range tests {
+		got, err := Find(recs, Options{CatalogThreshold: tt.catalog})
+		if err != nil {
+			t.Fatalf("Find: %v", err)
+		}
+		if diff := cmp.Diff(tt.want, got, approx...); diff != "" {
+			t.Errorf("Find(CatalogThreshold %v) mismatch (-want +got):\n%s", tt.catalog, diff)
+		}
+	}
+}
+
+func TestFindLeaveOneOut(t *testing.T) {
+	// x2 scores 0.894 against a's full centroid and 0.8 against b's, so
+	// with itself in the centroid it looks safely a's. Left out, its own
+	// score is x1·x2 = 0.6 and b ranks first.
+	recs := []habilis.Record{
+		denseTool("a", 0, ex{"x1", unit(1, 0, 0)}, ex{"x2", unit(0.6, 0.8, 0)}),
+		denseTool("b", 0, ex{"y1", unit(0, 1, 0)}),
+	}
+	if full := vec.Dot(recs[0].ExampleVectors[1].Dense, recs[0].Centroid.Dense); full <= 0.8 {
+		t.Fatalf("x2·c_a = %v, want above 0.8 for this test to mean anything", full)
+	}
+	sim := 0.8 / math.Sqrt(1.6*1.6+0.8*0.8) // c_a = (1.6, 0.8, 0)/|·|, c_b = e2
+	want := []habilis.Collision{{
+		A: "a", B: "b", CentroidSimilarity: float32(sim),
+		Overlap: float32(math.Acos(1.6/math.Sqrt(1.6*1.6+0.8*0.8)) + math.Acos(0.99) - math.Acos(sim)),
+		Leaks: []habilis.Leak{{From: "a", Into: "b", Example: "x2", Score: 0.8, OwnScore: 0.6,
+			RanksFirst: true}},
+		Severity: habilis.SeverityMedium,
+	}}
+	for _, rs := range [][]habilis.Record{recs, toSparse(recs)} {
+		got, err := Find(rs, Options{CatalogThreshold: 0.99})
+		if err != nil {
+			t.Fatalf("Find: %v", err)
+		}
+		if diff := cmp.Diff(want, got, approx...); diff != "" {
+			t.Errorf("Find mismatch (-want +got):\n%s", diff)
+		}
+	}
+}
+
+// planted returns tools in pairs, each pair in its own plane of an 8-D space
+// so pairs do not touch: name, partner, angle between them and radius.
+func planted(t *testing.T) []habilis.Record {
+	t.Helper()
+	specs := []struct {
+		a, b   string
+		sim    float64
+		radius float32
+	}{
+		{"e", "f", 0.85, 0.99}, // low: similar centroids only
+		{"x", "y", 0.95, 0.99}, // high: very similar
+		{"g", "h", 0.5, 0.4},   // medium: each centroid in the other's gate
+		{"c", "d", 0.5, 0.4},   // medium, same strength as g-h: names decide
+		{"q", "p", 0.99, 0.99}, // high, stronger than x-y
+	}
+	var recs []habilis.Record
+	for k, s := range specs {
+		u := make([]float64, 10)
+		v := make([]float64, 10)
+		u[2*k] = 1
+		v[2*k], v[2*k+1] = s.sim, math.Sqrt(1-s.sim*s.sim)
+		recs = append(recs, centroidTool(s.a, s.radius, unit(u...)), centroidTool(s.b, s.radius, unit(v...)))
+	}
+	return recs
+}
+
+func TestPairsSorted(t *testing.T) {
+	got, err := Pairs(planted(t), Options{Threshold: 0.8})
+	if err != nil {
+		t.Fatalf("Pairs: %v", err)
+	}
+	type row struct {
+		A, B string
+		S    habilis.Severity
+	}
+	var rows []row
+	for _, c := range got {
+		rows = append(rows, row{c.A, c.B, c.Severity})
+	}
+	want := []row{
+		{"p", "q", habilis.SeverityHigh},
+		{"x", "y", habilis.SeverityHigh},
+		{"c", "d", habilis.SeverityMedium},
+		{"g", "h", habilis.SeverityMedium},
+		{"e", "f", habilis.SeverityLow},
+	}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Errorf("Pairs order mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestForTool(t *testing.T) {
+	tests := []struct {
+		name string
+		cols []habilis.Collision
+		want map[string][]string
+	}{
+		{"none", nil, map[string][]string{}},
+		{
+			"both directions, sorted, no duplicates",
+			[]habilis.Collision{{A: "b", B: "a"}, {A: "c", B: "a"}, {A: "a", B: "b"}},
+			map[string][]string{"a": {"b", "c"}, "b": {"a"}, "c": {"a"}},
+		},
+	}
+	for _, tt := range tests {
+		got := ForTool(tt.cols)
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("ForTool(%s) mismatch (-want +got):\n%s", tt.name, diff)
+		}
+		for a, bs := range got {
+			for _, b := range bs {
+				if !contains(got[b], a) {
+					t.Errorf("ForTool(%s)[%q] lacks %q, which %q lists", tt.name, b, a, a)
+				}
+			}
+		}
+	}
+	cols, err := Pairs(planted(t), Options{})
+	if err != nil {
+		t.Fatalf("Pairs: %v", err)
+	}
+	want := map[string][]string{"x": {"y"}, "y": {"x"}, "p": {"q"}, "q": {"p"}, "c": {"d"}, "d": {"c"},
+		"g": {"h"}, "h": {"g"}, "e": {"f"}, "f": {"e"}}
+	if diff := cmp.Diff(want, ForTool(cols)); diff != "" {
+		t.Errorf("ForTool(Pairs(planted)) mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestAtLeast(t *testing.T) {
+	medium := []habilis.Collision{{A: "a", B: "b", Severity: habilis.SeverityLow}, {A: "c", B: "d", Severity: habilis.SeverityMedium}}
+	tests := []struct {
+		cols []habilis.Collision
+		s    habilis.Severity
+		want bool
+	}{
+		{nil, habilis.SeverityLow, false},
+		{medium, habilis.SeverityLow, true},
+		{medium, habilis.SeverityMedium, true},
+		{medium, habilis.SeverityHigh, false},
+		{medium, "bogus", false},
+		{[]habilis.Collision{{Severity: habilis.SeverityHigh}}, habilis.SeverityHigh, true},
+	}
+	for _, tt := range tests {
+		if got := AtLeast(tt.cols, tt.s); got != tt.want {
+			t.Errorf("AtLeast(%v, %q) = %v, want %v", tt.cols, tt.s, got, tt.want)
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	a := denseTool("a", 0, ex{"a1", unit(1, 0)}, ex{"a2", unit(0, 1)})
+	b := denseTool("b", 0, ex{"b1", unit(1, 1)}, ex{"b2", unit(1, 2)})
+	sb := toSparse([]habilis.Record{b})[0]
+	wide := denseTool("w", 0, ex{"w1", unit(1, 0, 0)}, ex{"w2", unit(0, 1, 0)})
+	unsorted := sb
+	unsorted.Centroid = habilis.Vector{Indices: []uint32{1, 0}, Values: []float32{0.6, 0.8}}
+	nan := b
+	nan.Centroid = habilis.Vector{Dense: []float32{float32(math.NaN()), 0}}
+	badExample := b
+	badExample.ExampleVectors = []habilis.Vector{{Dense: []float32{1, 0, 0}}, {Dense: []float32{0, 1}}}
+	tests := []struct {
+		name     string
+		recs     []habilis.Record
+		opts     Options
+		findOnly bool
+	}{
+		{name: "mixed dense and sparse", recs: []habilis.Record{a, sb}},
+		{name: "dimensions differ", recs: []habilis.Record{a, wide}},
+		{name: "unsorted indices", recs: []habilis.Record{sb, unsorted}},
+		{name: "NaN centroid", recs: []habilis.Record{a, nan}},
+		{name: "negative threshold", recs: []habilis.Record{a, b}, opts: Options{Threshold: -0.1}},
+		{name: "negative max leaks", recs: []habilis.Record{a, b}, opts: Options{MaxLeaksPerPair: -1}},
+		{name: "dense above MaxTools", recs: []habilis.Record{a, b}, opts: Options{MaxTools: 1}},
+		{name: "example of another dimension", recs: []habilis.Record{a, badExample}, findOnly: true},
+		{name: "sparse above MaxTools", recs: toSparse([]habilis.Record{a, b}), opts: Options{MaxTools: 1}, findOnly: true},
+	}
+	for _, tt := range tests {
+		if !tt.findOnly {
+			if _, err := Pairs(tt.recs, tt.opts); !errors.Is(err, habilis.ErrInvalid) {
+				t.Errorf("Pairs(%s) error = %v, want ErrInvalid", tt.name, err)
+			}
+		}
+		if _, err := Find(tt.recs, tt.opts); !errors.Is(err, habilis.ErrInvalid) {
+			t.Errorf("Find(%s) error = %v, want ErrInvalid", tt.name, err)
+		}
+	}
+}
+
+func TestOddInputsDoNotPanic(t *testing.T) {
+	one := denseTool("one", 0.1, ex{"o1", unit(1, 0)}, ex{"o2", unit(0, 1)})
+	zeroExample := one
+	zeroExample.ExampleVectors = []habilis.Vector{{}, {Dense: unit(1, 0)}, {Dense: []float32{0, 0}}}
+	cancel := denseTool("cancel", 0, ex{"c1", unit(1, 0)}, ex{"c2", unit(-1, 0)}, ex{"c3", unit(0, 1)})
+	radiusOneExample := denseTool("r", 0, ex{"r1", unit(1, 1)})
+	radiusOneExample.HasRadius, radiusOneExample.Radius = true, 1
+	openGate := denseTool("open", 2, ex{"p1", unit(1, 0)}, ex{"p2", unit(0.9, 0.1)})
+	textless := one
+	textless.Tool.Name, textless.Tool.Examples = "textless", nil
+	tests := []struct {
+		name string
+		recs []habilis.Record
+	}{
+		{"nil", nil},
+		{"one tool", []habilis.Record{one}},
+		{"zero example vectors", []habilis.Record{zeroExample, openGate}},
+		{"examples cancelling out", []habilis.Record{cancel, one}},
+		{"radius with one example", []habilis.Record{radiusOneExample, one}},
+		{"gate open to everything", []habilis.Record{openGate, one, cancel}},
+		{"examples without texts", []habilis.Record{textless, openGate}},
+		{"duplicate names", []habilis.Record{one, one}},
+	}
+	for _, tt := range tests {
+		for _, rs := range [][]habilis.Record{tt.recs, toSparse(tt.recs)} {
+			if _, err := Pairs(rs, Options{}); err != nil {
+				t.Errorf("Pairs(%s) error = %v, want none", tt.name, err)
+			}
+			if _, err := Find(rs, Options{}); err != nil {
+				t.Errorf("Find(%s) error = %v, want none", tt.name, err)
+			}
+		}
+	}
+}

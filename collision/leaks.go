@@ -1,0 +1,241 @@
+package collision
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+
+	"github.com/habilis-router/habilis"
+)
+
+// leaks adds to ps every example leak, leave-one-out: an example is scored
+// against its own tool's centroid computed without it, because with it the
+// example pulls the centroid its way and looks safer than a new request like
+// it would be. An example leaks into another tool b when it passes b's gate
+// (PassesGate), or when b scores highest of all other tools, above the
+// example's own score and above 0 (RanksFirst: the example would be routed
+// to b).
+func (c *catalog) leaks(ps pairSet, opts Options) error {
+	for _, t := range c.tools {
+		rec := &c.recs[t.rec]
+		for k, ev := range rec.ExampleVectors {
+			if zero(ev) {
+				continue
+			}
+			if err := c.check(ev); err != nil {
+				return fmt.Errorf("collision: tool %d %q: example %d: %w", t.rec, rec.Tool.Name, k, err)
+			}
+		}
+	}
+	n := len(c.tools)
+	var ix *index
+	var open []int
+	if c.sparse {
+		ix = c.newIndex()
+		for i, t := range c.tools {
+			if t.gate <= 0 {
+				open = append(open, i)
+			}
+		}
+	}
+	nw := max(1, min(runtime.GOMAXPROCS(0), n))
+	found := make([]pairSet, nw)
+	scratch := make([]*leakScratch, nw)
+	for w := range nw {
+		found[w] = make(pairSet)
+		scratch[w] = &leakScratch{scores: make([]float32, n), seen: make([]bool, n)}
+	}
+	rows(n, func(w, a int) {
+		c.toolLeaks(a, ix, open, scratch[w], found[w], opts)
+	})
+	for _, f := range found {
+		for k, q := range f {
+			p, ok := ps[k]
+			if !ok {
+				p = &pair{i: q.i, j: q.j, sim: c.dot(q.i, q.j)}
+				ps[k] = p
+			}
+			p.nLeaks += q.nLeaks
+			p.misroutes += q.misroutes
+			for _, l := range q.leaks {
+				p.leaks = append(p.leaks, l)
+				if len(p.leaks) >= 2*opts.MaxLeaksPerPair {
+					p.trim(opts.MaxLeaksPerPair)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// leakScratch is one worker's reusable buffers: scores against every
+// centroid and, for sparse catalogs, which tools share a term with the
+// example and the sum of the current tool's examples.
+type leakScratch struct {
+	scores  []float32
+	seen    []bool
+	touched []int32
+	sum     map[uint32]float64
+}
+
+// toolLeaks finds the leaks of tool a's examples into found.
+func (c *catalog) toolLeaks(a int, ix *index, open []int, s *leakScratch, found pairSet, opts Options) {
+	rec := &c.recs[c.tools[a].rec]
+	evs := rec.ExampleVectors
+	if len(evs) < 2 {
+		return
+	}
+	// sum is the sum of a's examples, so each leave-one-out centroid is
+	// (sum − e) / |sum − e| without building it.
+	var sumD []float64
+	var sumS map[uint32]float64
+	if c.sparse {
+		if s.sum == nil {
+			s.sum = make(map[uint32]float64)
+		}
+		sumS = s.sum
+		clear(sumS)
+		for _, ev := range evs {
+			for k, t := range ev.Indices {
+				sumS[t] += float64(ev.Values[k])
+			}
+		}
+	} else {
+		sumD = make([]float64, c.dim)
+		for _, ev := range evs {
+			for k, x := range ev.Dense {
+				sumD[k] += float64(x)
+			}
+		}
+	}
+	var ss float64
+	for _, x := range sumD {
+		ss += x * x
+	}
+	for _, x := range sumS {
+		ss += x * x
+	}
+
+	for k, ev := range evs {
+		if zero(ev) {
+			continue
+		}
+		var es, ee float64
+		if c.sparse {
+			for m, t := range ev.Indices {
+				x := float64(ev.Values[m])
+				es += x * sumS[t]
+				ee += x * x
+			}
+		} else {
+			for m, x := range ev.Dense {
+				es += float64(x) * sumD[m]
+				ee += float64(x) * float64(x)
+			}
+		}
+		// own is e·(sum − e)/|sum − e|; when the other examples cancel out
+		// there is no centroid to be near, so own is 0.
+		var own float32
+		if den2 := ss - 2*es + ee; den2 > 1e-9*max(ss, 1) {
+			own = float32((es - ee) / math.Sqrt(den2))
+		}
+
+		// candidates are the tools whose score may matter: every tool for
+		// dense vectors; for sparse ones, those sharing a term with the
+		// example and those whose gate passes a score of 0.
+		var candidates []int32
+		scores := s.scores
+		if c.sparse {
+			s.touched = s.touched[:0]
+			for m, t := range ev.Indices {
+				tid, ok := ix.terms[t]
+				if !ok {
+					continue
+				}
+				x := ev.Values[m]
+				for _, p := range ix.postings(tid) {
+					if !s.seen[p.tool] {
+						s.seen[p.tool] = true
+						s.touched = append(s.touched, p.tool)
+					}
+					scores[p.tool] += x * p.w
+				}
+			}
+			candidates = s.touched
+		} else {
+			c.slab.Scores(ev.Dense, scores)
+		}
+
+		best, bestScore := -1, float32(0)
+		visit := func(b int) {
+			if b != a && scores[b] > bestScore {
+				best, bestScore = b, scores[b]
+			}
+		}
+		if c.sparse {
+			for _, b := range candidates {
+				visit(int(b))
+			}
+		} else {
+			for b := range scores {
+				visit(b)
+			}
+		}
+		if bestScore <= own {
+			best = -1
+		}
+		text := exampleText(rec, k)
+		report := func(b int) {
+			if b == a {
+				return
+			}
+			gate := scores[b] >= c.tools[b].gate
+			first := b == best
+			if !gate && !first {
+				return
+			}
+			kk := key(a, b)
+			p := found[kk]
+			if p == nil {
+				p = &pair{i: min(a, b), j: max(a, b)}
+				found[kk] = p
+			}
+			p.add(habilis.Leak{
+				From:       c.tools[a].name,
+				Into:       c.tools[b].name,
+				Example:    text,
+				Score:      scores[b],
+				OwnScore:   own,
+				RanksFirst: first,
+				PassesGate: gate,
+			}, opts.MaxLeaksPerPair)
+		}
+		if c.sparse {
+			for _, b := range candidates {
+				report(int(b))
+			}
+			for _, b := range open {
+				if !s.seen[b] {
+					report(b)
+				}
+			}
+			for _, b := range candidates {
+				scores[b] = 0
+				s.seen[b] = false
+			}
+		} else {
+			for b := range scores {
+				report(b)
+			}
+		}
+	}
+}
+
+// exampleText is the text of example k, or its position when the record
+// lacks it.
+func exampleText(rec *habilis.Record, k int) string {
+	if k < len(rec.Tool.Examples) {
+		return rec.Tool.Examples[k]
+	}
+	return fmt.Sprintf("example %d", k)
+}

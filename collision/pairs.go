@@ -1,0 +1,257 @@
+package collision
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/vec"
+)
+
+// hit is a pair of tools i < j that qualifies, with its centroid similarity.
+type hit struct {
+	i, j int32
+	sim  float32
+}
+
+// pairs finds the qualifying centroid pairs: the exact pass up to MaxTools
+// tools, the restricted one above.
+func (c *catalog) pairs(opts Options) (pairSet, error) {
+	var hits []hit
+	switch {
+	case opts.MaxTools < 0 || len(c.tools) <= opts.MaxTools:
+		if c.sparse {
+			hits = c.sparseAll(opts.Threshold)
+		} else {
+			hits = c.denseAll(opts.Threshold)
+		}
+	case c.sparse:
+		hits = c.sparseAbove(opts.Threshold)
+	default:
+		return nil, fmt.Errorf("collision: %d dense tools exceed the limit of %d for comparing every pair: %w",
+			len(c.tools), opts.MaxTools, habilis.ErrInvalid)
+	}
+	ps := make(pairSet, len(hits))
+	for _, h := range hits {
+		ps[key(int(h.i), int(h.j))] = &pair{i: int(h.i), j: int(h.j), sim: h.sim}
+	}
+	return ps, nil
+}
+
+// qualifies reports whether tools i and j with centroid similarity sim are a
+// collision without looking at examples.
+func (c *catalog) qualifies(i, j int, sim, threshold float32) bool {
+	return sim >= threshold || sim >= c.tools[i].gate || sim >= c.tools[j].gate
+}
+
+// rows runs row(w, i) for every i in [0, n) on up to GOMAXPROCS goroutines,
+// worker w taking rows w, w+W, ... so the long first rows of a triangular
+// pass are shared out evenly.
+func rows(n int, row func(w, i int)) int {
+	nw := max(1, min(runtime.GOMAXPROCS(0), n))
+	var wg sync.WaitGroup
+	for w := range nw {
+		wg.Go(func() {
+			for i := w; i < n; i += nw {
+				row(w, i)
+			}
+		})
+	}
+	wg.Wait()
+	return nw
+}
+
+// denseAll compares every pair of dense centroids by matrix-vector
+// products over tiles of rows small enough to stay in cache (about 32 KB),
+// so each centroid is read from memory once per tile of rows, not once per
+// row.
+func (c *catalog) denseAll(threshold float32) []hit {
+	n, d := len(c.tools), c.dim
+	if n < 2 {
+		return nil
+	}
+	tile := max(8, min(256, 8192/d))
+	nw := max(1, min(runtime.GOMAXPROCS(0), n))
+	outs := make([][]hit, nw)
+	bufs := make([][]float32, nw)
+	for w := range bufs {
+		bufs[w] = make([]float32, tile)
+	}
+	rows((n+tile-1)/tile, func(w, bi int) {
+		i0, i1 := bi*tile, min(n, (bi+1)*tile)
+		for j0 := i0; j0 < n; j0 += tile {
+			j1 := min(n, j0+tile)
+			for i := i0; i < i1; i++ {
+				lo := max(j0, i+1)
+				if lo >= j1 {
+					continue
+				}
+				block := vec.Slab{Dim: d, Data: c.slab.Data[lo*d : j1*d]}
+				scores := bufs[w][:j1-lo]
+				block.Scores(c.slab.Row(i), scores)
+				for k, s := range scores {
+					if j := lo + k; c.qualifies(i, j, s, threshold) {
+						outs[w] = append(outs[w], hit{int32(i), int32(j), s})
+					}
+				}
+			}
+		}
+	})
+	return slices.Concat(outs...)
+}
+
+// sparseAll compares every pair of sparse centroids by accumulating, for
+// each row, the products over the postings of its terms that come after it,
+// so pairs without a common term cost nothing. Tools whose gate is at most 0
+// pass even with a similarity of 0, so they are checked against every row.
+func (c *catalog) sparseAll(threshold float32) []hit {
+	n := len(c.tools)
+	ix := c.newIndex()
+	var open []int
+	for i, t := range c.tools {
+		if t.gate <= 0 {
+			open = append(open, i)
+		}
+	}
+	nw := max(1, min(runtime.GOMAXPROCS(0), n))
+	outs := make([][]hit, nw)
+	accs := make([][]float32, nw)
+	seen := make([][]bool, nw)
+	touched := make([][]int32, nw)
+	for w := range nw {
+		accs[w] = make([]float32, n)
+		seen[w] = make([]bool, n)
+	}
+	rows(n, func(w, i int) {
+		acc, sn, tc := accs[w], seen[w], touched[w][:0]
+		for k := ix.start[i]; k < ix.start[i+1]; k++ {
+			wi := c.val[i][k-ix.start[i]]
+			for _, p := range ix.postings(ix.tids[k])[ix.pos[k]+1:] {
+				if !sn[p.tool] {
+					sn[p.tool] = true
+					tc = append(tc, p.tool)
+				}
+				acc[p.tool] += wi * p.w
+			}
+		}
+		emit := func(j int) {
+			if s := acc[j]; c.qualifies(i, j, s, threshold) {
+				outs[w] = append(outs[w], hit{int32(i), int32(j), s})
+			}
+		}
+		switch {
+		case c.tools[i].gate <= 0:
+			for j := i + 1; j < n; j++ {
+				emit(j)
+			}
+		default:
+			for _, j := range tc {
+				emit(int(j))
+			}
+			for _, j := range open {
+				if j > i && !sn[j] {
+					emit(j)
+				}
+			}
+		}
+		for _, j := range tc {
+			acc[j] = 0
+			sn[j] = false
+		}
+		touched[w] = tc
+	})
+	return slices.Concat(outs...)
+}
+
+// sparseAbove finds the pairs of sparse centroids with similarity at least
+// threshold without comparing every pair (prefix filtering). Each centroid x
+// is split into a prefix of its most frequent terms, with norm at most half
+// of threshold / max norm, and a suffix of rarer terms. Only suffixes are
+// indexed; probing with y accumulates s = suffix(x)·y exactly, and since
+// x·y ≤ s + |prefix(x)|·|y|, only pairs where that bound reaches threshold
+// are compared in full. Frequent terms, whose postings are long, mostly stay
+// out of the index, and pairs sharing only a few rare terms are dropped by
+// the bound.
+func (c *catalog) sparseAbove(threshold float32) []hit {
+	n := len(c.tools)
+	ix := c.newIndex()
+	var maxNorm float64
+	for i := range n {
+		var s float64
+		for _, v := range c.val[i] {
+			s += float64(v) * float64(v)
+		}
+		maxNorm = max(maxNorm, math.Sqrt(s))
+	}
+	if maxNorm == 0 || threshold <= 0 {
+		return nil
+	}
+	bound := float64(threshold) / maxNorm / 2
+	bound2 := bound * bound
+
+	// suffixes[i] are the positions (into ix.tids) of row i's indexed terms;
+	// slack[i] is |prefix(i)|·maxNorm.
+	suffixes := make([][]int, n)
+	slack := make([]float32, n)
+	var order []int
+	for i := range n {
+		order = order[:0]
+		for k := ix.start[i]; k < ix.start[i+1]; k++ {
+			order = append(order, k)
+		}
+		slices.SortFunc(order, func(a, b int) int {
+			if d := cmp.Compare(ix.df(ix.tids[b]), ix.df(ix.tids[a])); d != 0 {
+				return d
+			}
+			return cmp.Compare(ix.tids[a], ix.tids[b])
+		})
+		var s float64
+		cut := len(order)
+		for p, k := range order {
+			v := float64(c.val[i][k-ix.start[i]])
+			if s+v*v > bound2 {
+				cut = p
+				break
+			}
+			s += v * v
+		}
+		suffixes[i] = slices.Clone(order[cut:])
+		slack[i] = float32(math.Sqrt(s) * maxNorm)
+	}
+
+	indexed := make([][]posting, len(ix.off)-1)
+	acc := make([]float32, n)
+	seen := make([]bool, n)
+	var touched []int32
+	var hits []hit
+	for j := range n {
+		touched = touched[:0]
+		for k := ix.start[j]; k < ix.start[j+1]; k++ {
+			w := c.val[j][k-ix.start[j]]
+			for _, p := range indexed[ix.tids[k]] {
+				if !seen[p.tool] {
+					seen[p.tool] = true
+					touched = append(touched, p.tool)
+				}
+				acc[p.tool] += w * p.w
+			}
+		}
+		for _, i := range touched {
+			// The bound allows for rounding in the float32 sums.
+			if acc[i]+slack[i]+1e-5 >= threshold {
+				if s := c.dot(int(i), j); s >= threshold {
+					hits = append(hits, hit{i, int32(j), s})
+				}
+			}
+			acc[i], seen[i] = 0, false
+		}
+		for _, k := range suffixes[j] {
+			indexed[ix.tids[k]] = append(indexed[ix.tids[k]], posting{tool: int32(j), w: c.val[j][k-ix.start[j]]})
+		}
+	}
+	return hits
+}

@@ -1,0 +1,185 @@
+package collision
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/vec"
+)
+
+// randomCatalog returns n dense tools of dimension dim with 0 to 4 examples
+// each, about half the coordinates zero (so sparse forms share few terms),
+// negative values included, and some gates open to everything.
+func randomCatalog(r *rand.Rand, n, dim int) []habilis.Record {
+	var recs []habilis.Record
+	for i := range n {
+		var exs []ex
+		for k := range r.IntN(5) {
+			v := make([]float64, dim)
+			for d := range v {
+				if r.Float64() < 0.4 {
+					v[d] = r.NormFloat64()
+				}
+			}
+			exs = append(exs, ex{fmt.Sprintf("t%d/%d", i, k), unit(v...)})
+		}
+		margin := float32(r.Float64() * 0.2)
+		if r.IntN(10) == 0 {
+			margin = 2
+		}
+		recs = append(recs, denseTool(fmt.Sprintf("t%02d", i), margin, exs...))
+	}
+	return recs
+}
+
+// reference computes Find (or Pairs, without examples) by the definitions,
+// one dot product at a time, building every leave-one-out centroid.
+func reference(recs []habilis.Record, opts Options, examples bool) []habilis.Collision {
+	opts, _ = opts.resolved()
+	type rt struct {
+		rec  habilis.Record
+		gate float32
+	}
+	var ts []rt
+	for _, r := range recs {
+		if r.Centroid.IsZero() {
+			continue
+		}
+		g := opts.CatalogThreshold
+		if r.HasRadius {
+			g = r.Radius - r.Margin
+		}
+		ts = append(ts, rt{r, g})
+	}
+	ps := make(pairSet)
+	sim := func(i, j int) float32 { return vec.Dot(ts[i].rec.Centroid.Dense, ts[j].rec.Centroid.Dense) }
+	for i := range ts {
+		for j := i + 1; j < len(ts); j++ {
+			if s := sim(i, j); s >= opts.Threshold || s >= ts[i].gate || s >= ts[j].gate {
+				ps[key(i, j)] = &pair{i: i, j: j, sim: s}
+			}
+		}
+	}
+	for a := range ts {
+		evs := ts[a].rec.ExampleVectors
+		if !examples || len(evs) < 2 {
+			continue
+		}
+		for k, e := range evs {
+			if zero(e) {
+				continue
+			}
+			var others [][]float32
+			for m, o := range evs {
+				if m != k {
+					others = append(others, o.Dense)
+				}
+			}
+			var own float32
+			if c := vec.MeanDense(others); c != nil {
+				own = vec.Dot(e.Dense, c)
+			}
+			best, bestScore := -1, float32(0)
+			for b := range ts {
+				if s := vec.Dot(e.Dense, ts[b].rec.Centroid.Dense); b != a && s > bestScore {
+					best, bestScore = b, s
+				}
+			}
+			for b := range ts {
+				if b == a {
+					continue
+				}
+				s := vec.Dot(e.Dense, ts[b].rec.Centroid.Dense)
+				gate := s >= ts[b].gate
+				first := b == best && s > own
+				if !gate && !first {
+					continue
+				}
+				p := ps[key(a, b)]
+				if p == nil {
+					p = &pair{i: min(a, b), j: max(a, b), sim: sim(a, b)}
+					ps[key(a, b)] = p
+				}
+				p.add(habilis.Leak{From: ts[a].rec.Tool.Name, Into: ts[b].rec.Tool.Name,
+					Example: ts[a].rec.Tool.Examples[k], Score: s, OwnScore: own,
+					RanksFirst: first, PassesGate: gate}, 1<<30)
+			}
+		}
+	}
+	c := &catalog{}
+	for _, t := range ts {
+		c.tools = append(c.tools, tool{name: t.rec.Tool.Name, gate: t.gate, theta: capAngle(t.gate)})
+	}
+	return c.report(ps, opts)
+}
+
+// canonical orders collisions and their leaks by names, so two results
+// whose sort keys tie within rounding compare equal.
+func canonical(cols []habilis.Collision) []habilis.Collision {
+	cols = slices.Clone(cols)
+	for i := range cols {
+		cols[i].Leaks = slices.Clone(cols[i].Leaks)
+		slices.SortFunc(cols[i].Leaks, func(a, b habilis.Leak) int {
+			return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Example, b.Example), cmp.Compare(a.Into, b.Into))
+		})
+	}
+	slices.SortFunc(cols, func(a, b habilis.Collision) int {
+		return cmp.Or(cmp.Compare(a.A, b.A), cmp.Compare(a.B, b.B))
+	})
+	return cols
+}
+
+func TestMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for round := range 12 {
+		recs := randomCatalog(r, 20, 10)
+		opts := Options{Threshold: 0.5, CatalogThreshold: 0.3, MaxLeaksPerPair: 1000, MinMisroutes: 2}
+		for _, f := range []struct {
+			name     string
+			fn       func([]habilis.Record, Options) ([]habilis.Collision, error)
+			examples bool
+		}{{"Pairs", Pairs, false}, {"Find", Find, true}} {
+			want := canonical(reference(recs, opts, f.examples))
+			for _, form := range []struct {
+				name string
+				recs []habilis.Record
+			}{{"dense", recs}, {"sparse", toSparse(recs)}} {
+				got, err := f.fn(form.recs, opts)
+				if err != nil {
+					t.Fatalf("round %d: %s(%s): %v", round, f.name, form.name, err)
+				}
+				if diff := gocmp.Diff(want, canonical(got), cmpopts.EquateApprox(0, 1e-4), cmpopts.EquateEmpty()); diff != "" {
+					t.Fatalf("round %d: %s(%s) mismatch (-want +got):\n%s", round, f.name, form.name, diff)
+				}
+			}
+		}
+	}
+}
+
+func TestSparseAboveMaxTools(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for round := range 30 {
+		recs := randomCatalog(r, 40, 12)
+		opts := Options{Threshold: 0.3}
+		var want []habilis.Collision
+		for _, c := range reference(recs, opts, false) {
+			if c.CentroidSimilarity >= opts.Threshold {
+				want = append(want, c)
+			}
+		}
+		opts.MaxTools = 1
+		got, err := Pairs(toSparse(recs), opts)
+		if err != nil {
+			t.Fatalf("Pairs: %v", err)
+		}
+		if diff := gocmp.Diff(canonical(want), canonical(got), cmpopts.EquateApprox(0, 1e-4), cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("round %d: Pairs(above MaxTools) mismatch (-want +got):\n%s", round, diff)
+		}
+	}
+}
