@@ -1,0 +1,385 @@
+// Package eval measures a router on labelled queries: top-1 accuracy,
+// recall at k, mean reciprocal rank, decision accuracy, no-tool detection
+// (AUROC of the confidence that some tool applies) and latency, with
+// per-tool accuracy and confusions a catalog author can act on.
+package eval
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/selector"
+)
+
+// Query is one labelled request: the tools that should handle it, none
+// meaning that no tool should be chosen.
+type Query struct {
+	Query    string   `json:"query"`
+	Expected []string `json:"expected"`
+	// Arguments are gold arguments for single-call queries, when known.
+	Arguments map[string]any `json:"arguments,omitempty"`
+}
+
+// maxLine bounds one JSONL line.
+const maxLine = 16 << 20
+
+// ReadQueries reads a JSONL file of labelled queries. Errors name the file
+// and line.
+func ReadQueries(path string) ([]Query, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	defer f.Close()
+	return ParseQueries(path, f)
+}
+
+// ParseQueries reads labelled queries from r; file names them in errors.
+func ParseQueries(file string, r io.Reader) ([]Query, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	var qs []Query
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		var raw struct {
+			Query    *string         `json:"query"`
+			Expected json.RawMessage `json:"expected"`
+			Args     map[string]any  `json:"arguments"`
+		}
+		if err := json.Unmarshal([]byte(text), &raw); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v: %w", file, line, err, habilis.ErrInvalid)
+		}
+		if raw.Query == nil || strings.TrimSpace(*raw.Query) == "" {
+			return nil, fmt.Errorf("%s:%d: field \"query\": must be a non-empty string: %w", file, line, habilis.ErrInvalid)
+		}
+		q := Query{Query: *raw.Query, Arguments: raw.Args}
+		if len(raw.Expected) == 0 || string(raw.Expected) == "null" {
+			return nil, fmt.Errorf("%s:%d: field \"expected\": missing (use [] for no tool): %w", file, line, habilis.ErrInvalid)
+		}
+		if err := json.Unmarshal(raw.Expected, &q.Expected); err != nil {
+			return nil, fmt.Errorf("%s:%d: field \"expected\": must be an array of tool names: %w", file, line, habilis.ErrInvalid)
+		}
+		qs = append(qs, q)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s:%d: %v: %w", file, line+1, err, habilis.ErrInvalid)
+	}
+	return qs, nil
+}
+
+// Options tune an evaluation.
+type Options struct {
+	// Mode is the selection mode; "" means hybrid.
+	Mode habilis.Mode
+	// K is the recall cut-off; zero means 5.
+	K int
+	// Progress, when set, is called after each query.
+	Progress func(done, total int)
+	// MaxExamples bounds how many misrouted queries a confusion keeps.
+	MaxExamples int
+}
+
+// Report is the outcome of an evaluation. Every rate is in [0, 1].
+type Report struct {
+	Queries int          `json:"queries"`
+	Tools   int          `json:"tools"`
+	Mode    habilis.Mode `json:"mode"`
+	K       int          `json:"k"`
+	// AccAt1 is the share of queries expecting a tool whose decision's
+	// first tool is expected; abstaining counts as wrong.
+	AccAt1 float64 `json:"acc_at_1"`
+	// RecallAtK is the mean share of expected tools among the ranking's top
+	// k, before the gates.
+	RecallAtK float64 `json:"recall_at_k"`
+	// MRR is the mean reciprocal rank of the first expected tool in the
+	// ranking (0 when it is not in the top k).
+	MRR float64 `json:"mrr"`
+	// DecisionAccuracy is over all queries: the first tool is expected, or
+	// the router abstained on a query expecting none.
+	DecisionAccuracy float64   `json:"decision_accuracy"`
+	NoTool           NoTool    `json:"no_tool"`
+	Latency          Latency   `json:"latency_us"`
+	PerTool          []PerTool `json:"per_tool"`
+	// Confusions are the most frequent misroutes, worst first.
+	Confusions []Confusion `json:"confusions"`
+	// WrongAbstentions are queries that expected a tool but got none.
+	WrongAbstentions []Miss `json:"wrong_abstentions"`
+	// MissedAbstentions are no-tool queries that got a tool.
+	MissedAbstentions []Miss `json:"missed_abstentions"`
+}
+
+// NoTool measures abstention.
+type NoTool struct {
+	// Queries is how many queries expect no tool.
+	Queries int `json:"queries"`
+	// AUROC of the confidence that some tool applies, with no-tool queries
+	// as negatives; 0 when either class is empty.
+	AUROC float64 `json:"auroc"`
+	// AbstainPrecision is the share of abstentions on no-tool queries;
+	// AbstainRecall the share of no-tool queries abstained on.
+	AbstainPrecision float64 `json:"abstain_precision"`
+	AbstainRecall    float64 `json:"abstain_recall"`
+	// WrongAbstainRate is the share of tool queries abstained on.
+	WrongAbstainRate float64 `json:"wrong_abstain_rate"`
+}
+
+// Latency holds selection latency percentiles in microseconds.
+type Latency struct {
+	P50 float64 `json:"p50"`
+	P99 float64 `json:"p99"`
+}
+
+// PerTool is one tool's accuracy over the queries that expect it.
+type PerTool struct {
+	Tool    string  `json:"tool"`
+	Queries int     `json:"queries"`
+	AccAt1  float64 `json:"acc_at_1"`
+}
+
+// Confusion is a tool chosen instead of the expected one.
+type Confusion struct {
+	Expected string   `json:"expected"`
+	Chosen   string   `json:"chosen"`
+	Count    int      `json:"count"`
+	Queries  []string `json:"queries"`
+}
+
+// Miss is one wrong abstention decision.
+type Miss struct {
+	Query    string   `json:"query"`
+	Expected []string `json:"expected"`
+	Chosen   string   `json:"chosen,omitempty"`
+}
+
+// Run evaluates r on qs.
+func Run(ctx context.Context, r *selector.Router, qs []Query, opts Options) (*Report, error) {
+	if opts.K <= 0 {
+		opts.K = selector.DefaultK
+	}
+	if opts.MaxExamples <= 0 {
+		opts.MaxExamples = 3
+	}
+	mode, err := habilis.ParseMode(string(opts.Mode))
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Queries: len(qs), Tools: len(r.Tools()), Mode: mode, K: opts.K}
+	var (
+		toolQ, correct, decided  int
+		recallSum, mrrSum        float64
+		lat                      []float64
+		pos, neg                 []float64
+		abstainRight, abstainAll int
+		wrongAbstain             int
+		perTool                  = map[string]*PerTool{}
+		conf                     = map[[2]string]*Confusion{}
+	)
+	for qi, q := range qs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		d, err := r.Select(ctx, q.Query, habilis.SelectOptions{K: opts.K, Mode: mode})
+		lat = append(lat, float64(time.Since(start).Nanoseconds())/1e3)
+		if err != nil {
+			return nil, fmt.Errorf("eval: query %d %q: %w", qi+1, q.Query, err)
+		}
+		// Recall, rank and confidence are properties of the ranking before
+		// the gates; the decision (first match or abstention) is Select's.
+		rk, err := r.Rank(ctx, q.Query, mode, opts.K)
+		if err != nil {
+			return nil, fmt.Errorf("eval: query %d %q: %w", qi+1, q.Query, err)
+		}
+		ranking := rk.Matches
+		var top string
+		if !d.Abstained && len(d.Matches) > 0 {
+			top = d.Matches[0].Tool
+		}
+		confidence := float64(rk.Confidence)
+		if d.Abstained {
+			abstainAll++
+		}
+		if len(q.Expected) == 0 {
+			neg = append(neg, confidence)
+			if d.Abstained {
+				abstainRight++
+				decided++
+			} else {
+				rep.MissedAbstentions = appendMiss(rep.MissedAbstentions, Miss{Query: q.Query, Expected: []string{}, Chosen: top}, opts.MaxExamples*10)
+			}
+			continue
+		}
+		toolQ++
+		pos = append(pos, confidence)
+		hit := top != "" && slices.Contains(q.Expected, top)
+		if hit {
+			correct++
+			decided++
+		}
+		if d.Abstained {
+			wrongAbstain++
+			rep.WrongAbstentions = appendMiss(rep.WrongAbstentions, Miss{Query: q.Query, Expected: q.Expected}, opts.MaxExamples*10)
+		}
+		found, first := 0, 0
+		for rank, m := range ranking {
+			if slices.Contains(q.Expected, m.Tool) {
+				found++
+				if first == 0 {
+					first = rank + 1
+				}
+			}
+		}
+		recallSum += float64(found) / float64(len(q.Expected))
+		if first > 0 {
+			mrrSum += 1 / float64(first)
+		}
+		for _, e := range q.Expected {
+			pt := perTool[e]
+			if pt == nil {
+				pt = &PerTool{Tool: e}
+				perTool[e] = pt
+			}
+			pt.Queries++
+			if hit {
+				pt.AccAt1++
+			}
+		}
+		if !hit && top != "" {
+			key := [2]string{q.Expected[0], top}
+			c := conf[key]
+			if c == nil {
+				c = &Confusion{Expected: key[0], Chosen: key[1]}
+				conf[key] = c
+			}
+			c.Count++
+			if len(c.Queries) < opts.MaxExamples {
+				c.Queries = append(c.Queries, q.Query)
+			}
+		}
+		if opts.Progress != nil {
+			opts.Progress(qi+1, len(qs))
+		}
+	}
+	if toolQ > 0 {
+		rep.AccAt1 = float64(correct) / float64(toolQ)
+		rep.RecallAtK = recallSum / float64(toolQ)
+		rep.MRR = mrrSum / float64(toolQ)
+		rep.NoTool.WrongAbstainRate = float64(wrongAbstain) / float64(toolQ)
+	}
+	if len(qs) > 0 {
+		rep.DecisionAccuracy = float64(decided) / float64(len(qs))
+	}
+	rep.NoTool.Queries = len(neg)
+	rep.NoTool.AUROC = AUROC(pos, neg)
+	if abstainAll > 0 {
+		rep.NoTool.AbstainPrecision = float64(abstainRight) / float64(abstainAll)
+	}
+	if len(neg) > 0 {
+		rep.NoTool.AbstainRecall = float64(abstainRight) / float64(len(neg))
+	}
+	rep.Latency = Latency{P50: percentile(lat, 0.5), P99: percentile(lat, 0.99)}
+	for _, pt := range perTool {
+		pt.AccAt1 /= float64(pt.Queries)
+		rep.PerTool = append(rep.PerTool, *pt)
+	}
+	sort.Slice(rep.PerTool, func(i, j int) bool {
+		a, b := rep.PerTool[i], rep.PerTool[j]
+		if a.AccAt1 != b.AccAt1 {
+			return a.AccAt1 < b.AccAt1
+		}
+		return a.Tool < b.Tool
+	})
+	for _, c := range conf {
+		rep.Confusions = append(rep.Confusions, *c)
+	}
+	sort.Slice(rep.Confusions, func(i, j int) bool {
+		a, b := rep.Confusions[i], rep.Confusions[j]
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		return a.Expected+"\x00"+a.Chosen < b.Expected+"\x00"+b.Chosen
+	})
+	if rep.PerTool == nil {
+		rep.PerTool = []PerTool{}
+	}
+	if rep.Confusions == nil {
+		rep.Confusions = []Confusion{}
+	}
+	if rep.WrongAbstentions == nil {
+		rep.WrongAbstentions = []Miss{}
+	}
+	if rep.MissedAbstentions == nil {
+		rep.MissedAbstentions = []Miss{}
+	}
+	return rep, nil
+}
+
+func appendMiss(ms []Miss, m Miss, limit int) []Miss {
+	if len(ms) >= limit {
+		return ms
+	}
+	return append(ms, m)
+}
+
+// AUROC returns the area under the ROC curve of scores with pos as
+// positives and neg as negatives (ties count half), or 0 when either is
+// empty.
+func AUROC(pos, neg []float64) float64 {
+	if len(pos) == 0 || len(neg) == 0 {
+		return 0
+	}
+	type item struct {
+		s   float64
+		pos bool
+	}
+	all := make([]item, 0, len(pos)+len(neg))
+	for _, s := range pos {
+		all = append(all, item{s, true})
+	}
+	for _, s := range neg {
+		all = append(all, item{s, false})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].s < all[j].s })
+	// Mann-Whitney U with average ranks for ties.
+	var rankSum float64
+	for i := 0; i < len(all); {
+		j := i
+		for j < len(all) && all[j].s == all[i].s {
+			j++
+		}
+		avg := float64(i+j+1) / 2 // ranks are 1-based: (i+1 + j) / 2
+		for k := i; k < j; k++ {
+			if all[k].pos {
+				rankSum += avg
+			}
+		}
+		i = j
+	}
+	np, nn := float64(len(pos)), float64(len(neg))
+	return (rankSum - np*(np+1)/2) / (np * nn)
+}
+
+// percentile returns the q-quantile of xs (nearest rank), sorting a copy.
+func percentile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(q*float64(len(s))+0.5) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}

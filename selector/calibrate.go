@@ -1,0 +1,393 @@
+package selector
+
+import (
+	"cmp"
+	"hash/fnv"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/habilis-router/habilis"
+)
+
+// Calibration is the catalog-wide part of selection: the default margin,
+// the thresholds of tools that have no radius, and hybrid mode's fusion.
+// It is stored with the catalog (CatalogMeta.Calibration).
+//
+// Without labelled queries everything is derived from the catalog's own
+// examples, leave-one-out: an example is held out of its tool, the tool's
+// centroid and radius are recomputed without it, and the example plays a
+// new request. The default margin is set so that MinPass of those
+// held-out examples pass their own tool's gate. `fit` replaces these
+// estimates with ones learned from labelled traffic.
+type Calibration struct {
+	// Margin is the margin of tools that set none.
+	Margin float32 `json:"margin"`
+	// MarginSource says where Margin came from: "config" (set by the
+	// operator), "examples" (leave-one-out over the catalog), "fit"
+	// (labelled queries) or "default" (a catalog too small to estimate).
+	MarginSource string `json:"margin_source"`
+	// Threshold is the gate of tools with exactly one example: a request
+	// passes when its similarity to that example reaches Threshold. It is
+	// the same percentile of held-out example scores as the margin.
+	Threshold float32 `json:"threshold"`
+	// DescriptionThreshold is the gate of tools without examples, on the
+	// description score: the MinPass-quantile lower bound of examples'
+	// similarity to their own tool's description, or, in a catalog with no
+	// examples at all, the 90th percentile of the similarity between two
+	// different tools' descriptions.
+	DescriptionThreshold float32 `json:"description_threshold"`
+	// Weights are hybrid mode's weights of each signal's z-score.
+	Weights Weights `json:"weights"`
+	// Confidence maps a tool's gate score minus its threshold to a
+	// probability that it applies: 1 / (1 + exp(-(Slope*x + Intercept))),
+	// one half at the threshold by default.
+	Confidence Logistic `json:"confidence"`
+	// NoiseFloor is the median similarity of an example to the centroid
+	// of a tool it is not for: what an unrelated request scores. No gate
+	// sits below it, however wide a tool's margin.
+	NoiseFloor float32 `json:"noise_floor"`
+	// HybridThreshold is hybrid mode's gate: a tool with examples passes
+	// when its Rocchio score (the centroid of its examples and its
+	// description) reaches it.
+	HybridThreshold float32 `json:"hybrid_threshold"`
+	// Prior holds per-tool score offsets learned from labelled traffic
+	// (how often each tool is the answer), added to the fused score.
+	Prior map[string]float32 `json:"prior,omitempty"`
+	// Samples is how many held-out examples or labelled queries the
+	// estimates rest on.
+	Samples int `json:"samples"`
+	// Fitted reports a calibration learned by fit from labelled queries;
+	// it is kept when the catalog changes, where an estimate from the
+	// catalog alone is redone.
+	Fitted bool `json:"fitted"`
+}
+
+// Weights are the fusion weights of hybrid mode.
+type Weights struct {
+	Centroid    float32 `json:"centroid"`
+	Description float32 `json:"description"`
+	Document    float32 `json:"document"`
+	Example     float32 `json:"example"`
+}
+
+// Logistic is a one-feature logistic model.
+type Logistic struct {
+	Slope     float32 `json:"slope"`
+	Intercept float32 `json:"intercept"`
+}
+
+// Apply returns the logistic of x.
+func (l Logistic) Apply(x float32) float32 {
+	return float32(1 / (1 + math.Exp(-float64(l.Slope*x+l.Intercept))))
+}
+
+const (
+	// MinPass is the smallest share of held-out examples that the
+	// calibrated margin and thresholds let through their own tool's gate.
+	MinPass = 0.85
+	// defaultMargin is used when a catalog has too few examples to
+	// estimate one (fewer than minSamples held-out examples).
+	defaultMargin = 0.05
+	minSamples    = 20
+	// maxCalibrationTools bounds the leave-one-out work on huge catalogs:
+	// a deterministic sample of this many tools is used.
+	maxCalibrationTools = 2000
+	// maxCalibrationExamples bounds the examples per tool in it.
+	maxCalibrationExamples = 32
+)
+
+// defaultWeights are equal: a fusion of z-scores with equal weights is
+// nearly as good as tuned ones and cannot overfit.
+var defaultWeights = Weights{Centroid: 1, Description: 1, Document: 1, Example: 1}
+
+// calibrate estimates a Calibration from records (with vectors, centroids
+// and radii). fixed, when non-nil, keeps the fields learned by fit and only
+// refreshes what depends on the catalog.
+//
+// Each gate is set where it best separates the requests a tool should take
+// from those it should not, measured on the catalog itself: an example held
+// out of its own tool (leave-one-out) should pass that tool's gate, and
+// should fail the gate of every other tool, as a request would that no
+// tool of the catalog is meant for. The threshold chosen maximises the
+// share of the first passing minus the share of the second passing
+// (Youden's J).
+func calibrate(recs []habilis.Record, fixed *Calibration) Calibration {
+	cents := make([]habilis.Vector, len(recs))
+	descs := make([]habilis.Vector, len(recs))
+	dim := 0
+	for i := range recs {
+		cents[i], descs[i] = recs[i].Centroid, recs[i].DescriptionVector
+		if n := len(recs[i].DescriptionVector.Dense); n > 0 {
+			dim = n
+		}
+	}
+	centSpace, descSpace := newSpace(cents, dim), newSpace(descs, dim)
+	cs := make([]float32, len(recs))
+	ds := make([]float32, len(recs))
+	// Gate excess (score − (radius − margin) at margin 0) of held-out
+	// examples at their own tool (pos) and at the best other tool (neg);
+	// likewise raw centroid scores and description scores.
+	var posEx, negEx, posRaw, negRaw, posDesc, negDesc, posRoc, negRoc, noise []float32
+	// A sample of every example's score at the tools it is not for.
+	noiseStride := max(1, len(recs)/64)
+	sums := make([]float32, len(recs))
+	rocs := make([]float32, len(recs))
+	for i := range recs {
+		sums[i], rocs[i] = rocchioNorms(&recs[i])
+	}
+	for _, a := range sampleTools(recs) {
+		r := &recs[a]
+		vs := r.ExampleVectors
+		if len(vs) > maxCalibrationExamples {
+			vs = vs[:maxCalibrationExamples]
+		}
+		var gaps, held, roc []float32
+		if len(vs) >= 3 {
+			gaps, held, roc = leaveOneOut(vs, r.DescriptionVector)
+		}
+		for k, v := range vs {
+			if v.IsZero() {
+				continue
+			}
+			centSpace.scoreAll(v, cs)
+			descSpace.scoreAll(v, ds)
+			bestEx, bestRaw, bestDesc, bestRoc := float32(-2), float32(-2), float32(-2), float32(-2)
+			for b := range recs {
+				if b == a {
+					continue
+				}
+				if b%noiseStride == 0 && !recs[b].Centroid.IsZero() {
+					noise = append(noise, cs[b])
+				}
+				bestDesc = max(bestDesc, ds[b])
+				if recs[b].Centroid.IsZero() {
+					continue
+				}
+				bestRoc = max(bestRoc, rocchioScore(sums[b], rocs[b], cs[b], ds[b]))
+				bestRaw = max(bestRaw, cs[b])
+				if recs[b].HasRadius {
+					bestEx = max(bestEx, cs[b]-recs[b].Radius)
+				}
+			}
+			posDesc = append(posDesc, ds[a])
+			negDesc = append(negDesc, bestDesc)
+			if k < len(gaps) && len(gaps) == len(vs) {
+				posEx = append(posEx, -gaps[k])
+				posRaw = append(posRaw, held[k])
+				negEx = append(negEx, bestEx)
+				negRaw = append(negRaw, bestRaw)
+				posRoc = append(posRoc, roc[k])
+				negRoc = append(negRoc, bestRoc)
+			}
+		}
+	}
+	c := Calibration{Weights: defaultWeights, Samples: len(posEx), MarginSource: "examples"}
+	if len(posEx) < minSamples {
+		c.Margin, c.MarginSource = defaultMargin, "default"
+	} else {
+		c.Margin = clamp01(-youden(posEx, negEx))
+	}
+	c.NoiseFloor = quantile(noise, 0.5)
+	c.Threshold = max(youden(posRaw, negRaw), c.NoiseFloor)
+	c.HybridThreshold = youden(posRoc, negRoc)
+	if len(posDesc) > 0 {
+		c.DescriptionThreshold = youden(posDesc, negDesc)
+	} else {
+		c.DescriptionThreshold = crossDescriptionQuantile(recs, 0.9)
+	}
+	// Confidence is one half at the hybrid threshold and nine in ten at
+	// the median held-out example.
+	c.Confidence = Logistic{Slope: 10}
+	if len(posRoc) > 0 {
+		if d := quantile(slices.Clone(posRoc), 0.5) - c.HybridThreshold; d > 0.01 {
+			c.Confidence.Slope = float32(math.Log(9)) / d
+		}
+	}
+	if fixed != nil && fixed.Fitted {
+		// What fit learned from labelled traffic outlives catalog changes.
+		c.Weights, c.Prior, c.Confidence = fixed.Weights, fixed.Prior, fixed.Confidence
+		c.Margin, c.MarginSource, c.Samples = fixed.Margin, fixed.MarginSource, fixed.Samples
+		c.Threshold, c.DescriptionThreshold, c.HybridThreshold = fixed.Threshold, fixed.DescriptionThreshold, fixed.HybridThreshold
+		c.NoiseFloor = fixed.NoiseFloor
+		c.Fitted = true
+	}
+	return c
+}
+
+// rocchioNorms returns ‖Σ v‖ over a record's examples and ‖Σ v + u‖ with
+// its description u, both 0 for a tool without examples: with them the
+// Rocchio score q·(Σv + u)/‖Σv + u‖ follows from the centroid and
+// description scores, since Σv = ‖Σv‖ c.
+func rocchioNorms(r *habilis.Record) (sum, roc float32) {
+	if r.Centroid.IsZero() {
+		return 0, 0
+	}
+	for _, v := range r.ExampleVectors {
+		sum += dot(v, r.Centroid)
+	}
+	cu := dot(r.Centroid, r.DescriptionVector)
+	return sum, float32(math.Sqrt(float64(max(sum*sum+2*sum*cu+1, 1e-12))))
+}
+
+// rocchioScore is the Rocchio score from the centroid score cent and the
+// description score desc of a tool with those norms.
+func rocchioScore(sum, roc, cent, desc float32) float32 {
+	if roc == 0 {
+		return desc
+	}
+	return (sum*cent + desc) / roc
+}
+
+// youden returns the threshold t that maximises the share of pos at or
+// above t minus the share of neg at or above t (Youden's J: the cut that
+// best separates the two), but never one that lets fewer than MinPass of
+// pos through: wrongly refusing a request the catalog covers costs more
+// than a doubtful match, which the caller still sees explained. With
+// either side empty it returns the 1 − MinPass quantile of pos (or 0).
+func youden(pos, neg []float32) float32 {
+	if len(pos) == 0 {
+		return 0
+	}
+	floor := quantile(slices.Clone(pos), 1-MinPass)
+	if len(neg) == 0 {
+		return floor
+	}
+	type pt struct {
+		x   float32
+		pos bool
+	}
+	all := make([]pt, 0, len(pos)+len(neg))
+	for _, x := range pos {
+		all = append(all, pt{x, true})
+	}
+	for _, x := range neg {
+		all = append(all, pt{x, false})
+	}
+	slices.SortFunc(all, func(a, b pt) int { return cmp.Compare(b.x, a.x) })
+	// Walk thresholds from high to low: below each distinct value,
+	// everything seen so far passes.
+	np, nn := float64(len(pos)), float64(len(neg))
+	var tp, fp float64
+	best, bestJ := all[0].x, math.Inf(-1)
+	for i := 0; i < len(all); {
+		j := i
+		for j < len(all) && all[j].x == all[i].x {
+			if all[j].pos {
+				tp++
+			} else {
+				fp++
+			}
+			j++
+		}
+		if jv := tp/np - fp/nn; jv > bestJ {
+			bestJ, best = jv, all[i].x
+			if j < len(all) {
+				// Cut halfway to the next value down, so the gate does not
+				// sit exactly on one example.
+				best = (all[i].x + all[j].x) / 2
+			}
+		}
+		i = j
+	}
+	return min(best, floor)
+}
+
+// leaveOneOut returns, for each example i of one tool, the gap
+// r₋ᵢ − s₋ᵢ between the radius and the example's score against the
+// centroid and radius recomputed without it (the margin that example needs
+// to pass), and s₋ᵢ itself.
+func leaveOneOut(vs []habilis.Vector, u habilis.Vector) (gaps, held, roc []float32) {
+	n := len(vs)
+	g := make([]float32, n*n) // Gram matrix of the examples
+	for i := range vs {
+		for j := i; j < n; j++ {
+			d := dot(vs[i], vs[j])
+			g[i*n+j], g[j*n+i] = d, d
+		}
+	}
+	// With S = Σ v_j: v_j·(S − v_i) = rowsum_j − g_ji and
+	// ‖S − v_i‖² = ‖S‖² − 2·rowsum_i + g_ii.
+	row := make([]float32, n)
+	var ss float32
+	for i := range n {
+		for j := range n {
+			row[i] += g[i*n+j]
+		}
+		ss += row[i]
+	}
+	vu := make([]float32, n)
+	var su float32
+	for i := range n {
+		vu[i] = dot(vs[i], u)
+		su += vu[i]
+	}
+	for i := range n {
+		norm2 := ss - 2*row[i] + g[i*n+i]
+		if norm2 <= 1e-12 {
+			continue
+		}
+		// Rocchio without example i: v_i·(S − v_i + u) / ‖S − v_i + u‖.
+		rn2 := norm2 + 2*(su-vu[i]) + 1
+		roc = append(roc, (row[i]-g[i*n+i]+vu[i])/float32(math.Sqrt(float64(max(rn2, 1e-12)))))
+		inv := 1 / float32(math.Sqrt(float64(norm2)))
+		s := (row[i] - g[i*n+i]) * inv
+		r := float32(math.Inf(1))
+		for j := range n {
+			if j != i {
+				r = min(r, (row[j]-g[j*n+i])*inv)
+			}
+		}
+		gaps = append(gaps, r-s)
+		held = append(held, s)
+	}
+	return gaps, held, roc
+}
+
+// crossDescriptionQuantile returns the q-quantile of the similarity between
+// two different tools' description vectors, over a deterministic sample of
+// pairs; it stands in for a description threshold when no tool has examples.
+func crossDescriptionQuantile(recs []habilis.Record, q float64) float32 {
+	if len(recs) < 2 {
+		return 0
+	}
+	var sims []float32
+	step := max(1, len(recs)/200)
+	for i := 0; i < len(recs); i += step {
+		for j := i + 1; j < len(recs); j += step {
+			sims = append(sims, dot(recs[i].DescriptionVector, recs[j].DescriptionVector))
+		}
+	}
+	return quantile(sims, q)
+}
+
+// sampleTools returns the indexes of the records calibration looks at: all
+// of them, or a deterministic sample chosen by name hash on huge catalogs.
+func sampleTools(recs []habilis.Record) []int {
+	idx := make([]int, len(recs))
+	for i := range idx {
+		idx[i] = i
+	}
+	if len(recs) <= maxCalibrationTools {
+		return idx
+	}
+	h := func(s string) uint32 { f := fnv.New32a(); f.Write([]byte(s)); return f.Sum32() }
+	sort.Slice(idx, func(a, b int) bool { return h(recs[idx[a]].Tool.Name) < h(recs[idx[b]].Tool.Name) })
+	return idx[:maxCalibrationTools]
+}
+
+// quantile returns the q-quantile of xs (linear interpolation), sorting xs
+// in place; 0 for an empty slice.
+func quantile(xs []float32, q float64) float32 {
+	if len(xs) == 0 {
+		return 0
+	}
+	sort.Slice(xs, func(i, j int) bool { return xs[i] < xs[j] })
+	pos := q * float64(len(xs)-1)
+	lo := int(math.Floor(pos))
+	hi := min(lo+1, len(xs)-1)
+	f := float32(pos - float64(lo))
+	return xs[lo]*(1-f) + xs[hi]*f
+}
+
+func clamp01(x float32) float32 { return min(max(x, 0), 1) }

@@ -1,0 +1,153 @@
+package selector
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/collision"
+	"github.com/habilis-router/habilis/internal/vec"
+)
+
+// index is an immutable, in-memory view of one catalog version: everything
+// selection reads. A write builds a new index and swaps it in whole, so a
+// reader sees either the old catalog or the new one, never a mix.
+type index struct {
+	meta habilis.CatalogMeta
+	cal  Calibration
+	emb  habilis.Embedder // fitted for this catalog
+	lex  habilis.Embedder // fitted lexical signal, or nil
+	// sameLex reports that emb is the lexical embedder, so one query
+	// embedding serves both.
+	sameLex bool
+
+	tools  []toolInfo // sorted by name
+	byName map[string]int
+
+	cent, desc, doc *space
+	// Example vectors for nearest-example scoring of candidates: tool i owns
+	// rows exStart[i]:exStart[i+1], in exSlab (dense) or exSparse.
+	exStart  []int32
+	exSlab   *vec.Slab
+	exSparse []habilis.Vector
+
+	collides [][]string // per tool, sorted
+
+	// For the Rocchio signal (the centroid with the description as one
+	// more example): sumNorm is ‖Σ examples‖ and rocchioNorm is
+	// ‖Σ examples + description‖, so q·(Σ+u)/‖Σ+u‖ follows from the
+	// centroid and description scores without another scan.
+	sumNorm, rocchioNorm []float32
+}
+
+// rocchio returns tool i's Rocchio score from its centroid and description
+// scores.
+func (ix *index) rocchio(i int, cent, desc float32) float32 {
+	return rocchioScore(ix.sumNorm[i], ix.rocchioNorm[i], cent, desc)
+}
+
+// toolInfo is a tool's definition and gate, without vectors.
+type toolInfo struct {
+	tool          habilis.Tool
+	hash          string
+	radius        float32
+	hasRadius     bool
+	radiusExample string
+	margin        float32
+}
+
+// gate returns the tool's threshold on its gate score and where it comes
+// from.
+func (ix *index) gate(i int) (threshold, radius float32, source string) {
+	t := &ix.tools[i]
+	switch {
+	case t.hasRadius:
+		return max(t.radius-t.margin, ix.cal.NoiseFloor), t.radius, "examples"
+	case len(t.tool.Examples) == 1:
+		return ix.cal.Threshold, ix.cal.Threshold + t.margin, "catalog"
+	default:
+		return ix.cal.DescriptionThreshold, ix.cal.DescriptionThreshold + t.margin, "catalog"
+	}
+}
+
+// buildIndex makes an index from records that carry their vectors. It
+// keeps each vector once: dense vectors move into slabs, sparse ones into
+// inverted indexes, and the records' own copies are not retained.
+func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embedder, sameLex bool, recs []habilis.Record, collisionThreshold float32) (*index, error) {
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Tool.Name < recs[j].Tool.Name })
+	ix := &index{meta: meta, cal: cal, emb: emb, lex: lex, sameLex: sameLex, byName: make(map[string]int, len(recs))}
+	dim := meta.Embedder.Dim
+	cents := make([]habilis.Vector, len(recs))
+	descs := make([]habilis.Vector, len(recs))
+	docs := make([]habilis.Vector, len(recs))
+	ix.tools = make([]toolInfo, len(recs))
+	ix.exStart = make([]int32, len(recs)+1)
+	nEx := 0
+	for i := range recs {
+		nEx += len(recs[i].ExampleVectors)
+	}
+	if dim > 0 {
+		ix.exSlab = vec.NewSlab(dim, nEx)
+	} else {
+		ix.exSparse = make([]habilis.Vector, 0, nEx)
+	}
+	for i := range recs {
+		r := &recs[i]
+		if _, dup := ix.byName[r.Tool.Name]; dup {
+			return nil, fmt.Errorf("index: duplicate tool %q: %w", r.Tool.Name, habilis.ErrInvalid)
+		}
+		ix.byName[r.Tool.Name] = i
+		ix.tools[i] = toolInfo{tool: r.Tool, hash: r.Hash, radius: r.Radius, hasRadius: r.HasRadius, radiusExample: r.RadiusExample, margin: r.Margin}
+		cents[i], descs[i], docs[i] = r.Centroid, r.DescriptionVector, r.DocumentVector
+		for _, v := range r.ExampleVectors {
+			if dim > 0 {
+				if len(v.Dense) != dim {
+					return nil, fmt.Errorf("index: tool %q: example vector of dimension %d, want %d: %w", r.Tool.Name, len(v.Dense), dim, habilis.ErrEmbedderMismatch)
+				}
+				ix.exSlab.Append(v.Dense)
+			} else {
+				ix.exSparse = append(ix.exSparse, v)
+			}
+		}
+		ix.exStart[i+1] = ix.exStart[i] + int32(len(r.ExampleVectors))
+	}
+	ix.sumNorm = make([]float32, len(recs))
+	ix.rocchioNorm = make([]float32, len(recs))
+	for i := range recs {
+		ix.sumNorm[i], ix.rocchioNorm[i] = rocchioNorms(&recs[i])
+	}
+	ix.cent = newSpace(cents, dim)
+	ix.desc = newSpace(descs, dim)
+	ix.doc = newSpace(docs, 0)
+	cols, err := collision.Pairs(recs, collision.Options{Threshold: collisionThreshold, CatalogThreshold: cal.Threshold})
+	if err != nil {
+		return nil, fmt.Errorf("index: collisions: %w", err)
+	}
+	byTool := collision.ForTool(cols)
+	ix.collides = make([][]string, len(recs))
+	for i := range recs {
+		ix.collides[i] = byTool[recs[i].Tool.Name]
+	}
+	return ix, nil
+}
+
+// nearestExample returns the best similarity of q to one of tool i's
+// examples (0 when it has none).
+func (ix *index) nearestExample(i int, q habilis.Vector) float32 {
+	lo, hi := int(ix.exStart[i]), int(ix.exStart[i+1])
+	best := float32(0)
+	for r := lo; r < hi; r++ {
+		var s float32
+		if ix.exSlab != nil {
+			if len(q.Dense) == ix.exSlab.Dim {
+				s = vec.Dot(ix.exSlab.Row(r), q.Dense)
+			}
+		} else {
+			s = dot(ix.exSparse[r], q)
+		}
+		if r == lo || s > best {
+			best = s
+		}
+	}
+	return best
+}

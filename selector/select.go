@@ -1,0 +1,467 @@
+package selector
+
+import (
+	"cmp"
+	"container/heap"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/habilis-router/habilis"
+)
+
+// DefaultK is how many tools a selection returns when K is 0.
+const DefaultK = 5
+
+// scratch holds one selection's per-tool score buffers, reused through a
+// pool so that a selection over a large catalog allocates little.
+type scratch struct {
+	cent, desc, doc, roc, fused []float32
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+func (s *scratch) size(n int) {
+	if cap(s.cent) < n {
+		s.cent, s.desc, s.doc, s.roc, s.fused = make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+	}
+	s.cent, s.desc, s.doc, s.roc, s.fused = s.cent[:n], s.desc[:n], s.doc[:n], s.roc[:n], s.fused[:n]
+}
+
+// Select returns the tools that fit query, best first, with the figures
+// that explain each. It returns ErrInvalid for an empty query or a bad
+// option and ErrNotFound for an unknown pinned or denied tool.
+func (r *Router) Select(ctx context.Context, query string, opts habilis.SelectOptions) (*habilis.Decision, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	return r.cur.Load().selectQuery(ctx, query, opts)
+}
+
+// Ranking is a selection before the gates: every considered tool with its
+// figures, best first. Evaluation reads it to measure recall and
+// abstention separately from the decision.
+type Ranking struct {
+	Matches []habilis.Match
+	// Confidence that some tool applies (the best tool's), for abstention.
+	Confidence float32
+	// gate and threshold are the best tool's gate score and threshold.
+	gate, threshold float32
+}
+
+func (ix *index) selectQuery(ctx context.Context, query string, opts habilis.SelectOptions) (*habilis.Decision, error) {
+	if strings.TrimSpace(query) == "" {
+		return nil, fmt.Errorf("select: query: must not be empty: %w", habilis.ErrInvalid)
+	}
+	mode, err := habilis.ParseMode(string(opts.Mode))
+	if err != nil {
+		return nil, fmt.Errorf("select: %w", err)
+	}
+	k := opts.K
+	if k < 0 {
+		return nil, fmt.Errorf("select: k %d: must not be negative: %w", k, habilis.ErrInvalid)
+	}
+	if k == 0 {
+		k = DefaultK
+	}
+	denied := make(map[int]bool, len(opts.Denied))
+	for _, n := range opts.Denied {
+		i, ok := ix.byName[n]
+		if !ok {
+			return nil, fmt.Errorf("select: denied tool %q: %w", n, habilis.ErrNotFound)
+		}
+		denied[i] = true
+	}
+	pinned := make([]int, 0, len(opts.Pinned))
+	for _, n := range opts.Pinned {
+		i, ok := ix.byName[n]
+		if !ok {
+			return nil, fmt.Errorf("select: pinned tool %q: %w", n, habilis.ErrNotFound)
+		}
+		pinned = append(pinned, i)
+	}
+	d := &habilis.Decision{Query: query, Mode: mode, Matches: []habilis.Match{}}
+	if len(ix.tools) == 0 {
+		d.Abstained, d.Reason = true, "the catalog is empty"
+		return d, nil
+	}
+	rk, err := ix.rank(ctx, query, mode, k, denied)
+	if err != nil {
+		return nil, err
+	}
+	var passed []habilis.Match
+	for _, m := range rk.Matches {
+		if m.Passed {
+			passed = append(passed, m)
+		}
+	}
+	switch {
+	case mode == habilis.ModeDescription:
+		// Description mode ranks only; the gate is reported, not applied.
+		d.Matches = rk.Matches
+	case len(passed) == 0:
+		d.Abstained = true
+		d.Reason = abstainReason(rk, ix.cal, mode)
+		if opts.FailOpen {
+			d.Matches = rk.Matches
+		}
+	default:
+		d.Matches = passed
+	}
+	if len(d.Matches) > k {
+		d.Matches = d.Matches[:k]
+	}
+	if amb := ambiguous(d.Matches); amb != "" && !d.Abstained {
+		d.Ambiguous = true
+		d.Reason = amb
+	}
+	for _, i := range pinned {
+		name := ix.tools[i].tool.Name
+		if slices.ContainsFunc(d.Matches, func(m habilis.Match) bool { return m.Tool == name }) {
+			continue
+		}
+		m := ix.explain(ix.score(ctx, query, i))
+		m.Pinned = true
+		d.Matches = append(d.Matches, m)
+	}
+	return d, nil
+}
+
+// Rank returns the ranking behind a selection: up to k tools best first,
+// whether or not they pass their gates.
+func (r *Router) Rank(ctx context.Context, query string, mode habilis.Mode, k int) (*Ranking, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(query) == "" {
+		return nil, fmt.Errorf("rank: query: must not be empty: %w", habilis.ErrInvalid)
+	}
+	m, err := habilis.ParseMode(string(mode))
+	if err != nil {
+		return nil, err
+	}
+	return r.cur.Load().rank(ctx, query, m, k, nil)
+}
+
+func abstainReason(rk *Ranking, cal Calibration, mode habilis.Mode) string {
+	if len(rk.Matches) == 0 {
+		return "no tool shares any feature with the query"
+	}
+	best := rk.Matches[0]
+	if mode == habilis.ModeHybrid {
+		return fmt.Sprintf("no tool fits: every candidate fails its gate (best %s: score %.3f < threshold %.3f)", best.Tool, rk.gate, rk.threshold)
+	}
+	gateScore := best.CentroidScore
+	if best.RadiusSource == "catalog" && gateScore == 0 {
+		gateScore = best.DescriptionScore
+	}
+	return fmt.Sprintf("no tool fits: every candidate fails its gate (best %s: score %.3f < radius %.3f − margin %.3f)",
+		best.Tool, gateScore, best.Radius, best.Margin)
+}
+
+// ambiguous returns a reason when two of the passing matches collide.
+func ambiguous(ms []habilis.Match) string {
+	for i := range ms {
+		if !ms[i].Passed {
+			continue
+		}
+		for j := i + 1; j < len(ms); j++ {
+			if ms[j].Passed && slices.Contains(ms[i].CollidesWith, ms[j].Tool) {
+				return fmt.Sprintf("ambiguous: %s and %s both fit and their regions overlap", ms[i].Tool, ms[j].Tool)
+			}
+		}
+	}
+	return ""
+}
+
+// signals are one tool's raw scores for a query.
+type signals struct {
+	tool                 int
+	cent, desc, doc, ex  float32
+	roc                  float32
+	fused                float32
+	gateScore, threshold float32
+}
+
+// queryVectors embeds the query for the main and the lexical embedder.
+func (ix *index) queryVectors(ctx context.Context, query string) (q, ql habilis.Vector, err error) {
+	vs, err := ix.emb.Embed(ctx, []string{query}, habilis.Query)
+	if err != nil {
+		return q, ql, fmt.Errorf("select: embed query: %w", err)
+	}
+	if len(vs) != 1 {
+		return q, ql, fmt.Errorf("select: embed query: %d vectors for 1 text: %w", len(vs), habilis.ErrUnavailable)
+	}
+	q = vs[0]
+	switch {
+	case ix.lex == nil:
+	case ix.sameLex:
+		ql = q
+	default:
+		ls, err := ix.lex.Embed(ctx, []string{query}, habilis.Query)
+		if err != nil {
+			return q, ql, fmt.Errorf("select: embed query lexically: %w", err)
+		}
+		if len(ls) == 1 {
+			ql = ls[0]
+		}
+	}
+	return q, ql, nil
+}
+
+// score computes one tool's signals directly (for pinned tools).
+func (ix *index) score(ctx context.Context, query string, i int) signals {
+	q, ql, err := ix.queryVectors(ctx, query)
+	if err != nil {
+		return signals{tool: i}
+	}
+	s := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(s)
+	s.size(len(ix.tools))
+	ix.cent.scoreAll(q, s.cent)
+	ix.desc.scoreAll(q, s.desc)
+	ix.doc.scoreAll(ql, s.doc)
+	sg := signals{tool: i, cent: s.cent[i], desc: s.desc[i], doc: s.doc[i], ex: ix.nearestExample(i, q)}
+	ix.gateOf(&sg)
+	return sg
+}
+
+func (ix *index) gateOf(sg *signals) {
+	thr, _, _ := ix.gate(sg.tool)
+	sg.threshold = thr
+	if len(ix.tools[sg.tool].tool.Examples) > 0 {
+		sg.gateScore = sg.cent
+	} else {
+		sg.gateScore = sg.desc
+	}
+}
+
+// rank scores every tool and returns the best k (denied tools excluded).
+func (ix *index) rank(ctx context.Context, query string, mode habilis.Mode, k int, denied map[int]bool) (*Ranking, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("select: %w", err)
+	}
+	n := len(ix.tools)
+	if k <= 0 {
+		k = DefaultK
+	}
+	k = min(k, n)
+	q, ql, err := ix.queryVectors(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	s := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(s)
+	s.size(n)
+	ix.cent.scoreAll(q, s.cent)
+	ix.desc.scoreAll(q, s.desc)
+	// Tools without examples have no centroid: their gate and their
+	// centroid-mode rank use the description score.
+	for i := range ix.tools {
+		if len(ix.tools[i].tool.Examples) == 0 {
+			s.cent[i] = s.desc[i]
+		}
+	}
+	var key []float32
+	switch mode {
+	case habilis.ModeDescription:
+		key = s.desc
+	case habilis.ModeCentroid:
+		key = s.cent
+	default:
+		ix.doc.scoreAll(ql, s.doc)
+		return ix.hybrid(q, s, k, denied), nil
+	}
+	top := topK(key, k, denied)
+	rk := &Ranking{Matches: make([]habilis.Match, 0, len(top))}
+	for _, i := range top {
+		sg := signals{tool: i, cent: s.cent[i], desc: s.desc[i], ex: ix.nearestExample(i, q)}
+		sg.fused = key[i]
+		ix.gateOf(&sg)
+		rk.Matches = append(rk.Matches, ix.explain(sg))
+	}
+	if len(rk.Matches) > 0 {
+		best := rk.Matches[0]
+		if mode == habilis.ModeCentroid {
+			rk.Confidence = best.Confidence
+		} else {
+			rk.Confidence = best.Score
+		}
+	}
+	return rk, nil
+}
+
+// hybrid ranks by a fusion of z-scores (each signal standardised over the
+// catalog, so that no signal dominates by its scale): the Rocchio score
+// (examples' centroid with the description as one more example), the
+// description, the whole-document lexical score and, when weighted, the
+// nearest example, plus any prior learned from labelled traffic. The
+// nearest example, the costliest, is scored only for the candidates the
+// others put near the top. The gate is on the Rocchio score, the best
+// single evidence that some tool applies.
+func (ix *index) hybrid(q habilis.Vector, s *scratch, k int, denied map[int]bool) *Ranking {
+	w := ix.cal.Weights
+	for i := range s.roc {
+		s.roc[i] = ix.rocchio(i, s.cent[i], s.desc[i])
+	}
+	rm, rsd := meanStd(s.roc)
+	dm, dsd := meanStd(s.desc)
+	lm, lsd := meanStd(s.doc)
+	fused := s.fused
+	for i := range fused {
+		fused[i] = w.Centroid*z(s.roc[i], rm, rsd) + w.Description*z(s.desc[i], dm, dsd) + w.Document*z(s.doc[i], lm, lsd)
+	}
+	for name, p := range ix.cal.Prior {
+		if i, ok := ix.byName[name]; ok {
+			fused[i] += p
+		}
+	}
+	pool := k
+	if w.Example != 0 {
+		pool = max(2*k, 16)
+	}
+	top := topK(fused, min(pool, len(fused)), denied)
+	sgs := make([]signals, len(top))
+	for j, i := range top {
+		sg := signals{tool: i, cent: s.cent[i], desc: s.desc[i], doc: s.doc[i], roc: s.roc[i], fused: fused[i]}
+		ix.hybridGate(&sg)
+		sgs[j] = sg
+	}
+	if w.Example != 0 {
+		exs := make([]float32, len(sgs))
+		for j := range sgs {
+			i := sgs[j].tool
+			if len(ix.tools[i].tool.Examples) > 0 {
+				sgs[j].ex = ix.nearestExample(i, q)
+			} else {
+				sgs[j].ex = sgs[j].desc
+			}
+			exs[j] = sgs[j].ex
+		}
+		em, esd := meanStd(exs)
+		for j := range sgs {
+			sgs[j].fused += w.Example * z(sgs[j].ex, em, esd)
+		}
+		slices.SortStableFunc(sgs, func(a, b signals) int { return cmp.Compare(b.fused, a.fused) })
+	}
+	if len(sgs) > k {
+		sgs = sgs[:k]
+	}
+	rk := &Ranking{Matches: make([]habilis.Match, len(sgs))}
+	for j, sg := range sgs {
+		m := ix.explain(sg)
+		m.Confidence = ix.cal.Confidence.Apply(sg.gateScore - sg.threshold)
+		rk.Matches[j] = m
+	}
+	if len(rk.Matches) > 0 {
+		rk.Confidence = rk.Matches[0].Confidence
+		rk.gate, rk.threshold = sgs[0].gateScore, sgs[0].threshold
+	}
+	return rk
+}
+
+// hybridGate sets a tool's hybrid gate: its Rocchio score against the
+// catalog's hybrid threshold, or, for a tool without examples, its
+// description score against the description threshold.
+func (ix *index) hybridGate(sg *signals) {
+	if len(ix.tools[sg.tool].tool.Examples) > 0 {
+		sg.gateScore, sg.threshold = sg.roc, ix.cal.HybridThreshold
+	} else {
+		sg.gateScore, sg.threshold = sg.desc, ix.cal.DescriptionThreshold
+	}
+}
+
+// explain turns signals into a Match.
+func (ix *index) explain(sg signals) habilis.Match {
+	t := &ix.tools[sg.tool]
+	_, radius, src := ix.gate(sg.tool)
+	cent := sg.cent
+	if len(t.tool.Examples) == 0 {
+		cent = 0
+	}
+	m := habilis.Match{
+		Tool:             t.tool.Name,
+		Score:            sg.fused,
+		CentroidScore:    cent,
+		DescriptionScore: sg.desc,
+		ExampleScore:     sg.ex,
+		Radius:           radius,
+		RadiusSource:     src,
+		Margin:           t.margin,
+		Passed:           sg.gateScore >= sg.threshold,
+		Confidence:       clamp01(0.5 + (sg.gateScore - sg.threshold)),
+		CollidesWith:     nonNil(ix.collides[sg.tool]),
+	}
+	return m
+}
+
+func meanStd(xs []float32) (mean, std float32) {
+	if len(xs) == 0 {
+		return 0, 1
+	}
+	var s, ss float64
+	for _, x := range xs {
+		s += float64(x)
+		ss += float64(x) * float64(x)
+	}
+	m := s / float64(len(xs))
+	v := ss/float64(len(xs)) - m*m
+	if v <= 1e-12 {
+		return float32(m), 1
+	}
+	return float32(m), float32(math.Sqrt(v))
+}
+
+func z(x, mean, std float32) float32 { return (x - mean) / std }
+
+// topK returns the indexes of the k largest scores, best first, skipping
+// denied ones; ties go to the lower index, so results are deterministic.
+func topK(scores []float32, k int, denied map[int]bool) []int {
+	if k <= 0 {
+		return nil
+	}
+	h := &minHeap{scores: scores}
+	for i, s := range scores {
+		if denied[i] {
+			continue
+		}
+		if h.Len() < k {
+			heap.Push(h, i)
+			continue
+		}
+		if worst := h.idx[0]; s > scores[worst] || (s == scores[worst] && i < worst) {
+			h.idx[0] = i
+			heap.Fix(h, 0)
+		}
+	}
+	out := make([]int, h.Len())
+	for j := len(out) - 1; j >= 0; j-- {
+		out[j] = heap.Pop(h).(int)
+	}
+	return out
+}
+
+// minHeap keeps the worst of the current top k at its root.
+type minHeap struct {
+	idx    []int
+	scores []float32
+}
+
+func (h *minHeap) Len() int { return len(h.idx) }
+func (h *minHeap) Less(a, b int) bool {
+	sa, sb := h.scores[h.idx[a]], h.scores[h.idx[b]]
+	if sa != sb {
+		return sa < sb
+	}
+	return h.idx[a] > h.idx[b]
+}
+func (h *minHeap) Swap(a, b int) { h.idx[a], h.idx[b] = h.idx[b], h.idx[a] }
+func (h *minHeap) Push(x any)    { h.idx = append(h.idx, x.(int)) }
+func (h *minHeap) Pop() any {
+	x := h.idx[len(h.idx)-1]
+	h.idx = h.idx[:len(h.idx)-1]
+	return x
+}

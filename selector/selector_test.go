@@ -1,0 +1,352 @@
+package selector_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/selector"
+	"github.com/habilis-router/habilis/store/boltstore"
+)
+
+// open returns a router over a fresh embedded store with the lexical
+// embedder, and the store.
+func open(t *testing.T) (*selector.Router, *boltstore.Store) {
+	t.Helper()
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "habilis.db"), boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	r, err := selector.New(context.Background(), st, selector.Config{Embedder: lexical.New(lexical.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, st
+}
+
+func catalog(t *testing.T) []habilis.Tool {
+	t.Helper()
+	tools, err := habilis.ReadCatalog("testdata/catalog.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tools
+}
+
+func loaded(t *testing.T) (*selector.Router, *boltstore.Store) {
+	t.Helper()
+	r, st := open(t)
+	if _, err := r.Load(context.Background(), catalog(t), selector.LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return r, st
+}
+
+func TestSelectRoutesParaphrases(t *testing.T) {
+	r, _ := loaded(t)
+	tests := []struct {
+		query string
+		mode  habilis.Mode
+		want  string
+	}{
+		{"please email alice that the report is ready", habilis.ModeHybrid, "send_email"},
+		{"please email alice that the report is ready", habilis.ModeCentroid, "send_email"},
+		{"how many yen do I get for 40 dollars", habilis.ModeHybrid, "convert_currency"},
+		{"is it going to rain in Madrid on Sunday", habilis.ModeHybrid, "weather_forecast"},
+		{"what is the temperature in Madrid right now", habilis.ModeCentroid, "get_weather"},
+		{"definition of the word serendipity", habilis.ModeDescription, "lookup_word"},
+		{"what time is it in Paris", habilis.ModeHybrid, "current_time"},
+	}
+	for _, tt := range tests {
+		d, err := r.Select(context.Background(), tt.query, habilis.SelectOptions{Mode: tt.mode})
+		if err != nil {
+			t.Fatalf("Select(%q, %s): %v", tt.query, tt.mode, err)
+		}
+		if d.Abstained || len(d.Matches) == 0 || d.Matches[0].Tool != tt.want {
+			t.Errorf("Select(%q, %s) = %+v, want %s first", tt.query, tt.mode, d, tt.want)
+			continue
+		}
+		m := d.Matches[0]
+		if !m.Passed || m.Margin <= 0 || m.CollidesWith == nil {
+			t.Errorf("Select(%q, %s) first match %+v: want passed, a margin and a non-nil collides_with", tt.query, tt.mode, m)
+		}
+		if d.Mode != tt.mode || d.Query != tt.query {
+			t.Errorf("Select(%q, %s) echoed query %q mode %s", tt.query, tt.mode, d.Query, d.Mode)
+		}
+	}
+}
+
+func TestSelectExplainsGate(t *testing.T) {
+	r, _ := loaded(t)
+	d, err := r.Select(context.Background(), "send an email to dave about lunch", habilis.SelectOptions{Mode: habilis.ModeCentroid, K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range d.Matches {
+		if !m.Passed {
+			t.Errorf("centroid mode returned a match that fails its gate: %+v", m)
+		}
+		if m.RadiusSource == "examples" && m.CentroidScore < m.Radius-m.Margin {
+			t.Errorf("match %s passed with centroid %.3f < radius %.3f − margin %.3f", m.Tool, m.CentroidScore, m.Radius, m.Margin)
+		}
+	}
+	info, err := r.Tool("send_email")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.RadiusSource != "examples" || info.RadiusExample == "" || !slices.Contains(info.Tool.Examples, info.RadiusExample) {
+		t.Errorf("Tool(send_email) = %+v, want a radius from one of its examples", info)
+	}
+	word, err := r.Tool("lookup_word")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if word.RadiusSource != "catalog" || word.Threshold != r.Calibration().DescriptionThreshold {
+		t.Errorf("Tool(lookup_word) = %+v, want the catalog-wide description threshold %v", word, r.Calibration().DescriptionThreshold)
+	}
+}
+
+func TestCentroidModeAbstains(t *testing.T) {
+	r, _ := loaded(t)
+	q := "compose a sonnet about autumn leaves"
+	d, err := r.Select(context.Background(), q, habilis.SelectOptions{Mode: habilis.ModeCentroid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Abstained || len(d.Matches) != 0 || d.Reason == "" {
+		t.Fatalf("Select(%q, centroid) = %+v, want an abstention with a reason and no matches", q, d)
+	}
+	open, err := r.Select(context.Background(), q, habilis.SelectOptions{Mode: habilis.ModeCentroid, FailOpen: true, K: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !open.Abstained || len(open.Matches) != 2 {
+		t.Errorf("Select(%q, centroid, fail-open) = %+v, want abstained with 2 matches", q, open)
+	}
+	for _, m := range open.Matches {
+		if m.Passed {
+			t.Errorf("fail-open match %s says passed after an abstention", m.Tool)
+		}
+	}
+}
+
+func TestPinnedAndDenied(t *testing.T) {
+	r, _ := loaded(t)
+	ctx := context.Background()
+	d, err := r.Select(ctx, "convert 10 dollars to euros", habilis.SelectOptions{Denied: []string{"convert_currency"}, Pinned: []string{"lookup_word"}, FailOpen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range d.Matches {
+		names = append(names, m.Tool)
+	}
+	if slices.Contains(names, "convert_currency") {
+		t.Errorf("denied tool returned: %v", names)
+	}
+	last := d.Matches[len(d.Matches)-1]
+	if last.Tool != "lookup_word" || !last.Pinned {
+		t.Errorf("Select with pin: last match %+v, want lookup_word pinned", last)
+	}
+	for _, opts := range []habilis.SelectOptions{{Pinned: []string{"nope"}}, {Denied: []string{"nope"}}} {
+		if _, err := r.Select(ctx, "hello", opts); !errors.Is(err, habilis.ErrNotFound) {
+			t.Errorf("Select with %+v: err %v, want ErrNotFound", opts, err)
+		}
+	}
+}
+
+func TestSelectRejectsBadInput(t *testing.T) {
+	r, _ := loaded(t)
+	for _, tt := range []struct {
+		query string
+		opts  habilis.SelectOptions
+	}{
+		{"", habilis.SelectOptions{}},
+		{"   ", habilis.SelectOptions{}},
+		{"weather", habilis.SelectOptions{Mode: "magic"}},
+		{"weather", habilis.SelectOptions{K: -1}},
+	} {
+		if _, err := r.Select(context.Background(), tt.query, tt.opts); !errors.Is(err, habilis.ErrInvalid) {
+			t.Errorf("Select(%q, %+v): err %v, want ErrInvalid", tt.query, tt.opts, err)
+		}
+	}
+}
+
+func TestAmbiguousWhenCollidingToolsBothFit(t *testing.T) {
+	r, _ := loaded(t)
+	info, err := r.Tool("get_weather")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(info.CollidesWith, "weather_forecast") {
+		t.Fatalf("get_weather collides with %v, want weather_forecast among them", info.CollidesWith)
+	}
+	d, err := r.Select(context.Background(), "weather in Paris tomorrow", habilis.SelectOptions{Mode: habilis.ModeCentroid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Ambiguous || d.Reason == "" {
+		t.Errorf("Select(weather in Paris tomorrow) = %+v, want ambiguous between the two weather tools", d)
+	}
+}
+
+func TestLoadIsIdempotent(t *testing.T) {
+	r, _ := open(t)
+	ctx := context.Background()
+	first, err := r.Load(ctx, catalog(t), selector.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Embedded == 0 || len(first.Added) != 7 {
+		t.Fatalf("first Load = %+v, want 7 tools added and texts embedded", first)
+	}
+	second, err := r.Load(ctx, catalog(t), selector.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Embedded != 0 || second.Version != first.Version || second.Unchanged != 7 || len(second.Added)+len(second.Updated)+len(second.Removed) != 0 {
+		t.Errorf("second Load = %+v, want nothing embedded or changed at version %d", second, first.Version)
+	}
+}
+
+func TestLoadReplaceMergeAndDelete(t *testing.T) {
+	r, _ := loaded(t)
+	ctx := context.Background()
+	tools := catalog(t)
+	rep, err := r.Load(ctx, tools[:2], selector.LoadOptions{Merge: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Removed) != 0 || len(r.Tools()) != 7 {
+		t.Errorf("merge load removed %v, now %d tools; want none removed, 7 tools", rep.Removed, len(r.Tools()))
+	}
+	changed := tools[0]
+	changed.Description = "Weather right now in any city of the world."
+	rep, err = r.Load(ctx, append([]habilis.Tool{changed}, tools[1:3]...), selector.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Removed) != 4 || !slices.Equal(rep.Updated, []string{"get_weather"}) || len(r.Tools()) != 3 {
+		t.Errorf("replace load = %+v with %d tools, want 4 removed, get_weather updated, 3 tools", rep, len(r.Tools()))
+	}
+	if _, err := r.Delete(ctx, []string{"send_email", "missing"}); !errors.Is(err, habilis.ErrNotFound) {
+		t.Errorf("Delete(unknown) err %v, want ErrNotFound", err)
+	}
+	if len(r.Tools()) != 3 {
+		t.Errorf("failed Delete changed the catalog: %d tools", len(r.Tools()))
+	}
+	if _, err := r.Delete(ctx, []string{"send_email"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Tool("send_email"); !errors.Is(err, habilis.ErrNotFound) {
+		t.Errorf("Tool(send_email) after delete: err %v, want ErrNotFound", err)
+	}
+}
+
+func TestFailedWriteKeepsServingOldCatalog(t *testing.T) {
+	r, st := loaded(t)
+	ctx := context.Background()
+	before := r.Version()
+	st.Close()
+	if _, err := r.Load(ctx, catalog(t)[:2], selector.LoadOptions{}); err == nil {
+		t.Fatal("Load on a closed store succeeded")
+	}
+	if r.Version() != before || len(r.Tools()) != 7 {
+		t.Errorf("after a failed load: version %d, %d tools; want %d and 7", r.Version(), len(r.Tools()), before)
+	}
+	if _, err := r.Select(ctx, "send an email to bob", habilis.SelectOptions{}); err != nil {
+		t.Errorf("Select after failed load: %v", err)
+	}
+}
+
+func TestReopenRestoresSameAnswers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "habilis.db")
+	ctx := context.Background()
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := selector.New(ctx, st, selector.Config{Embedder: lexical.New(lexical.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Load(ctx, catalog(t), selector.LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	q := "is it going to snow in Zurich tomorrow"
+	want, err := r.Select(ctx, q, habilis.SelectOptions{K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	st2, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	r2, err := selector.New(ctx, st2, selector.Config{Embedder: lexical.New(lexical.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r2.Select(ctx, q, habilis.SelectOptions{K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Matches) != len(want.Matches) {
+		t.Fatalf("after reopen Select(%q) = %+v, want %+v", q, got, want)
+	}
+	for i := range want.Matches {
+		if got.Matches[i].Tool != want.Matches[i].Tool || got.Matches[i].Score != want.Matches[i].Score {
+			t.Errorf("after reopen match %d = %+v, want %+v", i, got.Matches[i], want.Matches[i])
+		}
+	}
+}
+
+func TestConcurrentSelectDuringLoads(t *testing.T) {
+	r, _ := loaded(t)
+	ctx := context.Background()
+	tools := catalog(t)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				d, err := r.Select(ctx, "send an email to bob", habilis.SelectOptions{FailOpen: true})
+				if err != nil {
+					t.Errorf("Select during load: %v", err)
+					return
+				}
+				// Either the full catalog (send_email present) or the
+				// two-tool one: never a mix with no tools.
+				if len(d.Matches) == 0 {
+					t.Errorf("Select during load returned no matches")
+					return
+				}
+			}
+		}()
+	}
+	for i := range 10 {
+		set := tools
+		if i%2 == 0 {
+			set = tools[:2]
+		}
+		if _, err := r.Load(ctx, set, selector.LoadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+}

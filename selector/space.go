@@ -1,0 +1,136 @@
+package selector
+
+import (
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/vec"
+)
+
+// space scores a query against a fixed set of rows (one per tool): a dense
+// slab scanned with one matrix-vector product, or a sparse inverted index
+// whose postings are accumulated into the output. Rows are never copied
+// again after building, and scoring allocates nothing.
+type space struct {
+	rows  int
+	dense *vec.Slab
+	// Sparse inverted index in compressed form: term → postings
+	// [offsets[k], offsets[k+1]) of (row, weight).
+	terms   map[uint32]int32
+	offsets []int32
+	prow    []int32
+	pval    []float32
+}
+
+// newSpace builds a space over vs; all non-zero vectors must share a form
+// (the embedder's). Zero vectors score 0 against everything.
+func newSpace(vs []habilis.Vector, dim int) *space {
+	s := &space{rows: len(vs)}
+	if dim > 0 {
+		s.dense = vec.NewSlab(dim, len(vs))
+		for _, v := range vs {
+			if len(v.Dense) == dim {
+				s.dense.Append(v.Dense)
+			} else {
+				s.dense.Append(nil)
+			}
+		}
+		return s
+	}
+	counts := make(map[uint32]int32)
+	total := 0
+	for _, v := range vs {
+		for _, t := range v.Indices {
+			counts[t]++
+		}
+		total += len(v.Indices)
+	}
+	s.terms = make(map[uint32]int32, len(counts))
+	s.offsets = make([]int32, 0, len(counts)+1)
+	// Assign term slots in first-seen order so building is deterministic.
+	var off int32
+	for _, v := range vs {
+		for _, t := range v.Indices {
+			if _, ok := s.terms[t]; !ok {
+				s.terms[t] = int32(len(s.offsets))
+				s.offsets = append(s.offsets, off)
+				off += counts[t]
+			}
+		}
+	}
+	s.offsets = append(s.offsets, off)
+	s.prow = make([]int32, total)
+	s.pval = make([]float32, total)
+	fill := make([]int32, len(s.offsets)-1)
+	for r, v := range vs {
+		for i, t := range v.Indices {
+			k := s.terms[t]
+			p := s.offsets[k] + fill[k]
+			fill[k]++
+			s.prow[p] = int32(r)
+			s.pval[p] = v.Values[i]
+		}
+	}
+	return s
+}
+
+// scoreAll writes the query's score against every row into out, which must
+// have length s.rows.
+func (s *space) scoreAll(q habilis.Vector, out []float32) {
+	clear(out)
+	if s.dense != nil {
+		if len(q.Dense) == s.dense.Dim && s.rows > 0 {
+			s.dense.Scores(q.Dense, out)
+		}
+		return
+	}
+	for i, t := range q.Indices {
+		k, ok := s.terms[t]
+		if !ok {
+			continue
+		}
+		w := q.Values[i]
+		lo, hi := s.offsets[k], s.offsets[k+1]
+		rows, vals := s.prow[lo:hi], s.pval[lo:hi]
+		for j, r := range rows {
+			out[r] += w * vals[j]
+		}
+	}
+}
+
+// dot returns a·b for two vectors of the same form, or 0 when their forms
+// differ or either is zero.
+func dot(a, b habilis.Vector) float32 {
+	switch {
+	case a.Dense != nil && b.Dense != nil:
+		if len(a.Dense) != len(b.Dense) {
+			return 0
+		}
+		return vec.Dot(a.Dense, b.Dense)
+	case a.Indices != nil && b.Indices != nil:
+		return vec.SparseDot(a.Indices, a.Values, b.Indices, b.Values)
+	}
+	return 0
+}
+
+// mean returns the normalised mean of vs (all of one form), or a zero
+// Vector when there is none or it is zero.
+func mean(vs []habilis.Vector) habilis.Vector {
+	if len(vs) == 0 {
+		return habilis.Vector{}
+	}
+	if vs[0].Dense != nil {
+		xs := make([][]float32, 0, len(vs))
+		for _, v := range vs {
+			if v.Dense != nil {
+				xs = append(xs, v.Dense)
+			}
+		}
+		return habilis.Vector{Dense: vec.MeanDense(xs)}
+	}
+	idx := make([][]uint32, len(vs))
+	val := make([][]float32, len(vs))
+	for i, v := range vs {
+		idx[i], val[i] = v.Indices, v.Values
+	}
+	ii, vv := vec.MeanSparse(idx, val)
+	return habilis.Vector{Indices: ii, Values: vv}
+}
