@@ -43,9 +43,10 @@ type Calibration struct {
 	// probability that it applies: 1 / (1 + exp(-(Slope*x + Intercept))),
 	// one half at the threshold by default.
 	Confidence Logistic `json:"confidence"`
-	// NoiseFloor is the median similarity of an example to the centroid
-	// of a tool it is not for: what an unrelated request scores. No gate
-	// sits below it, however wide a tool's margin.
+	// NoiseFloor is the similarity of an example to the centroid of a tool
+	// it is not for that nine in ten such pairs stay under: what an
+	// unrelated request scores. No gate sits below it, however wide a
+	// tool's margin.
 	NoiseFloor float32 `json:"noise_floor"`
 	// HybridThreshold is hybrid mode's gate: a tool with examples passes
 	// when its Rocchio score (the centroid of its examples and its
@@ -90,6 +91,9 @@ const (
 	// estimate one (fewer than minSamples held-out examples).
 	defaultMargin = 0.05
 	minSamples    = 20
+	// noiseQuantile places the noise floor among the scores of examples
+	// at tools they are not for.
+	noiseQuantile = 0.9
 	// maxCalibrationTools bounds the leave-one-out work on huge catalogs:
 	// a deterministic sample of this many tools is used.
 	maxCalibrationTools = 2000
@@ -97,9 +101,12 @@ const (
 	maxCalibrationExamples = 32
 )
 
-// defaultWeights are equal: a fusion of z-scores with equal weights is
-// nearly as good as tuned ones and cannot overfit.
-var defaultWeights = Weights{Centroid: 1, Description: 1, Document: 1, Example: 1}
+// defaultWeights were chosen on half of the MetaTool development queries
+// (split by a hash of the query text) and checked on the other half: the
+// Rocchio signal already holds the description, and the nearest example
+// added nothing there while costing most of the selection time, so it is
+// off unless fit turns it on.
+var defaultWeights = Weights{Centroid: 1, Document: 0.5}
 
 // calibrate estimates a Calibration from records (with vectors, centroids
 // and radii). fixed, when non-nil, keeps the fields learned by fit and only
@@ -173,7 +180,9 @@ func calibrate(recs []habilis.Record, fixed *Calibration) Calibration {
 			posDesc = append(posDesc, ds[a])
 			negDesc = append(negDesc, bestDesc)
 			if k < len(gaps) && len(gaps) == len(vs) {
-				posEx = append(posEx, -gaps[k])
+				// At serving time the gate is the full radius minus the
+				// margin, and a new request scores like a held-out example.
+				posEx = append(posEx, held[k]-r.Radius)
 				posRaw = append(posRaw, held[k])
 				negEx = append(negEx, bestEx)
 				negRaw = append(negRaw, bestRaw)
@@ -188,7 +197,7 @@ func calibrate(recs []habilis.Record, fixed *Calibration) Calibration {
 	} else {
 		c.Margin = clamp01(-youden(posEx, negEx))
 	}
-	c.NoiseFloor = quantile(noise, 0.5)
+	c.NoiseFloor = quantile(noise, noiseQuantile)
 	c.Threshold = max(youden(posRaw, negRaw), c.NoiseFloor)
 	c.HybridThreshold = youden(posRoc, negRoc)
 	if len(posDesc) > 0 {
@@ -245,11 +254,20 @@ func rocchioScore(sum, roc, cent, desc float32) float32 {
 // pos through: wrongly refusing a request the catalog covers costs more
 // than a doubtful match, which the caller still sees explained. With
 // either side empty it returns the 1 − MinPass quantile of pos (or 0).
-func youden(pos, neg []float32) float32 {
+func youden(pos, neg []float32) float32 { return youdenCut(pos, neg, MinPass) }
+
+// Youden returns the threshold that best separates pos (to pass) from neg
+// (to fail) while letting at least MinPass of pos through; fit uses it on
+// labelled queries as calibration does on the catalog's examples.
+func Youden(pos, neg []float32) float32 { return youden(pos, neg) }
+
+// youdenCut is youden with minPass as the smallest share of pos let
+// through (0 for none).
+func youdenCut(pos, neg []float32, minPass float64) float32 {
 	if len(pos) == 0 {
 		return 0
 	}
-	floor := quantile(slices.Clone(pos), 1-MinPass)
+	floor := quantile(slices.Clone(pos), 1-minPass)
 	if len(neg) == 0 {
 		return floor
 	}

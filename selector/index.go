@@ -38,6 +38,8 @@ type index struct {
 	// ‖Σ examples + description‖, so q·(Σ+u)/‖Σ+u‖ follows from the
 	// centroid and description scores without another scan.
 	sumNorm, rocchioNorm []float32
+	// prior is the calibration's per-tool prior by index, or nil.
+	prior []float32
 }
 
 // rocchio returns tool i's Rocchio score from its centroid and description
@@ -115,6 +117,12 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embe
 	ix.rocchioNorm = make([]float32, len(recs))
 	for i := range recs {
 		ix.sumNorm[i], ix.rocchioNorm[i] = rocchioNorms(&recs[i])
+	}
+	if len(cal.Prior) > 0 {
+		ix.prior = make([]float32, len(recs))
+		for i := range recs {
+			ix.prior[i] = cal.Prior[recs[i].Tool.Name]
+		}
 	}
 	ix.cent = newSpace(cents, dim)
 	ix.desc = newSpace(descs, dim)

@@ -255,6 +255,10 @@ func (r *Router) SetCalibration(ctx context.Context, cal Calibration) (*LoadRepo
 	return r.writeWith(ctx, snap, nil, nil, false, nil, &cal)
 }
 
+// Config returns the router's configuration, so that a scratch router
+// over another store can be made alike (fit's trial catalogs).
+func (r *Router) Config() Config { return r.cfg }
+
 // Calibration returns the calibration in force.
 func (r *Router) Calibration() Calibration { return r.cur.Load().cal }
 

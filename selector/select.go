@@ -307,18 +307,8 @@ func (ix *index) hybrid(q habilis.Vector, s *scratch, k int, denied map[int]bool
 	for i := range s.roc {
 		s.roc[i] = ix.rocchio(i, s.cent[i], s.desc[i])
 	}
-	rm, rsd := meanStd(s.roc)
-	dm, dsd := meanStd(s.desc)
-	lm, lsd := meanStd(s.doc)
 	fused := s.fused
-	for i := range fused {
-		fused[i] = w.Centroid*z(s.roc[i], rm, rsd) + w.Description*z(s.desc[i], dm, dsd) + w.Document*z(s.doc[i], lm, lsd)
-	}
-	for name, p := range ix.cal.Prior {
-		if i, ok := ix.byName[name]; ok {
-			fused[i] += p
-		}
-	}
+	fuse(w, ix.prior, s.roc, s.desc, s.doc, fused)
 	pool := k
 	if w.Example != 0 {
 		pool = max(2*k, 16)
@@ -361,6 +351,85 @@ func (ix *index) hybrid(q habilis.Vector, s *scratch, k int, denied map[int]bool
 		rk.gate, rk.threshold = sgs[0].gateScore, sgs[0].threshold
 	}
 	return rk
+}
+
+// fuse writes hybrid mode's fused score of every tool into out: the
+// weighted sum of each signal's z-score over the catalog (so that no signal
+// dominates by its scale) plus the tool's prior, if any.
+func fuse(w Weights, prior, roc, desc, doc, out []float32) {
+	rm, rsd := meanStd(roc)
+	dm, dsd := meanStd(desc)
+	lm, lsd := meanStd(doc)
+	for i := range out {
+		out[i] = w.Centroid*z(roc[i], rm, rsd) + w.Description*z(desc[i], dm, dsd) + w.Document*z(doc[i], lm, lsd)
+		if prior != nil {
+			out[i] += prior[i]
+		}
+	}
+}
+
+// Scores are one query's raw signals for every tool of the catalog, in the
+// order of Tools: what fit tunes hybrid mode on.
+type Scores struct {
+	Tools []string
+	// Centroid, Description, Document and Rocchio are the signals; for a
+	// tool without examples Centroid and Rocchio hold its description
+	// score.
+	Centroid, Description, Document, Rocchio []float32
+	// Gate is each tool's centroid-mode gate score minus its radius (0 for
+	// tools without one); HasRadius says which tools have one.
+	Gate      []float32
+	HasRadius []bool
+	// HasExamples says which tools have examples.
+	HasExamples []bool
+}
+
+// Fused returns the hybrid fusion of s under weights w and the per-tool
+// prior (by name; missing tools have none), as selection computes it.
+func (s *Scores) Fused(w Weights, prior map[string]float32) []float32 {
+	var p []float32
+	if len(prior) > 0 {
+		p = make([]float32, len(s.Tools))
+		for i, n := range s.Tools {
+			p[i] = prior[n]
+		}
+	}
+	out := make([]float32, len(s.Tools))
+	fuse(w, p, s.Rocchio, s.Description, s.Document, out)
+	return out
+}
+
+// Scores returns the raw signals of query for every tool.
+func (r *Router) Scores(ctx context.Context, query string) (*Scores, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	ix := r.cur.Load()
+	q, ql, err := ix.queryVectors(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	n := len(ix.tools)
+	sc := &Scores{Tools: make([]string, n), Centroid: make([]float32, n), Description: make([]float32, n),
+		Document: make([]float32, n), Rocchio: make([]float32, n), Gate: make([]float32, n),
+		HasRadius: make([]bool, n), HasExamples: make([]bool, n)}
+	ix.cent.scoreAll(q, sc.Centroid)
+	ix.desc.scoreAll(q, sc.Description)
+	ix.doc.scoreAll(ql, sc.Document)
+	for i := range ix.tools {
+		t := &ix.tools[i]
+		sc.Tools[i] = t.tool.Name
+		sc.HasExamples[i] = len(t.tool.Examples) > 0
+		if !sc.HasExamples[i] {
+			sc.Centroid[i] = sc.Description[i]
+		}
+		sc.Rocchio[i] = ix.rocchio(i, sc.Centroid[i], sc.Description[i])
+		if t.hasRadius {
+			sc.HasRadius[i] = true
+			sc.Gate[i] = sc.Centroid[i] - t.radius
+		}
+	}
+	return sc, nil
 }
 
 // hybridGate sets a tool's hybrid gate: its Rocchio score against the

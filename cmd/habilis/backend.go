@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/embed/ollamaembed"
+	"github.com/habilis-router/habilis/embed/openaiembed"
+	"github.com/habilis-router/habilis/selector"
+	"github.com/habilis-router/habilis/store/boltstore"
+	"github.com/habilis-router/habilis/store/qdrantstore"
+)
+
+// backend is what the read commands (select, tools, collisions) need from a
+// catalog: a router over the local store, or a remote habilis server
+// (dialRemote). Errors wrap habilis' sentinels in both cases.
+type backend interface {
+	// Select answers one selection.
+	Select(ctx context.Context, query string, opts habilis.SelectOptions) (*habilis.Decision, error)
+	// Tools returns the catalog's tools sorted by name.
+	Tools(ctx context.Context) ([]habilis.Tool, error)
+	// Tool returns one tool with its gate, or ErrNotFound.
+	Tool(ctx context.Context, name string) (*selector.ToolInfo, error)
+	// DeleteTools removes tools in one write; an unknown name returns
+	// ErrNotFound and removes nothing.
+	DeleteTools(ctx context.Context, names []string) (*selector.LoadReport, error)
+	// Collisions analyses the catalog; threshold 0 means the default.
+	Collisions(ctx context.Context, threshold float32) ([]habilis.Collision, error)
+	Close() error
+}
+
+// storeTimeout is how long opening the bbolt file waits for another
+// process's lock (a running `habilis serve`) before saying it is in use.
+const storeTimeout = 2 * time.Second
+
+// openBackend returns the remote server when --remote is set and a router
+// over the local store otherwise. write opens the store for writing.
+func openBackend(ctx context.Context, g *globalOptions, write bool) (backend, error) {
+	if g.remote != "" {
+		return dialRemote(ctx, g.remote, g)
+	}
+	r, closeFn, err := openRouter(ctx, g, write)
+	if err != nil {
+		return nil, err
+	}
+	return &localBackend{r: r, close: closeFn}, nil
+}
+
+// localBackend adapts a router over the local store to backend.
+type localBackend struct {
+	r     *selector.Router
+	close func() error
+}
+
+func (b *localBackend) Select(ctx context.Context, query string, opts habilis.SelectOptions) (*habilis.Decision, error) {
+	return b.r.Select(ctx, query, opts)
+}
+
+func (b *localBackend) Tools(context.Context) ([]habilis.Tool, error) { return b.r.Tools(), nil }
+
+func (b *localBackend) Tool(_ context.Context, name string) (*selector.ToolInfo, error) {
+	return b.r.Tool(name)
+}
+
+func (b *localBackend) DeleteTools(ctx context.Context, names []string) (*selector.LoadReport, error) {
+	return b.r.Delete(ctx, names)
+}
+
+func (b *localBackend) Collisions(ctx context.Context, threshold float32) ([]habilis.Collision, error) {
+	return b.r.Collisions(ctx, threshold)
+}
+
+func (b *localBackend) Close() error { return b.close() }
+
+// openRouter opens the configured store and embedder and a router over
+// them. The returned function closes the router and the store. Read-only
+// access (write false) lets several readers share a bbolt file and refuses
+// a store that does not exist yet.
+func openRouter(ctx context.Context, g *globalOptions, write bool) (*selector.Router, func() error, error) {
+	cfg, err := g.routerConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	// Re-embedding writes to the store.
+	st, err := openStore(ctx, g, write || g.reindex)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := selector.New(ctx, st, cfg)
+	if err != nil {
+		st.Close()
+		if errors.Is(err, habilis.ErrEmbedderMismatch) {
+			return nil, nil, fmt.Errorf("open %s: %w (pass --reindex to re-embed it with %s)", g.store, err, g.embedder)
+		}
+		return nil, nil, fmt.Errorf("open %s: %w", g.store, err)
+	}
+	return r, func() error {
+		r.Close()
+		return st.Close()
+	}, nil
+}
+
+// routerConfig builds the router's configuration from the global flags.
+// A model embedder is paired with the lexical embedder so that hybrid mode
+// keeps its lexical signal; the lexical embedder serves as both itself.
+func (g *globalOptions) routerConfig() (selector.Config, error) {
+	emb, err := g.newEmbedder()
+	if err != nil {
+		return selector.Config{}, err
+	}
+	cfg := selector.Config{Embedder: emb, Reindex: g.reindex, Logger: g.logger}
+	if _, ok := emb.(*lexical.Embedder); !ok {
+		cfg.Lexical = lexical.New(lexical.Options{})
+	}
+	return cfg, nil
+}
+
+// newEmbedder parses --embedder.
+func (g *globalOptions) newEmbedder() (habilis.Embedder, error) {
+	spec := strings.TrimSpace(g.embedder)
+	kind, rest, _ := strings.Cut(spec, ":")
+	model, addr, _ := strings.Cut(rest, "@")
+	switch kind {
+	case "lexical":
+		if rest != "" {
+			return nil, usagef("--embedder %q: lexical takes no model", spec)
+		}
+		return lexical.New(lexical.Options{}), nil
+	case "ollama":
+		if model == "" {
+			return nil, usagef("--embedder %q: want ollama:MODEL[@HOST]", spec)
+		}
+		if addr == "" {
+			addr = g.getenv("OLLAMA_HOST")
+		}
+		e, err := ollamaembed.New(ollamaembed.Options{Host: addr, Model: model})
+		if err != nil {
+			return nil, &usageError{fmt.Errorf("--embedder %q: %w", spec, err)}
+		}
+		return e, nil
+	case "openai":
+		if model == "" {
+			return nil, usagef("--embedder %q: want openai:MODEL[@BASEURL]", spec)
+		}
+		key := g.getenv("OPENAI_API_KEY")
+		if g.apiKeyFile != "" {
+			b, err := os.ReadFile(g.apiKeyFile)
+			if err != nil {
+				return nil, fmt.Errorf("--api-key-file: %w", err)
+			}
+			key = strings.TrimSpace(string(b))
+		}
+		e, err := openaiembed.New(openaiembed.Options{BaseURL: addr, Model: model, APIKey: key})
+		if err != nil {
+			return nil, &usageError{fmt.Errorf("--embedder %q: %w", spec, err)}
+		}
+		return e, nil
+	}
+	return nil, usagef("--embedder %q: want lexical, ollama:MODEL[@HOST] or openai:MODEL[@BASEURL]", spec)
+}
+
+// openStore opens --store: a qdrant:// URL or a bbolt file.
+func openStore(ctx context.Context, g *globalOptions, write bool) (habilis.Store, error) {
+	if strings.HasPrefix(g.store, "qdrant://") {
+		cfg, err := qdrantstore.ParseURL(g.store)
+		if err != nil {
+			return nil, &usageError{fmt.Errorf("--store: %w", err)}
+		}
+		if cfg.APIKeyFile != "" {
+			b, err := os.ReadFile(cfg.APIKeyFile)
+			if err != nil {
+				return nil, fmt.Errorf("--store: api_key_file: %w", err)
+			}
+			cfg.APIKey = strings.TrimSpace(string(b))
+		}
+		return qdrantstore.Open(ctx, cfg)
+	}
+	opts := boltstore.Options{Timeout: storeTimeout}
+	if !write {
+		if _, err := os.Stat(g.store); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("store %s does not exist: load a catalog first (habilis load FILE) or pass --store: %w", g.store, habilis.ErrNotFound)
+		}
+		opts.ReadOnly = true
+	}
+	st, err := boltstore.Open(g.store, opts)
+	if err != nil {
+		if errors.Is(err, habilis.ErrUnavailable) {
+			return nil, fmt.Errorf("%w (if habilis serve holds it, query the server with --remote ADDR)", err)
+		}
+		return nil, err
+	}
+	return st, nil
+}

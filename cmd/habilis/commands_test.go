@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/eval"
+)
+
+func noEnv(string) string { return "" }
+
+func TestExecuteInProcess(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "habilis.db")
+	var stdout, stderr bytes.Buffer
+	if code := execute(context.Background(), []string{"--store", store, "load", testdata("tools.json")}, &stdout, &stderr, noEnv); code != exitOK {
+		t.Fatalf("load: exit %d: %s", code, stderr.String())
+	}
+	g := &globalOptions{store: store, embedder: "lexical", json: true, stderr: &stderr, getenv: noEnv}
+	stdout.Reset()
+	if err := runSelect(context.Background(), &selectOptions{g: g, query: "send an email to Zoe", mode: "hybrid", k: 3}, &stdout); err != nil {
+		t.Fatalf("runSelect: %v", err)
+	}
+	var d habilis.Decision
+	if err := json.Unmarshal(stdout.Bytes(), &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Matches) == 0 || d.Matches[0].Tool != "send_email" {
+		t.Errorf("runSelect(%q) = %v, want send_email first", "send an email to Zoe", d.Matches)
+	}
+	if len(d.Matches) > 3 {
+		t.Errorf("runSelect(-k 3) returned %d matches", len(d.Matches))
+	}
+
+	err := runSelect(context.Background(), &selectOptions{g: g, query: "x", mode: "fuzzy", k: 3}, &stdout)
+	var ue *usageError
+	if !errors.As(err, &ue) {
+		t.Errorf("runSelect(mode fuzzy) = %v, want a usage error", err)
+	}
+}
+
+func TestExecuteEnvironment(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "env.db")
+	env := func(k string) string {
+		return map[string]string{"HABILIS_STORE": store, "HABILIS_EMBEDDER": "lexical"}[k]
+	}
+	var stdout, stderr bytes.Buffer
+	if code := execute(context.Background(), []string{"load", "--json", testdata("lone.json")}, &stdout, &stderr, env); code != exitOK {
+		t.Fatalf("load with HABILIS_STORE: exit %d: %s", code, stderr.String())
+	}
+	stdout.Reset()
+	if code := execute(context.Background(), []string{"tools", "list"}, &stdout, &stderr, env); code != exitOK {
+		t.Fatalf("tools list with HABILIS_STORE: exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "get_weather") {
+		t.Errorf("tools list with HABILIS_STORE=%s:\n%s", store, stdout.String())
+	}
+}
+
+func TestNewEmbedder(t *testing.T) {
+	tests := []struct {
+		spec     string
+		kind     string // "" means a usage error
+		model    string
+		apiKeyOK bool
+	}{
+		{"lexical", "lexical", "", true},
+		{"ollama:nomic-embed-text", "ollama", "nomic-embed-text", true},
+		{"ollama:all-minilm:l6-v2@gpu-box:11434", "ollama", "all-minilm:l6-v2", true},
+		{"openai:text-embedding-3-small@http://localhost:8080/v1", "openai", "text-embedding-3-small", true},
+		{"ollama:", "", "", true},
+		{"openai", "", "", true},
+		{"lexical:big", "", "", true},
+		{"bert", "", "", true},
+	}
+	for _, tt := range tests {
+		g := &globalOptions{embedder: tt.spec, getenv: noEnv}
+		emb, err := g.newEmbedder()
+		if tt.kind == "" {
+			var ue *usageError
+			if !errors.As(err, &ue) {
+				t.Errorf("newEmbedder(%q) = %v, want a usage error", tt.spec, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("newEmbedder(%q): %v", tt.spec, err)
+			continue
+		}
+		if info := emb.Info(); info.Kind != tt.kind || info.Model != tt.model {
+			t.Errorf("newEmbedder(%q) = %s %s, want %s %s", tt.spec, info.Kind, info.Model, tt.kind, tt.model)
+		}
+	}
+}
+
+func TestRouterConfigPairsModelsWithLexical(t *testing.T) {
+	for _, tt := range []struct {
+		spec        string
+		wantLexical bool
+	}{{"lexical", false}, {"ollama:nomic-embed-text", true}, {"openai:text-embedding-3-small", true}} {
+		g := &globalOptions{embedder: tt.spec, getenv: noEnv}
+		cfg, err := g.routerConfig()
+		if err != nil {
+			t.Fatalf("routerConfig(%q): %v", tt.spec, err)
+		}
+		if got := cfg.Lexical != nil; got != tt.wantLexical {
+			t.Errorf("routerConfig(%q).Lexical set = %v, want %v", tt.spec, got, tt.wantLexical)
+		}
+	}
+}
+
+func TestHoldOut(t *testing.T) {
+	tools := []habilis.Tool{
+		{Name: "a", Examples: []string{"a0", "a1", "a2", "a3", "a4", "a5", "a6"}},
+		{Name: "b", Examples: []string{"b0", "b1"}},
+		{Name: "c"},
+	}
+	tests := []struct {
+		fold     int
+		wantKept map[string][]string
+		wantHeld []eval.Query
+	}{
+		{0, map[string][]string{"a": {"a1", "a2", "a3", "a4", "a6"}, "b": {"b1"}, "c": nil},
+			[]eval.Query{{Query: "a0", Expected: []string{"a"}}, {Query: "a5", Expected: []string{"a"}}, {Query: "b0", Expected: []string{"b"}}}},
+		{4, map[string][]string{"a": {"a0", "a1", "a2", "a3", "a5", "a6"}, "b": {"b0", "b1"}, "c": nil},
+			[]eval.Query{{Query: "a4", Expected: []string{"a"}}}},
+	}
+	for _, tt := range tests {
+		kept, held := holdOut(tools, tt.fold)
+		got := map[string][]string{}
+		for _, k := range kept {
+			got[k.Name] = k.Examples
+		}
+		if diff := cmp.Diff(tt.wantKept, got); diff != "" {
+			t.Errorf("holdOut(fold %d) kept (-want +got):\n%s", tt.fold, diff)
+		}
+		if diff := cmp.Diff(tt.wantHeld, held); diff != "" {
+			t.Errorf("holdOut(fold %d) held (-want +got):\n%s", tt.fold, diff)
+		}
+	}
+	if len(tools[0].Examples) != 7 {
+		t.Errorf("holdOut changed its input: %v", tools[0].Examples)
+	}
+}
+
+func TestMergeReports(t *testing.T) {
+	a := &eval.Report{Queries: 4, Mode: habilis.ModeHybrid, K: 5, AccAt1: 1, RecallAtK: 1, MRR: 1, DecisionAccuracy: 1,
+		Latency:    eval.Latency{P50: 10, P99: 20},
+		PerTool:    []eval.PerTool{{Tool: "x", Queries: 4, AccAt1: 1}},
+		Confusions: []eval.Confusion{}}
+	b := &eval.Report{Queries: 4, Mode: habilis.ModeHybrid, K: 5, AccAt1: 0.5, RecallAtK: 0.75, MRR: 0.5, DecisionAccuracy: 0.5,
+		Latency:    eval.Latency{P50: 30, P99: 50},
+		PerTool:    []eval.PerTool{{Tool: "x", Queries: 2, AccAt1: 1}, {Tool: "y", Queries: 2, AccAt1: 0}},
+		Confusions: []eval.Confusion{{Expected: "y", Chosen: "x", Count: 2, Queries: []string{"q1", "q2"}}}}
+	got := mergeReports([]*eval.Report{a, b}, 2)
+	want := &eval.Report{Queries: 8, Tools: 2, Mode: habilis.ModeHybrid, K: 5, AccAt1: 0.75, RecallAtK: 0.875, MRR: 0.75, DecisionAccuracy: 0.75,
+		Latency:           eval.Latency{P50: 20, P99: 50},
+		PerTool:           []eval.PerTool{{Tool: "y", Queries: 2, AccAt1: 0}, {Tool: "x", Queries: 6, AccAt1: 1}},
+		Confusions:        []eval.Confusion{{Expected: "y", Chosen: "x", Count: 2, Queries: []string{"q1", "q2"}}},
+		WrongAbstentions:  []eval.Miss{},
+		MissedAbstentions: []eval.Miss{}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mergeReports (-want +got):\n%s", diff)
+	}
+}
+
+func TestProgressQuietOffTerminal(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, "embedding")
+	p.start = p.start.Add(-2 * progressDelay) // as if the work had run long
+	for i := range 10 {
+		p.update(i+1, 10)
+	}
+	p.finish()
+	if buf.Len() != 0 {
+		t.Errorf("progress wrote %q to a non-terminal", buf.String())
+	}
+}

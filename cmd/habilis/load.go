@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/selector"
+	"github.com/spf13/cobra"
+)
+
+// loadOptions are the flags of `habilis load`.
+type loadOptions struct {
+	g     *globalOptions
+	file  string
+	merge bool
+}
+
+func (o *loadOptions) addFlags(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&o.merge, "merge", false, "keep stored tools the file does not mention (default: the file becomes the whole catalog)")
+}
+
+func newLoadCmd(g *globalOptions) *cobra.Command {
+	o := &loadOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "load FILE",
+		Short: "Load a catalog file into the store",
+		Long: `Load parses FILE (habilis, OpenAI function or MCP tools/list shape), embeds what
+changed and commits the catalog in one write. On any error the store is unchanged.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.file = args[0]
+			return runLoad(cmd.Context(), o, cmd.OutOrStdout())
+		},
+	}
+	o.addFlags(cmd)
+	return cmd
+}
+
+func runLoad(ctx context.Context, o *loadOptions, stdout io.Writer) error {
+	if err := o.g.noRemote("load"); err != nil {
+		return err
+	}
+	// Parse first: a broken file never opens, let alone touches, the store.
+	tools, err := habilis.ReadCatalog(o.file)
+	if err != nil {
+		if n := countProblems(err); n > 1 {
+			return fmt.Errorf("load %s: %d problems:\n%w", o.file, n, err)
+		}
+		return fmt.Errorf("load %s: %w", o.file, err)
+	}
+	r, closeRouter, err := openRouter(ctx, o.g, true)
+	if err != nil {
+		return fmt.Errorf("load %s: %w", o.file, err)
+	}
+	defer closeRouter()
+	bar := newProgress(o.g.stderr, "embedding")
+	rep, err := r.Load(ctx, tools, selector.LoadOptions{Merge: o.merge, Progress: bar.update})
+	bar.finish()
+	if err != nil {
+		return fmt.Errorf("load %s: %w", o.file, err)
+	}
+	if o.g.json {
+		return writeJSON(stdout, nonNilReport(rep))
+	}
+	printLoadReport(stdout, o.file, rep)
+	return nil
+}
+
+// countProblems counts the errors joined in err (catalog problems).
+func countProblems(err error) int {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return len(j.Unwrap())
+	}
+	return 1
+}
+
+func printLoadReport(w io.Writer, file string, rep *selector.LoadReport) {
+	fmt.Fprintf(w, "loaded %s: %d tools, %d examples\n", file, rep.Tools, rep.Examples)
+	fmt.Fprintf(w, "  %d added, %d updated, %d removed, %d unchanged\n", len(rep.Added), len(rep.Updated), len(rep.Removed), rep.Unchanged)
+	fmt.Fprintf(w, "  %d texts embedded, %d reused\n", rep.Embedded, rep.Reused)
+	fmt.Fprintf(w, "  catalog version %d, %s\n", rep.Version, rep.Duration.Round(time.Millisecond))
+	for _, l := range []struct {
+		what  string
+		names []string
+	}{{"added", rep.Added}, {"updated", rep.Updated}, {"removed", rep.Removed}} {
+		if len(l.names) > 0 && len(l.names) <= 20 {
+			fmt.Fprintf(w, "  %s: %v\n", l.what, l.names)
+		}
+	}
+}
+
+// nonNilReport makes the report's lists print as [] rather than null.
+func nonNilReport(rep *selector.LoadReport) *selector.LoadReport {
+	for _, l := range []*[]string{&rep.Added, &rep.Updated, &rep.Removed} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	return rep
+}

@@ -1,0 +1,547 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/selector"
+	"github.com/habilis-router/habilis/store/boltstore"
+)
+
+// binary is the habilis binary TestMain builds once for every test.
+var binary string
+
+func TestMain(m *testing.M) {
+	os.Exit(buildAndRun(m))
+}
+
+func buildAndRun(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "habilis-cli-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binary = filepath.Join(dir, "habilis")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// result is one run of the binary.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// habilisCmd runs the binary with args in dir (the test's own directory
+// when ""), with no HABILIS_ variables inherited and TMPDIR set to tmp
+// when not "".
+func habilisIn(t *testing.T, dir, tmp string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HABILIS_") && !strings.HasPrefix(kv, "TMPDIR=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	if tmp != "" {
+		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("run habilis %v: %v", args, err)
+		}
+		code = ee.ExitCode()
+	}
+	return result{stdout.String(), stderr.String(), code}
+}
+
+func habilisRun(t *testing.T, args ...string) result {
+	t.Helper()
+	return habilisIn(t, "", "", args...)
+}
+
+// mustRun runs the binary and fails the test unless it exits 0.
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	r := habilisRun(t, args...)
+	if r.code != 0 {
+		t.Fatalf("habilis %v: exit %d, stderr:\n%s", args, r.code, r.stderr)
+	}
+	return r.stdout
+}
+
+func testdata(name string) string {
+	p, err := filepath.Abs(filepath.Join("testdata", name))
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// loadedStore returns a store with testdata/tools.json loaded.
+func loadedStore(t *testing.T) string {
+	t.Helper()
+	store := filepath.Join(t.TempDir(), "habilis.db")
+	mustRun(t, "--store", store, "load", testdata("tools.json"))
+	return store
+}
+
+func decode[T any](t *testing.T, s string) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("decode %T: %v\n%s", v, err, s)
+	}
+	return v
+}
+
+func listTools(t *testing.T, store string) []habilis.Tool {
+	t.Helper()
+	out := decode[struct {
+		Tools []habilis.Tool `json:"tools"`
+	}](t, mustRun(t, "--store", store, "tools", "list", "--json"))
+	return out.Tools
+}
+
+func TestLoad(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "habilis.db")
+	out := mustRun(t, "--store", store, "load", testdata("tools.json"))
+	for _, want := range []string{"7 tools", "7 added", "0 removed", "texts embedded", "catalog version 1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("load output lacks %q:\n%s", want, out)
+		}
+	}
+	first := decode[selector.LoadReport](t, mustRun(t, "--store", store, "load", "--json", testdata("tools.json")))
+	if first.Embedded != 0 || first.Version != 1 || first.Unchanged != 7 {
+		t.Errorf("second load = embedded %d, version %d, unchanged %d; want 0, 1, 7", first.Embedded, first.Version, first.Unchanged)
+	}
+	if got := len(listTools(t, store)); got != 7 {
+		t.Errorf("tools list after load: %d tools, want 7", got)
+	}
+}
+
+func TestLoadErrorsLeaveStoreUnchanged(t *testing.T) {
+	store := loadedStore(t)
+	before := listTools(t, store)
+	tests := []struct {
+		file string
+		want []string // in stderr
+	}{
+		{"broken.json", []string{"broken.json", `tool 1 "send_email"`, `"descripton"`, `"description"`}},
+		{"duplicate.json", []string{"duplicate.json", `"get_weather"`, "duplicates"}},
+		{"missing.json", []string{"missing.json"}},
+	}
+	for _, tt := range tests {
+		r := habilisRun(t, "--store", store, "load", testdata(tt.file))
+		if r.code != exitError {
+			t.Errorf("load %s: exit %d, want %d", tt.file, r.code, exitError)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("load %s: stderr lacks %q:\n%s", tt.file, w, r.stderr)
+			}
+		}
+		if diff := cmp.Diff(before, listTools(t, store)); diff != "" {
+			t.Errorf("load %s changed the store (-before +after):\n%s", tt.file, diff)
+		}
+	}
+	// Every problem of the broken file is reported, one per line.
+	r := habilisRun(t, "--store", store, "load", testdata("broken.json"))
+	if n := strings.Count(r.stderr, "broken.json: tool"); n < 2 {
+		t.Errorf("load broken.json reported %d problems, want at least 2:\n%s", n, r.stderr)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	store := loadedStore(t)
+	tests := []struct {
+		query     string
+		mode      string
+		wantTop   string // "" means abstained
+		abstained bool
+	}{
+		{"is it sunny in Rome right now", "hybrid", "get_weather", false},
+		{"mail the meeting notes to Ursula", "hybrid", "send_email", false},
+		{"how much is 12 dollars in euros", "centroid", "convert_currency", false},
+		{"translate see you soon into French", "description", "translate_text", false},
+		{"recommend a vegan lasagna recipe", "centroid", "", true},
+	}
+	for _, tt := range tests {
+		out := mustRun(t, "--store", store, "select", "--json", "--mode", tt.mode, tt.query)
+		var raw map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(out), &raw); err != nil {
+			t.Fatalf("select(%q): %v", tt.query, err)
+		}
+		for _, k := range []string{"query", "mode", "abstained", "reason", "ambiguous", "matches"} {
+			if _, ok := raw[k]; !ok {
+				t.Errorf("select(%q) JSON lacks %q:\n%s", tt.query, k, out)
+			}
+		}
+		d := decode[habilis.Decision](t, out)
+		if d.Query != tt.query || string(d.Mode) != tt.mode {
+			t.Errorf("select(%q) = query %q mode %q, want %q %q", tt.query, d.Query, d.Mode, tt.query, tt.mode)
+		}
+		if d.Abstained != tt.abstained {
+			t.Errorf("select(%q, %s).abstained = %v, want %v (reason %q)", tt.query, tt.mode, d.Abstained, tt.abstained, d.Reason)
+		}
+		if tt.abstained {
+			if len(d.Matches) != 0 || d.Reason == "" {
+				t.Errorf("select(%q, %s) abstained with matches %v, reason %q; want none and a reason", tt.query, tt.mode, d.Matches, d.Reason)
+			}
+			continue
+		}
+		if len(d.Matches) == 0 || d.Matches[0].Tool != tt.wantTop {
+			t.Errorf("select(%q, %s) = %v, want top %s", tt.query, tt.mode, d.Matches, tt.wantTop)
+			continue
+		}
+		var ms []map[string]json.RawMessage
+		if err := json.Unmarshal(raw["matches"], &ms); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"tool", "score", "centroid_score", "description_score", "radius", "margin", "passed", "collides_with"} {
+			if _, ok := ms[0][k]; !ok {
+				t.Errorf("select(%q) match JSON lacks %q", tt.query, k)
+			}
+		}
+	}
+}
+
+func TestSelectOptions(t *testing.T) {
+	store := loadedStore(t)
+	d := decode[habilis.Decision](t, mustRun(t, "--store", store, "select", "--json", "-k", "2",
+		"--deny", "get_weather", "--pin", "translate_text", "is", "it", "sunny", "in", "Rome"))
+	if d.Query != "is it sunny in Rome" {
+		t.Errorf("select query = %q, want the words joined by spaces", d.Query)
+	}
+	var names []string
+	for _, m := range d.Matches {
+		names = append(names, m.Tool)
+	}
+	if slices.Contains(names, "get_weather") || !slices.Contains(names, "translate_text") {
+		t.Errorf("select --deny get_weather --pin translate_text = %v", names)
+	}
+	// Fail-open returns tools even when the router abstains.
+	d = decode[habilis.Decision](t, mustRun(t, "--store", store, "select", "--json", "--mode", "centroid", "--fail-open", "recommend a vegan lasagna recipe"))
+	if !d.Abstained || len(d.Matches) == 0 {
+		t.Errorf("select --fail-open = abstained %v with %d matches, want abstained with matches", d.Abstained, len(d.Matches))
+	}
+	// The human table says why it abstained.
+	out := mustRun(t, "--store", store, "select", "--mode", "centroid", "recommend a vegan lasagna recipe")
+	if !strings.Contains(out, "abstained") {
+		t.Errorf("select table lacks the abstention line:\n%s", out)
+	}
+	out = mustRun(t, "--store", store, "select", "is it sunny in Rome right now")
+	if !strings.Contains(out, "get_weather") || !strings.Contains(out, "RADIUS") {
+		t.Errorf("select table lacks the figures:\n%s", out)
+	}
+}
+
+func TestCollisions(t *testing.T) {
+	store := loadedStore(t)
+	out := mustRun(t, "--store", store, "collisions", "--json")
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+		t.Fatal(err)
+	}
+	cols := decode[struct {
+		Collisions []habilis.Collision `json:"collisions"`
+	}](t, out).Collisions
+	found := false
+	for _, c := range cols {
+		if c.A == "get_forecast" && c.B == "get_weather" || c.A == "get_weather" && c.B == "get_forecast" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("collisions = %v, want the get_weather/get_forecast pair", cols)
+	}
+
+	r := habilisRun(t, "--store", store, "collisions", "--fail-on", "low")
+	if r.code != exitCollisions {
+		t.Errorf("collisions --fail-on low: exit %d, want %d", r.code, exitCollisions)
+	}
+	if !strings.Contains(r.stdout, "get_weather") {
+		t.Errorf("collisions --fail-on low printed no report:\n%s", r.stdout)
+	}
+
+	// A catalog without overlaps gives an empty list, not null.
+	lone := filepath.Join(t.TempDir(), "lone.db")
+	mustRun(t, "--store", lone, "load", testdata("lone.json"))
+	out = mustRun(t, "--store", lone, "collisions", "--json", "--fail-on", "low")
+	if strings.Contains(out, "null") || !strings.Contains(out, `"collisions": []`) {
+		t.Errorf("collisions on a single-tool catalog = %s, want an empty list", out)
+	}
+}
+
+func TestTools(t *testing.T) {
+	store := loadedStore(t)
+	before := listTools(t, store)
+
+	info := decode[selector.ToolInfo](t, mustRun(t, "--store", store, "tools", "show", "--json", "get_weather"))
+	if info.Tool.Name != "get_weather" || len(info.Tool.Examples) != 7 || info.RadiusExample == "" || info.RadiusSource != "examples" {
+		t.Errorf("tools show get_weather = %+v", info)
+	}
+	if info.Threshold != info.Radius-info.Margin && info.Threshold == 0 {
+		t.Errorf("tools show get_weather threshold %v, radius %v, margin %v", info.Threshold, info.Radius, info.Margin)
+	}
+	out := mustRun(t, "--store", store, "tools", "show", "get_weather")
+	for _, w := range []string{"radius:", "margin:", "threshold:", "schema:", "is it raining in Oslo right now"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("tools show lacks %q:\n%s", w, out)
+		}
+	}
+
+	r := habilisRun(t, "--store", store, "tools", "show", "nope")
+	if r.code != exitError || !strings.Contains(r.stderr, `"nope"`) {
+		t.Errorf("tools show nope = exit %d, stderr %q; want 1 naming it", r.code, r.stderr)
+	}
+
+	r = habilisRun(t, "--store", store, "tools", "rm", "get_weather", "nope")
+	if r.code != exitError || !strings.Contains(r.stderr, `"nope"`) {
+		t.Errorf("tools rm get_weather nope = exit %d, stderr %q; want 1 naming nope", r.code, r.stderr)
+	}
+	if diff := cmp.Diff(before, listTools(t, store)); diff != "" {
+		t.Errorf("a failed tools rm changed the catalog (-before +after):\n%s", diff)
+	}
+
+	mustRun(t, "--store", store, "tools", "rm", "translate_text", "read_inbox")
+	var names []string
+	for _, tool := range listTools(t, store) {
+		names = append(names, tool.Name)
+	}
+	want := []string{"convert_currency", "create_event", "get_forecast", "get_weather", "send_email"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("tools after rm (-want +got):\n%s", diff)
+	}
+}
+
+// evalKeys are the report's contract keys.
+var evalKeys = []string{"queries", "tools", "mode", "k", "acc_at_1", "recall_at_k", "mrr", "decision_accuracy", "no_tool", "latency_us", "per_tool", "confusions"}
+
+func checkEvalReport(t *testing.T, name, out string) {
+	t.Helper()
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+		t.Fatalf("%s: %v\n%s", name, err, out)
+	}
+	for _, k := range evalKeys {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("%s JSON lacks %q", name, k)
+		}
+	}
+	noTool, _ := raw["no_tool"].(map[string]any)
+	for _, k := range []string{"queries", "auroc", "abstain_precision", "abstain_recall"} {
+		if _, ok := noTool[k]; !ok {
+			t.Errorf("%s no_tool lacks %q", name, k)
+		}
+	}
+	lat, _ := raw["latency_us"].(map[string]any)
+	for _, k := range []string{"p50", "p99"} {
+		if _, ok := lat[k]; !ok {
+			t.Errorf("%s latency_us lacks %q", name, k)
+		}
+	}
+	rates := map[string]any{"acc_at_1": raw["acc_at_1"], "recall_at_k": raw["recall_at_k"], "mrr": raw["mrr"],
+		"decision_accuracy": raw["decision_accuracy"], "auroc": noTool["auroc"],
+		"abstain_precision": noTool["abstain_precision"], "abstain_recall": noTool["abstain_recall"]}
+	for k, v := range rates {
+		f, ok := v.(float64)
+		if !ok || f < 0 || f > 1 {
+			t.Errorf("%s %s = %v, want a rate in [0, 1]", name, k, v)
+		}
+	}
+}
+
+func TestEval(t *testing.T) {
+	store := loadedStore(t)
+	storeBefore, err := os.ReadFile(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	r := habilisIn(t, "", tmp, "--store", store, "eval", "--json", "--tools", testdata("tools.json"), "--queries", testdata("queries.jsonl"))
+	if r.code != 0 {
+		t.Fatalf("eval: exit %d: %s", r.code, r.stderr)
+	}
+	checkEvalReport(t, "eval", r.stdout)
+	rep := decode[struct {
+		Queries int `json:"queries"`
+		Tools   int `json:"tools"`
+		NoTool  struct {
+			Queries int `json:"queries"`
+		} `json:"no_tool"`
+	}](t, r.stdout)
+	if rep.Queries != 16 || rep.Tools != 7 || rep.NoTool.Queries != 2 {
+		t.Errorf("eval = %d queries, %d tools, %d no-tool; want 16, 7, 2", rep.Queries, rep.Tools, rep.NoTool.Queries)
+	}
+	storeAfter, err := os.ReadFile(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(storeBefore, storeAfter) {
+		t.Errorf("eval changed the user's --store")
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("eval left %d entries in the temporary directory", len(left))
+	}
+
+	// A --store that does not exist is neither needed nor created.
+	dir := t.TempDir()
+	r = habilisIn(t, dir, tmp, "eval", "--tools", testdata("tools.json"), "--queries", testdata("queries.jsonl"))
+	if r.code != 0 {
+		t.Fatalf("eval: exit %d: %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, defaultStore)); err == nil {
+		t.Errorf("eval created %s", defaultStore)
+	}
+	for _, w := range []string{"acc@1", "worst tools", "write a poem about the sea"} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("eval table lacks %q:\n%s", w, r.stdout)
+		}
+	}
+
+	r = habilisRun(t, "eval", "--tools", testdata("tools.json"), "--queries", testdata("queries.jsonl"), "--min-acc", "1.01")
+	if r.code != exitAccuracy {
+		t.Errorf("eval --min-acc 1.01: exit %d, want %d", r.code, exitAccuracy)
+	}
+	if !strings.Contains(r.stdout, "acc@1") || !strings.Contains(r.stderr, "min-acc") {
+		t.Errorf("eval --min-acc 1.01 should print the report then the miss; stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+}
+
+func TestEvalSelf(t *testing.T) {
+	out := mustRun(t, "eval", "--self", "--json", "--tools", testdata("tools.json"))
+	checkEvalReport(t, "eval --self", out)
+	rep := decode[struct {
+		Queries int `json:"queries"`
+		Folds   int `json:"folds"`
+	}](t, out)
+	if rep.Queries != 43 || rep.Folds != selfFolds {
+		t.Errorf("eval --self = %d queries in %d folds, want 43 in %d", rep.Queries, rep.Folds, selfFolds)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	store := loadedStore(t)
+	missing := filepath.Join(t.TempDir(), "missing.db")
+	tests := []struct {
+		args []string
+		code int
+		want string // in stderr
+	}{
+		{[]string{"version"}, exitOK, ""},
+		{[]string{"--bogus"}, exitUsage, "bogus"},
+		{[]string{"frobnicate"}, exitUsage, "frobnicate"},
+		{[]string{"--store", store, "select"}, exitUsage, "arg"},
+		{[]string{"--store", store, "select", "--mode", "nope", "weather"}, exitUsage, "nope"},
+		{[]string{"--store", store, "select", "-k", "0", "weather"}, exitUsage, "-k"},
+		{[]string{"--store", store, "select", "-k", "two", "weather"}, exitUsage, "two"},
+		{[]string{"--store", store, "collisions", "--fail-on", "severe"}, exitUsage, "severe"},
+		{[]string{"--store", store, "tools", "show"}, exitUsage, "arg"},
+		{[]string{"--store", store, "tools", "bogus"}, exitUsage, "bogus"},
+		{[]string{"load"}, exitUsage, "arg"},
+		{[]string{"eval", "--tools", testdata("tools.json")}, exitUsage, "--queries"},
+		{[]string{"--log-level", "loud", "version"}, exitUsage, "loud"},
+		{[]string{"--store", store, "--embedder", "word2vec", "select", "weather"}, exitUsage, "word2vec"},
+		{[]string{"--store", missing, "select", "weather"}, exitError, "does not exist"},
+		{[]string{"--store", missing, "fit", testdata("missing.jsonl")}, exitError, "missing.jsonl"},
+	}
+	for _, tt := range tests {
+		r := habilisRun(t, tt.args...)
+		if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("habilis %v = exit %d, stderr %q; want exit %d mentioning %q", tt.args, r.code, r.stderr, tt.code, tt.want)
+		}
+		if tt.code != exitOK && !strings.HasPrefix(r.stderr, "habilis: ") {
+			t.Errorf("habilis %v: stderr %q does not start with \"habilis: \"", tt.args, r.stderr)
+		}
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Errorf("a read command created the missing store %s", missing)
+	}
+}
+
+func TestStoreInUse(t *testing.T) {
+	store := loadedStore(t)
+	st, err := boltstore.Open(store, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r := habilisRun(t, "--store", store, "select", "weather in Paris")
+	if r.code != exitError || !strings.Contains(r.stderr, "in use") || !strings.Contains(r.stderr, "--remote") {
+		t.Errorf("select on a store in use = exit %d, stderr %q; want 1, saying it is in use and suggesting --remote", r.code, r.stderr)
+	}
+}
+
+func TestEnvironment(t *testing.T) {
+	store := loadedStore(t)
+	cmd := exec.Command(binary, "tools", "list", "--json")
+	cmd.Env = append(os.Environ(), "HABILIS_STORE="+store)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("tools list with HABILIS_STORE: %v", err)
+	}
+	if got := len(decode[struct {
+		Tools []habilis.Tool `json:"tools"`
+	}](t, string(out)).Tools); got != 7 {
+		t.Errorf("tools list with HABILIS_STORE = %d tools, want 7", got)
+	}
+}
+
+func TestFit(t *testing.T) {
+	store := loadedStore(t)
+	versionOf := func() uint64 {
+		t.Helper()
+		st, err := boltstore.Open(store, boltstore.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		snap, err := st.Snapshot(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap.Meta.Version
+	}
+	before := versionOf()
+	out := mustRun(t, "--store", store, "fit", "--json", testdata("fit.jsonl"))
+	var rep map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep) == 0 {
+		t.Fatalf("fit --json = %q (%v), want a JSON report", out, err)
+	}
+	if after := versionOf(); after <= before {
+		t.Errorf("catalog version after fit = %d, want above %d: fit stores its calibration", after, before)
+	}
+	out = mustRun(t, "--store", store, "fit", testdata("fit.jsonl"))
+	if !strings.Contains(out, "26 labelled queries") {
+		t.Errorf("fit output lacks the query count:\n%s", out)
+	}
+
+	out = mustRun(t, "eval", "--json", "--tools", testdata("tools.json"), "--queries", testdata("queries.jsonl"), "--fit", testdata("fit.jsonl"))
+	checkEvalReport(t, "eval --fit", out)
+	if _, ok := decode[map[string]json.RawMessage](t, out)["fit"]; !ok {
+		t.Errorf("eval --fit JSON lacks the fit report")
+	}
+}

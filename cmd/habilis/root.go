@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes, documented in the package comment and the root help.
+const (
+	exitOK         = 0
+	exitError      = 1
+	exitUsage      = 2
+	exitCollisions = 3
+	exitAccuracy   = 4
+)
+
+// defaultStore is the bbolt file used when neither --store nor
+// HABILIS_STORE says otherwise.
+const defaultStore = "habilis.db"
+
+// globalOptions are the flags every command shares. One value is built per
+// execution and passed down to every command, so nothing is global.
+type globalOptions struct {
+	// store is a bbolt file path or a qdrant:// URL.
+	store string
+	// embedder is "lexical", "ollama:MODEL[@HOST]" or "openai:MODEL[@BASEURL]".
+	embedder string
+	// apiKeyFile holds the OpenAI-compatible server's key when set.
+	apiKeyFile string
+	// reindex re-embeds a store built by another embedder instead of
+	// refusing it.
+	reindex bool
+	// remote is the address of a habilis server; "" means the local store.
+	remote string
+	// json prints results as JSON instead of tables.
+	json     bool
+	logLevel string
+
+	// stderr receives progress, logs and errors; getenv reads the
+	// environment (tests pass their own).
+	stderr io.Writer
+	getenv func(string) string
+	// logger is built from logLevel before any command runs.
+	logger *slog.Logger
+	// started is set once flags and arguments have been accepted: an error
+	// before that is a usage error.
+	started bool
+}
+
+// exitCodeError carries an exit code other than 1 for an error that is not
+// a failure of the command itself (a CI gate that tripped).
+type exitCodeError struct {
+	code int
+	err  error
+}
+
+func (e *exitCodeError) Error() string { return e.err.Error() }
+func (e *exitCodeError) Unwrap() error { return e.err }
+
+// usageError is a bad flag value or argument: exit code 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+// execute runs the command line args and returns the exit code. It is the
+// one place that prints a command's error and picks the code.
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	g := &globalOptions{stderr: stderr, getenv: getenv}
+	root := newRootCmd(g)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	code := exitError
+	var ue *usageError
+	var ce *exitCodeError
+	switch {
+	case errors.As(err, &ce):
+		code = ce.code
+	case errors.As(err, &ue), !g.started:
+		code = exitUsage
+	case ctx.Err() != nil:
+		err = fmt.Errorf("interrupted: %w", err)
+	}
+	fmt.Fprintf(stderr, "habilis: %v\n", err)
+	if code == exitUsage {
+		fmt.Fprintln(stderr, "Run 'habilis --help' for usage.")
+	}
+	return code
+}
+
+func newRootCmd(g *globalOptions) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "habilis",
+		Short: "Route requests to the right tool",
+		Long: `habilis decides which tool of a catalog should handle a request, or that none should.
+
+Exit codes: 0 success, 1 error, 2 usage error, 3 collisions --fail-on found a
+collision at or above the severity, 4 eval --min-acc found top-1 accuracy below
+the minimum.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			level, err := parseLevel(g.logLevel)
+			if err != nil {
+				return err
+			}
+			g.logger = slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: level}))
+			g.started = true
+			return nil
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	g.addFlags(root)
+	root.AddCommand(
+		newLoadCmd(g),
+		newToolsCmd(g),
+		newSelectCmd(g),
+		newCollisionsCmd(g),
+		newEvalCmd(g),
+		newFitCmd(g),
+		newServeCmd(g),
+		newVersionCmd(g),
+	)
+	return root
+}
+
+// addFlags registers the global flags; environment variables give their
+// defaults.
+func (g *globalOptions) addFlags(root *cobra.Command) {
+	f := root.PersistentFlags()
+	f.StringVar(&g.store, "store", envOr(g.getenv, "HABILIS_STORE", defaultStore),
+		"catalog store: a bbolt file or qdrant://HOST:PORT/CATALOG (env HABILIS_STORE)")
+	f.StringVar(&g.embedder, "embedder", envOr(g.getenv, "HABILIS_EMBEDDER", "lexical"),
+		"embedder: lexical, ollama:MODEL[@HOST] or openai:MODEL[@BASEURL] (env HABILIS_EMBEDDER)")
+	f.StringVar(&g.apiKeyFile, "api-key-file", "", "file holding the openai embedder's API key (default: env OPENAI_API_KEY)")
+	f.BoolVar(&g.reindex, "reindex", false, "re-embed a store built by another embedder instead of refusing it")
+	f.StringVar(&g.remote, "remote", "", "address of a habilis server to query instead of the local store")
+	f.BoolVar(&g.json, "json", false, "print results as JSON")
+	f.StringVar(&g.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+}
+
+func envOr(getenv func(string) string, key, def string) string {
+	if v := getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, usagef("--log-level %q: want debug, info, warn or error", s)
+}
+
+// noRemote refuses --remote for commands that only work on a local store.
+func (g *globalOptions) noRemote(cmd string) error {
+	if g.remote != "" {
+		return usagef("%s does not support --remote: it works on a local store", cmd)
+	}
+	return nil
+}

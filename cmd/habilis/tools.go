@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/selector"
+	"github.com/spf13/cobra"
+)
+
+func newToolsCmd(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tools",
+		Short: "List, show and remove the catalog's tools",
+		// NoArgs makes an unknown subcommand a usage error instead of help.
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newToolsListCmd(g), newToolsShowCmd(g), newToolsRmCmd(g))
+	return cmd
+}
+
+// toolsOptions are the flags of the tools subcommands.
+type toolsOptions struct {
+	g     *globalOptions
+	names []string
+}
+
+func newToolsListCmd(g *globalOptions) *cobra.Command {
+	o := &toolsOptions{g: g}
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the catalog's tools",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runToolsList(cmd.Context(), o, cmd.OutOrStdout())
+		},
+	}
+}
+
+func newToolsShowCmd(g *globalOptions) *cobra.Command {
+	o := &toolsOptions{g: g}
+	return &cobra.Command{
+		Use:   "show NAME",
+		Short: "Show one tool: schema, examples, radius, margin, threshold and collisions",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.names = args
+			return runToolsShow(cmd.Context(), o, cmd.OutOrStdout())
+		},
+	}
+}
+
+func newToolsRmCmd(g *globalOptions) *cobra.Command {
+	o := &toolsOptions{g: g}
+	return &cobra.Command{
+		Use:   "rm NAME...",
+		Short: "Remove tools from the catalog (all or none)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.names = args
+			return runToolsRm(cmd.Context(), o, cmd.OutOrStdout())
+		},
+	}
+}
+
+func runToolsList(ctx context.Context, o *toolsOptions, stdout io.Writer) error {
+	b, err := openBackend(ctx, o.g, false)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	tools, err := b.Tools(ctx)
+	if err != nil {
+		return fmt.Errorf("tools list: %w", err)
+	}
+	if tools == nil {
+		tools = []habilis.Tool{}
+	}
+	if o.g.json {
+		return writeJSON(stdout, struct {
+			Tools []habilis.Tool `json:"tools"`
+		}{tools})
+	}
+	tw := newTable(stdout)
+	fmt.Fprintln(tw, "NAME\tEXAMPLES\tDESCRIPTION")
+	for _, t := range tools {
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", t.Name, len(t.Examples), truncate(t.Description, 70))
+	}
+	tw.Flush()
+	fmt.Fprintf(stdout, "%d tools\n", len(tools))
+	return nil
+}
+
+func runToolsShow(ctx context.Context, o *toolsOptions, stdout io.Writer) error {
+	b, err := openBackend(ctx, o.g, false)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	info, err := b.Tool(ctx, o.names[0])
+	if err != nil {
+		return fmt.Errorf("tools show: %w", err)
+	}
+	if info.CollidesWith == nil {
+		info.CollidesWith = []string{}
+	}
+	if o.g.json {
+		return writeJSON(stdout, info)
+	}
+	printToolInfo(stdout, info)
+	return nil
+}
+
+func printToolInfo(w io.Writer, info *selector.ToolInfo) {
+	t := info.Tool
+	fmt.Fprintf(w, "name:        %s\n", t.Name)
+	fmt.Fprintf(w, "description: %s\n", t.Description)
+	switch info.RadiusSource {
+	case "examples":
+		fmt.Fprintf(w, "radius:      %.3f (least similar example: %q)\n", info.Radius, info.RadiusExample)
+	default:
+		fmt.Fprintf(w, "radius:      %.3f (from the catalog-wide threshold: fewer than 2 examples)\n", info.Radius)
+	}
+	fmt.Fprintf(w, "margin:      %.3f\n", info.Margin)
+	fmt.Fprintf(w, "threshold:   %.3f (a request passes the gate at or above it)\n", info.Threshold)
+	if len(info.CollidesWith) > 0 {
+		fmt.Fprintf(w, "collides:    %s\n", strings.Join(info.CollidesWith, ", "))
+	} else {
+		fmt.Fprintf(w, "collides:    none\n")
+	}
+	fmt.Fprintf(w, "examples:    %d\n", len(t.Examples))
+	for _, e := range t.Examples {
+		fmt.Fprintf(w, "  - %s\n", e)
+	}
+	var schema bytes.Buffer
+	if json.Indent(&schema, t.InputSchema, "  ", "  ") != nil {
+		schema.Reset()
+		schema.Write(t.InputSchema)
+	}
+	fmt.Fprintf(w, "schema:\n  %s\n", schema.String())
+}
+
+func runToolsRm(ctx context.Context, o *toolsOptions, stdout io.Writer) error {
+	b, err := openBackend(ctx, o.g, true)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	rep, err := b.DeleteTools(ctx, o.names)
+	if err != nil {
+		return fmt.Errorf("tools rm: %w", err)
+	}
+	if o.g.json {
+		return writeJSON(stdout, nonNilReport(rep))
+	}
+	fmt.Fprintf(stdout, "removed %s; catalog version %d, %d tools left\n", strings.Join(rep.Removed, ", "), rep.Version, rep.Tools)
+	return nil
+}

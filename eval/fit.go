@@ -1,0 +1,372 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/selector"
+)
+
+// FitOptions tune Fit.
+type FitOptions struct {
+	// NoExamples keeps the catalog's examples as they are; by default the
+	// single-tool labelled queries become examples of their tool.
+	NoExamples bool
+	// MaxNewExamples bounds the examples added to one tool; 0 means 200.
+	MaxNewExamples int
+	// Scratch returns an empty store for the trial catalog that tuning
+	// runs on, and a function that disposes of it. Required unless
+	// NoExamples.
+	Scratch func(ctx context.Context) (habilis.Store, func(), error)
+}
+
+// FitReport says what Fit learned and from what.
+type FitReport struct {
+	Queries       int `json:"queries"`
+	ToolQueries   int `json:"tool_queries"`
+	NoToolQueries int `json:"no_tool_queries"`
+	// AddedExamples counts the labelled queries added as examples.
+	AddedExamples int `json:"added_examples"`
+	// Tuning is what the chosen settings scored on the tuning half, with
+	// the other half's queries as examples: an honest preview, since no
+	// query scored was also an example.
+	Tuning TuningFigures `json:"tuning"`
+	// PriorStrength scales the per-tool prior, the log of how often each
+	// tool was the answer (0: no prior).
+	PriorStrength float32              `json:"prior_strength"`
+	Before        selector.Calibration `json:"before"`
+	After         selector.Calibration `json:"after"`
+	Version       uint64               `json:"version"`
+}
+
+// TuningFigures are the tuning half's figures for the chosen settings.
+type TuningFigures struct {
+	Queries int `json:"queries"`
+	// AccAt1 counts abstentions as wrong; RankAccAt1 is the ranking's
+	// top-1 before the gate, and BaselineRankAccAt1 the same with the
+	// settings in force before fitting.
+	AccAt1             float64 `json:"acc_at_1"`
+	RankAccAt1         float64 `json:"rank_acc_at_1"`
+	BaselineRankAccAt1 float64 `json:"baseline_rank_acc_at_1"`
+	AbstainRecall      float64 `json:"abstain_recall"`
+	WrongAbstain       float64 `json:"wrong_abstain_rate"`
+}
+
+// The settings Fit chooses among. Weight sets are few and coarse on
+// purpose: a fusion of z-scores is flat around equal weights, and a small
+// grid cannot overfit a few hundred labelled queries.
+var (
+	fitWeights = []selector.Weights{
+		{Centroid: 1, Document: 0.5},
+		{Centroid: 1},
+		{Centroid: 1, Document: 1},
+		{Centroid: 1, Description: 0.5, Document: 0.5},
+	}
+	fitPriors = []float32{0, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3}
+)
+
+// Fit learns hybrid mode's settings from labelled queries and stores them
+// in r's catalog: the fusion weights, a per-tool prior from how often each
+// tool is the answer, the hybrid threshold and the centroid margin (from the
+// no-tool queries, when there are some), and, unless NoExamples, the
+// single-tool queries as examples of their tools.
+//
+// It never scores a query against a catalog that holds it: the queries are
+// split in two halves by a hash of their text; the settings are chosen on
+// one half against a trial catalog that holds the other half as examples.
+// The stored catalog then gets every query as an example.
+func Fit(ctx context.Context, r *selector.Router, qs []Query, opts FitOptions) (*FitReport, error) {
+	if opts.MaxNewExamples <= 0 {
+		opts.MaxNewExamples = 200
+	}
+	if !opts.NoExamples && opts.Scratch == nil {
+		return nil, fmt.Errorf("fit: no scratch store for the trial catalog: %w", habilis.ErrInvalid)
+	}
+	tools := r.Tools()
+	known := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		known[t.Name] = true
+	}
+	rep := &FitReport{Queries: len(qs), Before: r.Calibration()}
+	for i, q := range qs {
+		for _, e := range q.Expected {
+			if !known[e] {
+				return nil, fmt.Errorf("fit: query %d %q expects tool %q: %w", i+1, q.Query, e, habilis.ErrNotFound)
+			}
+		}
+		if len(q.Expected) == 0 {
+			rep.NoToolQueries++
+		} else {
+			rep.ToolQueries++
+		}
+	}
+	if rep.ToolQueries == 0 {
+		return nil, fmt.Errorf("fit: no labelled query expects a tool: %w", habilis.ErrInvalid)
+	}
+	var tuneQs, exampleQs []Query
+	for _, q := range qs {
+		if half(q.Query) == 0 {
+			exampleQs = append(exampleQs, q)
+		} else {
+			tuneQs = append(tuneQs, q)
+		}
+	}
+
+	// The trial catalog: r's tools with the example half added.
+	trial := r
+	if !opts.NoExamples {
+		st, dispose, err := opts.Scratch(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("fit: scratch store: %w", err)
+		}
+		defer dispose()
+		cfg := r.Config()
+		cfg.Reindex = false
+		if trial, err = selector.New(ctx, st, cfg); err != nil {
+			return nil, fmt.Errorf("fit: trial catalog: %w", err)
+		}
+		withExamples, _ := addExamples(tools, exampleQs, opts.MaxNewExamples)
+		if _, err := trial.Load(ctx, withExamples, selector.LoadOptions{}); err != nil {
+			return nil, fmt.Errorf("fit: trial catalog: %w", err)
+		}
+	}
+	tuned, figs, strength, err := tune(ctx, trial, tuneQs, counts(exampleQs))
+	if err != nil {
+		return nil, err
+	}
+	rep.Tuning, rep.PriorStrength = figs, strength
+
+	// The stored catalog: every query as an example, the prior from every
+	// query's counts, the tuned thresholds.
+	if !opts.NoExamples {
+		withExamples, added := addExamples(tools, qs, opts.MaxNewExamples)
+		rep.AddedExamples = added
+		if added > 0 {
+			if _, err := r.Load(ctx, withExamples, selector.LoadOptions{}); err != nil {
+				return nil, fmt.Errorf("fit: add examples: %w", err)
+			}
+		}
+	}
+	cal := r.Calibration()
+	cal.Weights = tuned.Weights
+	cal.Prior = prior(counts(qs), strength)
+	cal.HybridThreshold, cal.Confidence = tuned.HybridThreshold, tuned.Confidence
+	cal.Margin, cal.MarginSource = tuned.Margin, tuned.MarginSource
+	cal.Samples = len(tuneQs)
+	cal.Fitted = true
+	lr, err := r.SetCalibration(ctx, cal)
+	if err != nil {
+		return nil, fmt.Errorf("fit: store calibration: %w", err)
+	}
+	rep.After, rep.Version = r.Calibration(), lr.Version
+	return rep, nil
+}
+
+// half splits queries in two by a salted hash of their text; the salt
+// keeps the split independent of any split the caller made with a plain
+// hash of the same text.
+func half(q string) int {
+	h := fnv.New64a()
+	h.Write([]byte("habilis fit\x00"))
+	h.Write([]byte(q))
+	return int(h.Sum64() >> 63)
+}
+
+// counts returns how often each tool is expected by single-tool queries.
+func counts(qs []Query) map[string]int {
+	c := map[string]int{}
+	for _, q := range qs {
+		if len(q.Expected) == 1 {
+			c[q.Expected[0]]++
+		}
+	}
+	return c
+}
+
+// prior is strength·ln(1 + count) per tool: tools users ask for more often
+// win close calls. Unseen tools get no prior.
+func prior(c map[string]int, strength float32) map[string]float32 {
+	if strength == 0 || len(c) == 0 {
+		return nil
+	}
+	p := make(map[string]float32, len(c))
+	for t, n := range c {
+		p[t] = strength * float32(math.Log1p(float64(n)))
+	}
+	return p
+}
+
+// addExamples returns tools with the single-tool queries of qs added as
+// examples of their tool (up to limit per tool, skipping ones it already
+// has, ignoring case and spacing) and how many were added.
+func addExamples(tools []habilis.Tool, qs []Query, limit int) ([]habilis.Tool, int) {
+	byName := make(map[string]int, len(tools))
+	out := make([]habilis.Tool, len(tools))
+	seen := make([]map[string]bool, len(tools))
+	for i, t := range tools {
+		byName[t.Name] = i
+		t.Examples = slices.Clone(t.Examples)
+		out[i] = t
+		seen[i] = make(map[string]bool, len(t.Examples))
+		for _, e := range t.Examples {
+			seen[i][normal(e)] = true
+		}
+	}
+	added := make([]int, len(tools))
+	total := 0
+	for _, q := range qs {
+		if len(q.Expected) != 1 {
+			continue
+		}
+		i, ok := byName[q.Expected[0]]
+		n := normal(q.Query)
+		if !ok || added[i] >= limit || seen[i][n] || len(out[i].Examples) >= maxExamplesPerTool || len(q.Query) > maxExampleBytes {
+			continue
+		}
+		seen[i][n] = true
+		out[i].Examples = append(out[i].Examples, strings.TrimSpace(q.Query))
+		added[i]++
+		total++
+	}
+	return out, total
+}
+
+// The catalog's own limits on examples.
+const (
+	maxExamplesPerTool = 1000
+	maxExampleBytes    = 4096
+)
+
+func normal(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
+
+// tune chooses weights and prior strength by top-1 accuracy on qs (ties go
+// to the earlier, simpler setting), then the thresholds by how well they
+// separate tool queries from no-tool queries.
+func tune(ctx context.Context, r *selector.Router, qs []Query, c map[string]int) (selector.Calibration, TuningFigures, float32, error) {
+	cal := r.Calibration()
+	type row struct {
+		sc       *selector.Scores
+		expected []string
+	}
+	rows := make([]row, 0, len(qs))
+	for _, q := range qs {
+		if err := ctx.Err(); err != nil {
+			return cal, TuningFigures{}, 0, err
+		}
+		sc, err := r.Scores(ctx, q.Query)
+		if err != nil {
+			return cal, TuningFigures{}, 0, fmt.Errorf("fit: score %q: %w", q.Query, err)
+		}
+		rows = append(rows, row{sc, q.Expected})
+	}
+	accOf := func(w selector.Weights, p map[string]float32) (float64, []int) {
+		hits, n := 0, 0
+		tops := make([]int, len(rows))
+		for k, rw := range rows {
+			f := rw.sc.Fused(w, p)
+			best := 0
+			for i := range f {
+				if f[i] > f[best] {
+					best = i
+				}
+			}
+			tops[k] = best
+			if len(rw.expected) == 0 {
+				continue
+			}
+			n++
+			if slices.Contains(rw.expected, rw.sc.Tools[best]) {
+				hits++
+			}
+		}
+		if n == 0 {
+			return 0, tops
+		}
+		return float64(hits) / float64(n), tops
+	}
+	figs := TuningFigures{Queries: len(rows)}
+	figs.BaselineRankAccAt1, _ = accOf(cal.Weights, cal.Prior)
+	bestW, bestP, bestAcc := fitWeights[0], float32(0), -1.0
+	var bestTops []int
+	for _, w := range fitWeights {
+		for _, s := range fitPriors {
+			acc, tops := accOf(w, prior(c, s))
+			if acc > bestAcc+1e-9 {
+				bestW, bestP, bestAcc, bestTops = w, s, acc, tops
+			}
+		}
+	}
+	cal.Weights = bestW
+	figs.RankAccAt1 = bestAcc
+
+	// Thresholds: the top tool's gate scores on tool queries (should pass)
+	// against no-tool queries (should not).
+	var posRoc, negRoc, posGate, negGate []float32
+	for k, rw := range rows {
+		top := bestTops[k]
+		roc := rw.sc.Rocchio[top]
+		var gate float32 = -2
+		for i, g := range rw.sc.Gate {
+			if rw.sc.HasRadius[i] {
+				gate = max(gate, g)
+			}
+		}
+		if len(rw.expected) == 0 {
+			negRoc, negGate = append(negRoc, roc), append(negGate, gate)
+		} else {
+			posRoc, posGate = append(posRoc, roc), append(posGate, gate)
+		}
+	}
+	if len(negRoc) > 0 {
+		cal.HybridThreshold = selector.Youden(posRoc, negRoc)
+		cal.Margin, cal.MarginSource = min(max(-selector.Youden(posGate, negGate), 0), 1), "fit"
+		if d := median(posRoc) - cal.HybridThreshold; d > 0.01 {
+			cal.Confidence = selector.Logistic{Slope: float32(math.Log(9)) / d}
+		}
+	}
+	// Figures of the chosen settings on the tuning half.
+	hits, tool, abst, wrong, none := 0, 0, 0, 0, 0
+	for k, rw := range rows {
+		top := bestTops[k]
+		abstain := rw.sc.Rocchio[top] < cal.HybridThreshold
+		if !rw.sc.HasExamples[top] {
+			abstain = rw.sc.Description[top] < cal.DescriptionThreshold
+		}
+		if len(rw.expected) == 0 {
+			none++
+			if abstain {
+				abst++
+			}
+			continue
+		}
+		tool++
+		if abstain {
+			wrong++
+		} else if slices.Contains(rw.expected, rw.sc.Tools[top]) {
+			hits++
+		}
+	}
+	if tool > 0 {
+		figs.AccAt1 = float64(hits) / float64(tool)
+		figs.WrongAbstain = float64(wrong) / float64(tool)
+	}
+	if none > 0 {
+		figs.AbstainRecall = float64(abst) / float64(none)
+	}
+	return cal, figs, bestP, nil
+}
+
+func median(xs []float32) float32 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}

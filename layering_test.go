@@ -1,0 +1,253 @@
+package habilis_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// module is this module's path; layering rules speak of paths below it.
+const module = "github.com/habilis-router/habilis"
+
+// listedPackage is what `go list -json` says about one package.
+type listedPackage struct {
+	ImportPath string
+	Standard   bool
+	Imports    []string
+	Deps       []string
+}
+
+// forbiddenInCore are the libraries of adapters: the core reaches Qdrant,
+// Ollama, gRPC, cobra and bbolt only through interfaces.
+var forbiddenInCore = []string{
+	"github.com/qdrant/",
+	"github.com/ollama/",
+	"google.golang.org/grpc",
+	"github.com/spf13/cobra",
+	"go.etcd.io/bbolt",
+}
+
+// TestLayering keeps imports pointing down: the root package uses only the
+// standard library; the core (selector, collision, fill, eval) uses no
+// adapter and no adapter's library; adapters (embed/*, store/*, api) do not
+// use each other; only internal/vec imports gonum; nothing imports cmd.
+// Test files are not checked: the core is tested with real adapters.
+func TestLayering(t *testing.T) {
+	out, err := exec.Command("go", "list", "-e", "-deps", "-json=ImportPath,Standard,Imports,Deps", "./...").Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list: %v", err)
+	}
+	pkgs, err := decodePackages(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := pkgs[module]; !ok {
+		t.Fatalf("go list did not list %s", module)
+	}
+	for _, v := range layeringViolations(pkgs) {
+		t.Error(v)
+	}
+}
+
+// TestLayeringViolations checks that each rule fires, on a made-up graph.
+func TestLayeringViolations(t *testing.T) {
+	m := func(p string) string { return module + "/" + p }
+	graph := []listedPackage{
+		{ImportPath: module, Imports: []string{"fmt", "github.com/google/uuid"}, Deps: []string{"fmt", "github.com/google/uuid"}},
+		{ImportPath: "fmt", Standard: true},
+		{ImportPath: "github.com/google/uuid"},
+		{ImportPath: "go.etcd.io/bbolt"},
+		{ImportPath: "gonum.org/v1/gonum/floats"},
+		{ImportPath: m("selector"), Imports: []string{m("collision")}, Deps: []string{m("collision"), m("store/boltstore"), "go.etcd.io/bbolt"}},
+		{ImportPath: m("collision"), Imports: []string{m("store/boltstore"), "gonum.org/v1/gonum/floats"}, Deps: []string{m("store/boltstore"), "go.etcd.io/bbolt", "gonum.org/v1/gonum/floats"}},
+		{ImportPath: m("store/boltstore"), Imports: []string{"go.etcd.io/bbolt", m("embed/lexical")}, Deps: []string{"go.etcd.io/bbolt", m("embed/lexical")}},
+		{ImportPath: m("store/storetest"), Imports: []string{m("store/boltstore")}, Deps: []string{m("store/boltstore"), m("embed/lexical"), "go.etcd.io/bbolt"}},
+		{ImportPath: m("embed/lexical"), Imports: []string{m("internal/vec")}, Deps: []string{m("internal/vec"), "gonum.org/v1/gonum/floats"}},
+		{ImportPath: m("internal/vec"), Imports: []string{"gonum.org/v1/gonum/floats"}, Deps: []string{"gonum.org/v1/gonum/floats"}},
+		{ImportPath: m("api"), Imports: []string{m("cmd/habilis")}, Deps: []string{m("cmd/habilis")}},
+		{ImportPath: m("cmd/habilis")},
+	}
+	pkgs := map[string]*listedPackage{}
+	for i := range graph {
+		pkgs[graph[i].ImportPath] = &graph[i]
+	}
+	want := []string{
+		"api imports cmd/habilis (via api -> cmd/habilis): nothing imports cmd",
+		"collision imports gonum.org/v1/gonum/floats: only internal/vec imports gonum",
+		"collision imports store/boltstore (via collision -> store/boltstore): the core (selector, collision, fill, eval) must not depend on adapters or their libraries",
+		"habilis imports github.com/google/uuid (via habilis -> github.com/google/uuid): the root package imports only the standard library",
+		"selector imports store/boltstore (via selector -> collision -> store/boltstore): the core (selector, collision, fill, eval) must not depend on adapters or their libraries",
+		"store/boltstore imports embed/lexical (via store/boltstore -> embed/lexical): adapters (embed/*, store/*, api) must not import each other",
+	}
+	if diff := cmp.Diff(want, layeringViolations(pkgs)); diff != "" {
+		t.Errorf("layeringViolations (-want +got):\n%s", diff)
+	}
+}
+
+func decodePackages(out []byte) (map[string]*listedPackage, error) {
+	pkgs := map[string]*listedPackage{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p listedPackage
+		if err := dec.Decode(&p); err == io.EOF {
+			return pkgs, nil
+		} else if err != nil {
+			return nil, err
+		}
+		pkgs[p.ImportPath] = &p
+	}
+}
+
+// rel returns p's path inside the module ("" for the root package) and
+// whether p belongs to the module.
+func rel(p string) (string, bool) {
+	if p == module {
+		return "", true
+	}
+	r, ok := strings.CutPrefix(p, module+"/")
+	return r, ok
+}
+
+func under(r, dir string) bool { return r == dir || strings.HasPrefix(r, dir+"/") }
+
+func isCore(r string) bool {
+	return adapter(r) == "" && (under(r, "selector") || under(r, "collision") || under(r, "fill") || under(r, "eval"))
+}
+
+// adapter returns the adapter r belongs to ("embed/lexical",
+// "store/boltstore", "api", "fill/ollamafill"), or "" when r is not an
+// adapter. The store conformance suite is a test helper, not an adapter;
+// fill/ollamafill is the Ollama-backed filler, an adapter that lives beside
+// the fill package it implements.
+func adapter(r string) string {
+	parts := strings.Split(r, "/")
+	switch {
+	case parts[0] == "api":
+		return "api"
+	case under(r, "fill/ollamafill"):
+		return "fill/ollamafill"
+	case (parts[0] == "embed" || parts[0] == "store") && len(parts) > 1 && !under(r, "store/storetest"):
+		return parts[0] + "/" + parts[1]
+	}
+	return ""
+}
+
+// name shortens a module path for messages.
+func name(p string) string {
+	if r, ok := rel(p); ok {
+		if r == "" {
+			return "habilis"
+		}
+		return r
+	}
+	return p
+}
+
+// chain returns the shortest import path from one package to another,
+// through the direct imports go list reports, or nil.
+func chain(pkgs map[string]*listedPackage, from, to string) []string {
+	prev := map[string]string{from: ""}
+	queue := []string{from}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if p == to {
+			var path []string
+			for q := to; q != ""; q = prev[q] {
+				path = append(path, q)
+			}
+			slices.Reverse(path)
+			return path
+		}
+		if pkgs[p] == nil {
+			continue
+		}
+		for _, i := range pkgs[p].Imports {
+			if _, seen := prev[i]; !seen {
+				prev[i] = p
+				queue = append(queue, i)
+			}
+		}
+	}
+	return nil
+}
+
+// layeringRule forbids some dependencies of some packages.
+type layeringRule struct {
+	why string
+	// forbids reports whether package r (a path in the module) may not
+	// depend on dep.
+	forbids func(pkgs map[string]*listedPackage, r, dep string) bool
+}
+
+var layeringRules = []layeringRule{
+	{"the root package imports only the standard library", func(pkgs map[string]*listedPackage, r, dep string) bool {
+		return r == "" && (pkgs[dep] == nil || !pkgs[dep].Standard)
+	}},
+	{"the core (selector, collision, fill, eval) must not depend on adapters or their libraries", func(_ map[string]*listedPackage, r, dep string) bool {
+		if !isCore(r) {
+			return false
+		}
+		if d, ok := rel(dep); ok {
+			return adapter(d) != ""
+		}
+		return slices.ContainsFunc(forbiddenInCore, func(f string) bool { return strings.HasPrefix(dep, f) })
+	}},
+	{"adapters (embed/*, store/*, api) must not import each other", func(_ map[string]*listedPackage, r, dep string) bool {
+		d, ok := rel(dep)
+		return ok && adapter(r) != "" && adapter(d) != "" && adapter(d) != adapter(r)
+	}},
+	{"nothing imports cmd", func(_ map[string]*listedPackage, r, dep string) bool {
+		d, ok := rel(dep)
+		return ok && under(d, "cmd") && !under(r, "cmd")
+	}},
+}
+
+// layeringViolations returns one sorted message per forbidden import. A
+// dependency reached only through another forbidden one is not reported
+// again: the message names where the layering breaks.
+func layeringViolations(pkgs map[string]*listedPackage) []string {
+	var out []string
+	for path, p := range pkgs {
+		r, ok := rel(path)
+		if !ok {
+			continue
+		}
+		for _, rule := range layeringRules {
+			for _, dep := range p.Deps {
+				if !rule.forbids(pkgs, r, dep) {
+					continue
+				}
+				via := chain(pkgs, path, dep)
+				if len(via) > 2 && slices.ContainsFunc(via[1:len(via)-1], func(q string) bool { return rule.forbids(pkgs, r, q) }) {
+					continue
+				}
+				names := make([]string, len(via))
+				for i, q := range via {
+					names[i] = name(q)
+				}
+				out = append(out, name(path)+" imports "+name(dep)+" (via "+strings.Join(names, " -> ")+"): "+rule.why)
+			}
+		}
+		if r != "internal/vec" {
+			for _, imp := range p.Imports {
+				if strings.HasPrefix(imp, "gonum.org/") {
+					out = append(out, name(path)+" imports "+imp+": only internal/vec imports gonum")
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
