@@ -1,0 +1,187 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/habilis-router/habilis"
+)
+
+// memStore is a habilis.Store held in memory, for the throwaway index of
+// an inline Prefilter catalog: nothing to clean up, nothing on disk. Writes
+// are atomic (validated in full, then applied under the lock) and
+// versioned like every store's; records are copied in and out, so no
+// caller shares memory with it.
+type memStore struct {
+	mu      sync.RWMutex
+	meta    habilis.CatalogMeta
+	records map[string]habilis.Record
+	closed  bool
+}
+
+func newMemStore() *memStore {
+	return &memStore{records: map[string]habilis.Record{}}
+}
+
+// Snapshot returns a copy of the catalog, sorted by tool name.
+func (s *memStore) Snapshot(ctx context.Context) (*habilis.Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("memstore: snapshot: %w", err)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, fmt.Errorf("memstore: snapshot: %w", habilis.ErrClosed)
+	}
+	snap := &habilis.Snapshot{Meta: cloneMeta(s.meta), Records: make([]habilis.Record, 0, len(s.records))}
+	for _, name := range slices.Sorted(maps.Keys(s.records)) {
+		snap.Records = append(snap.Records, cloneRecord(s.records[name]))
+	}
+	return snap, nil
+}
+
+// Write commits b whole or, on any error, not at all.
+func (s *memStore) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMeta, error) {
+	if b == nil {
+		return habilis.CatalogMeta{}, fmt.Errorf("memstore: write: no batch: %w", habilis.ErrInvalid)
+	}
+	if err := ctx.Err(); err != nil {
+		return habilis.CatalogMeta{}, fmt.Errorf("memstore: write: %w", err)
+	}
+	if err := validateBatch(b); err != nil {
+		return habilis.CatalogMeta{}, fmt.Errorf("memstore: write: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return habilis.CatalogMeta{}, fmt.Errorf("memstore: write: %w", habilis.ErrClosed)
+	}
+	if b.BaseVersion != s.meta.Version {
+		return habilis.CatalogMeta{}, fmt.Errorf("memstore: write: base version %d, stored %d: %w", b.BaseVersion, s.meta.Version, habilis.ErrConflict)
+	}
+	for _, name := range b.Delete {
+		if _, ok := s.records[name]; !ok {
+			return habilis.CatalogMeta{}, fmt.Errorf("memstore: write: delete %q: no such tool: %w", name, habilis.ErrInvalid)
+		}
+	}
+	// Everything is checked: from here on the write cannot fail.
+	next := s.records
+	if b.Replace {
+		next = make(map[string]habilis.Record, len(b.Put))
+	}
+	for _, name := range b.Delete {
+		delete(next, name)
+	}
+	for i := range b.Put {
+		next[b.Put[i].Tool.Name] = cloneRecord(b.Put[i])
+	}
+	s.records = next
+	s.meta = cloneMeta(b.Meta)
+	s.meta.Version = b.BaseVersion + 1
+	s.meta.UpdatedAt = time.Now().UTC()
+	return cloneMeta(s.meta), nil
+}
+
+// Close releases the records; further calls return ErrClosed.
+func (s *memStore) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed, s.records = true, nil
+	return nil
+}
+
+// validateBatch checks what needs no stored data, with the rules of the
+// embedded store.
+func validateBatch(b *habilis.Batch) error {
+	puts := make(map[string]bool, len(b.Put))
+	for i := range b.Put {
+		r := &b.Put[i]
+		name := r.Tool.Name
+		switch {
+		case name == "":
+			return fmt.Errorf("put %d: tool without a name: %w", i, habilis.ErrInvalid)
+		case puts[name]:
+			return fmt.Errorf("put %q: twice in one batch: %w", name, habilis.ErrInvalid)
+		case len(r.ExampleVectors) != len(r.Tool.Examples):
+			return fmt.Errorf("put %q: %d example vectors for %d examples: %w", name, len(r.ExampleVectors), len(r.Tool.Examples), habilis.ErrInvalid)
+		}
+		puts[name] = true
+		vecs := append([]habilis.Vector{r.DescriptionVector, r.Centroid, r.DocumentVector}, r.ExampleVectors...)
+		for _, v := range vecs {
+			if err := checkVector(v); err != nil {
+				return fmt.Errorf("put %q: %w", name, err)
+			}
+		}
+	}
+	deletes := make(map[string]bool, len(b.Delete))
+	for _, name := range b.Delete {
+		switch {
+		case name == "":
+			return fmt.Errorf("delete: tool without a name: %w", habilis.ErrInvalid)
+		case puts[name]:
+			return fmt.Errorf("delete %q: also put in the same batch: %w", name, habilis.ErrInvalid)
+		case deletes[name]:
+			return fmt.Errorf("delete %q: twice in one batch: %w", name, habilis.ErrInvalid)
+		}
+		deletes[name] = true
+	}
+	return nil
+}
+
+// checkVector checks the form habilis.Vector documents.
+func checkVector(v habilis.Vector) error {
+	switch {
+	case v.Dense != nil && (v.Indices != nil || v.Values != nil):
+		return fmt.Errorf("vector both dense and sparse: %w", habilis.ErrInvalid)
+	case len(v.Indices) != len(v.Values):
+		return fmt.Errorf("vector with %d indices and %d values: %w", len(v.Indices), len(v.Values), habilis.ErrInvalid)
+	}
+	for i := 1; i < len(v.Indices); i++ {
+		if v.Indices[i] <= v.Indices[i-1] {
+			return fmt.Errorf("vector indices not strictly ascending at %d: %w", i, habilis.ErrInvalid)
+		}
+	}
+	return nil
+}
+
+func cloneMeta(m habilis.CatalogMeta) habilis.CatalogMeta {
+	m.EmbedderState = slices.Clone(m.EmbedderState)
+	m.LexicalState = slices.Clone(m.LexicalState)
+	m.Calibration = slices.Clone(m.Calibration)
+	return m
+}
+
+func cloneRecord(r habilis.Record) habilis.Record {
+	r.Tool = cloneTool(r.Tool)
+	r.DescriptionVector = cloneVector(r.DescriptionVector)
+	r.Centroid = cloneVector(r.Centroid)
+	r.DocumentVector = cloneVector(r.DocumentVector)
+	if r.ExampleVectors != nil {
+		vs := make([]habilis.Vector, len(r.ExampleVectors))
+		for i, v := range r.ExampleVectors {
+			vs[i] = cloneVector(v)
+		}
+		r.ExampleVectors = vs
+	}
+	return r
+}
+
+func cloneTool(t habilis.Tool) habilis.Tool {
+	t.Examples = slices.Clone(t.Examples)
+	t.InputSchema = slices.Clone(t.InputSchema)
+	t.Executor = slices.Clone(t.Executor)
+	t.Meta = maps.Clone(t.Meta)
+	if t.Margin != nil {
+		m := *t.Margin
+		t.Margin = &m
+	}
+	return t
+}
+
+func cloneVector(v habilis.Vector) habilis.Vector {
+	return habilis.Vector{Dense: slices.Clone(v.Dense), Indices: slices.Clone(v.Indices), Values: slices.Clone(v.Values)}
+}

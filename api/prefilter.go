@@ -1,0 +1,464 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/maphash"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/habilis-router/habilis"
+	habilisv1 "github.com/habilis-router/habilis/api/habilis/v1"
+	"github.com/habilis-router/habilis/selector"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Shapes a Prefilter writes tool definitions in.
+const (
+	shapeOpenAI  = "openai"
+	shapeMCP     = "mcp"
+	shapeHabilis = "habilis"
+)
+
+// estimateTokens is the token estimate of one tool definition: a quarter
+// of its compact JSON's bytes, rounded up. It is crude but the same for
+// the catalog before and after filtering, so the saving it shows is fair.
+func estimateTokens(def []byte) int64 { return (int64(len(def)) + 3) / 4 }
+
+// inlineCatalog is a catalog sent with a Prefilter request.
+type inlineCatalog struct {
+	tools []habilis.Tool
+	names map[string]bool
+	// defs holds each tool's definition as sent, compacted, by name.
+	defs map[string][]byte
+	// shape is the caller's: "openai", "mcp" or "habilis"; wrapped reports
+	// a {"tools": [...]} object rather than a bare array.
+	shape   string
+	wrapped bool
+}
+
+// parseInline parses and bounds an inline catalog, with habilis'
+// catalog rules.
+func parseInline(data string, maxTools, maxBytes int) (*inlineCatalog, error) {
+	if len(data) > maxBytes {
+		return nil, invalidf("tools_json", "is %d bytes, over the limit of %d bytes", len(data), maxBytes)
+	}
+	tools, err := habilis.ParseCatalog("tools_json", []byte(data))
+	if err != nil {
+		return nil, &catalogErrors{field: catalogField{name: "tools_json"}, err: err}
+	}
+	if len(tools) > maxTools {
+		return nil, invalidf("tools_json", "holds %d tools, over the limit of %d tools", len(tools), maxTools)
+	}
+	c := &inlineCatalog{tools: tools, names: make(map[string]bool, len(tools)), defs: make(map[string][]byte, len(tools)), shape: shapeHabilis}
+	for _, t := range tools {
+		c.names[t.Name] = true
+	}
+	elems, wrapped := toolElements([]byte(data))
+	c.wrapped = wrapped
+	if wrapped {
+		c.shape = shapeMCP
+	}
+	for _, raw := range elems {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil {
+			continue
+		}
+		nameRaw := m["name"]
+		if fn, ok := m["function"]; ok {
+			var f map[string]json.RawMessage
+			if json.Unmarshal(fn, &f) == nil {
+				nameRaw = f["name"]
+			}
+		}
+		if _, ok := m["type"]; ok {
+			c.shape = shapeOpenAI
+		} else if _, ok := m["inputSchema"]; ok && c.shape == shapeHabilis {
+			c.shape = shapeMCP
+		}
+		var name string
+		if json.Unmarshal(nameRaw, &name) != nil {
+			continue
+		}
+		var buf bytes.Buffer
+		if json.Compact(&buf, raw) == nil {
+			c.defs[strings.TrimSpace(name)] = buf.Bytes()
+		}
+	}
+	return c, nil
+}
+
+// toolElements finds the tool definitions of a catalog ParseCatalog has
+// accepted, where it finds them: the array itself, or the "tools" or
+// "tools_list" array of a wrapper object, possibly the result of a
+// JSON-RPC response. wrapped reports a wrapper object.
+func toolElements(data []byte) (elems []json.RawMessage, wrapped bool) {
+	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
+	if json.Unmarshal(data, &elems) == nil {
+		return elems, false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) != nil {
+		return nil, false
+	}
+	if res, ok := m["result"]; ok {
+		if _, rpc := m["jsonrpc"]; rpc {
+			m = nil
+			if json.Unmarshal(res, &m) != nil {
+				return nil, true
+			}
+		}
+	}
+	list, ok := m["tools"]
+	if !ok {
+		list = m["tools_list"]
+	}
+	if json.Unmarshal(list, &elems) != nil {
+		return nil, true
+	}
+	return elems, true
+}
+
+// openAIDef and mcpDef are definitions written from a normalised tool.
+type openAIDef struct {
+	Type     string         `json:"type"`
+	Function openAIFunction `json:"function"`
+}
+
+type openAIFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+type mcpDef struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+// renderTool writes t's definition in shape ("openai" or "mcp").
+func renderTool(t *habilis.Tool, shape string) []byte {
+	schema := t.InputSchema
+	if len(schema) == 0 {
+		schema = json.RawMessage(`{"type":"object"}`)
+	}
+	var v any = openAIDef{Type: "function", Function: openAIFunction{Name: t.Name, Description: t.Description, Parameters: schema}}
+	if shape == shapeMCP {
+		v = mcpDef{Name: t.Name, Description: t.Description, InputSchema: schema}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Unreachable for parsed tools, whose schemas are valid JSON.
+		return []byte(`{"name":` + strconv.Quote(t.Name) + `}`)
+	}
+	return b
+}
+
+// rendered is a catalog's definitions in one shape, with their total
+// token estimate.
+type rendered struct {
+	version uint64
+	defs    map[string][]byte
+	tokens  int64
+}
+
+// renderCache keeps the server catalog's definitions per shape for the
+// catalog version they were made from, so that a Prefilter over the
+// server's catalog does not marshal every tool to count tokens_before.
+type renderCache struct {
+	mu      sync.Mutex
+	byShape map[string]*rendered
+}
+
+// get returns the definitions of r's catalog in shape.
+func (c *renderCache) get(r *selector.Router, shape string) *rendered {
+	v := r.Version()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if got := c.byShape[shape]; got != nil && got.version == v {
+		return got
+	}
+	tools := r.Tools()
+	out := &rendered{version: v, defs: make(map[string][]byte, len(tools))}
+	for i := range tools {
+		d := renderTool(&tools[i], shape)
+		out.defs[tools[i].Name] = d
+		out.tokens += estimateTokens(d)
+	}
+	// Keep the result only when no write slipped in between.
+	if r.Version() == v {
+		if c.byShape == nil {
+			c.byShape = map[string]*rendered{}
+		}
+		c.byShape[shape] = out
+	}
+	return out
+}
+
+// conversationQuery returns the query of a Prefilter request: its query,
+// or its conversation's last user message (with the one before when asked).
+func conversationQuery(req *habilisv1.PrefilterRequest) (string, string, error) {
+	msgs := req.GetMessages()
+	switch {
+	case req.GetQuery() != "" && len(msgs) > 0:
+		return "", "", invalidf("messages", "set query or messages, not both")
+	case len(msgs) == 0:
+		return req.GetQuery(), "query", nil
+	}
+	last, prev := -1, -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if !strings.EqualFold(msgs[i].GetRole(), "user") {
+			continue
+		}
+		if last < 0 {
+			last = i
+		} else {
+			prev = i
+			break
+		}
+	}
+	if last < 0 {
+		return "", "", invalidf("messages", "holds no message with role \"user\"")
+	}
+	field := fmt.Sprintf("messages[%d].content", last)
+	q := msgs[last].GetContent()
+	if strings.TrimSpace(q) == "" {
+		return "", "", invalidf(field, "must not be empty")
+	}
+	if req.GetIncludePrevious() && prev >= 0 && strings.TrimSpace(msgs[prev].GetContent()) != "" {
+		q = msgs[prev].GetContent() + "\n" + q
+	}
+	return q, field, nil
+}
+
+// source is the catalog a Prefilter chose from: the decision, every
+// tool's definition as it will be written, their token estimate, and the
+// shape of the document they go in (wrapped: {"tools": [...]}).
+type source struct {
+	d       *habilis.Decision
+	defs    map[string][]byte
+	before  int64
+	shape   string
+	wrapped bool
+}
+
+// prefilter answers a Prefilter request.
+func (s *Server) prefilter(ctx context.Context, req *habilisv1.PrefilterRequest) (*habilisv1.PrefilterResponse, error) {
+	query, field, err := conversationQuery(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkQuery(field, query); err != nil {
+		return nil, err
+	}
+	shape := req.GetShape()
+	switch shape {
+	case "", shapeOpenAI, shapeMCP:
+	default:
+		return nil, invalidf("shape", "%q: want openai, mcp or empty", shape)
+	}
+	opts, err := selectOptions(req.GetK(), req.GetMode(), req.GetPinned(), req.GetDenied(), req.GetFailOpen())
+	if err != nil {
+		return nil, err
+	}
+	var src *source
+	if req.GetToolsJson() == "" {
+		src, err = s.prefilterServer(ctx, query, shape, opts)
+	} else {
+		src, err = s.prefilterInline(ctx, req.GetToolsJson(), query, shape, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.metrics.decided("Prefilter", src.d)
+
+	var buf bytes.Buffer
+	if src.wrapped {
+		buf.WriteString(`{"tools":`)
+	}
+	buf.WriteByte('[')
+	var after int64
+	n := 0
+	for _, m := range src.d.Matches {
+		def, ok := src.defs[m.Tool]
+		if !ok {
+			// The server's catalog changed between selection and rendering.
+			ti, err := s.r.Tool(m.Tool)
+			if err != nil {
+				continue
+			}
+			def = renderTool(&ti.Tool, src.shape)
+		}
+		if n > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(def)
+		after += estimateTokens(def)
+		n++
+	}
+	buf.WriteByte(']')
+	if src.wrapped {
+		buf.WriteByte('}')
+	}
+	return &habilisv1.PrefilterResponse{
+		ToolsJson:    buf.String(),
+		Shape:        src.shape,
+		Decision:     decisionToProto(src.d),
+		TokensBefore: src.before,
+		TokensAfter:  after,
+		TokensSaved:  src.before - after,
+	}, nil
+}
+
+// prefilterServer selects from the server's catalog.
+func (s *Server) prefilterServer(ctx context.Context, query, shape string, opts habilis.SelectOptions) (*source, error) {
+	if shape == "" {
+		shape = shapeOpenAI
+	}
+	if err := s.checkTools(opts); err != nil {
+		return nil, err
+	}
+	d, err := s.r.Select(ctx, query, opts)
+	if err != nil {
+		return nil, err
+	}
+	cat := s.renders.get(s.r, shape)
+	return &source{d: d, defs: cat.defs, before: cat.tokens, shape: shape, wrapped: shape == shapeMCP}, nil
+}
+
+// inlineIndex is an inline catalog indexed for selection.
+type inlineIndex struct {
+	data string
+	cat  *inlineCatalog
+	r    *selector.Router
+}
+
+// inlineCache keeps the last few inline catalogs indexed, by their bytes:
+// a gateway sends the same tool list with every request, and indexing it
+// again each time would cost far more than selecting. Entries are found by
+// a seeded hash and confirmed by comparing the bytes.
+type inlineCache struct {
+	mu   sync.Mutex
+	size int
+	seed maphash.Seed
+	// keys are in order of use, the most recent last.
+	keys []uint64
+	m    map[uint64]*inlineIndex
+}
+
+func newInlineCache(size int) *inlineCache {
+	return &inlineCache{size: size, seed: maphash.MakeSeed(), m: map[uint64]*inlineIndex{}}
+}
+
+func (c *inlineCache) key(data string) uint64 { return maphash.String(c.seed, data) }
+
+func (c *inlineCache) get(k uint64, data string) *inlineIndex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ix := c.m[k]
+	if ix == nil || ix.data != data {
+		return nil
+	}
+	i := slices.Index(c.keys, k)
+	c.keys = append(slices.Delete(c.keys, i, i+1), k)
+	return ix
+}
+
+func (c *inlineCache) put(k uint64, ix *inlineIndex) {
+	if c.size <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[k]; ok {
+		return
+	}
+	// Evicted routers are dropped, not closed: a request may still be
+	// selecting from one.
+	for len(c.keys) >= c.size {
+		delete(c.m, c.keys[0])
+		c.keys = c.keys[1:]
+	}
+	c.keys = append(c.keys, k)
+	c.m[k] = ix
+}
+
+// indexInline returns the index of an inline catalog, from the cache or
+// built now into a router over an in-memory store.
+func (s *Server) indexInline(ctx context.Context, data string) (*inlineIndex, error) {
+	if len(data) > s.opts.MaxInlineBytes {
+		return nil, invalidf("tools_json", "is %d bytes, over the limit of %d bytes", len(data), s.opts.MaxInlineBytes)
+	}
+	key := s.inlines.key(data)
+	if ix := s.inlines.get(key, data); ix != nil {
+		return ix, nil
+	}
+	cat, err := parseInline(data, s.opts.MaxInlineTools, s.opts.MaxInlineBytes)
+	if err != nil {
+		return nil, err
+	}
+	// Indexing is CPU-bound: bound how many run at once so that a burst of
+	// large inline catalogs queues instead of starving selections.
+	select {
+	case s.inline <- struct{}{}:
+		defer func() { <-s.inline }()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("prefilter: %w", ctx.Err())
+	}
+	rt, err := selector.New(ctx, newMemStore(), selector.Config{Embedder: s.opts.InlineEmbedder})
+	if err != nil {
+		return nil, fmt.Errorf("prefilter: %w", err)
+	}
+	if _, err := rt.Load(ctx, cat.tools, selector.LoadOptions{}); err != nil {
+		return nil, fmt.Errorf("prefilter: index tools_json: %w", err)
+	}
+	ix := &inlineIndex{data: data, cat: cat, r: rt}
+	s.inlines.put(key, ix)
+	return ix, nil
+}
+
+// prefilterInline selects from an inline catalog.
+func (s *Server) prefilterInline(ctx context.Context, data, query, shape string, opts habilis.SelectOptions) (*source, error) {
+	if s.opts.InlineEmbedder == nil {
+		return nil, status.Error(codes.Unimplemented, "prefilter: this server does not index inline catalogs (tools_json); filter its own catalog instead")
+	}
+	ix, err := s.indexInline(ctx, data)
+	if err != nil {
+		return nil, err
+	}
+	cat := ix.cat
+	if err := checkNames(opts, func(n string) bool { return cat.names[n] }); err != nil {
+		return nil, err
+	}
+	d, err := ix.r.Select(ctx, query, opts)
+	if err != nil {
+		return nil, err
+	}
+	src := &source{d: d, defs: cat.defs, shape: cat.shape, wrapped: cat.wrapped}
+	if (shape != "" && shape != cat.shape) || len(cat.defs) != len(cat.tools) {
+		// Another shape was asked for, or not every definition was found as
+		// sent: write them all afresh, so that before and after are
+		// estimated alike.
+		if shape == "" {
+			shape = shapeOpenAI
+			if cat.shape == shapeMCP {
+				shape = shapeMCP
+			}
+		}
+		src.shape, src.wrapped = shape, shape == shapeMCP
+		src.defs = make(map[string][]byte, len(cat.tools))
+		for i := range cat.tools {
+			src.defs[cat.tools[i].Name] = renderTool(&cat.tools[i], shape)
+		}
+	}
+	for _, def := range src.defs {
+		src.before += estimateTokens(def)
+	}
+	return src, nil
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/api"
+	"github.com/habilis-router/habilis/selector"
+)
+
+// dialRemote connects to the habilis server at addr (see `habilis serve`).
+// The environment supplies what the server may ask for:
+//
+//	HABILIS_TOKEN       bearer token, or HABILIS_TOKEN_FILE, a file holding it
+//	HABILIS_TLS_CA      CA certificate file (PEM): dial TLS, trusting it
+//	HABILIS_TLS=1       dial TLS, trusting the system's CAs
+func dialRemote(ctx context.Context, addr string, g *globalOptions) (backend, error) {
+	var opts api.DialOptions
+	opts.Token = g.getenv("HABILIS_TOKEN")
+	if f := g.getenv("HABILIS_TOKEN_FILE"); f != "" && opts.Token == "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("HABILIS_TOKEN_FILE: %w", err)
+		}
+		opts.Token = strings.TrimSpace(string(b))
+	}
+	if ca := g.getenv("HABILIS_TLS_CA"); ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, fmt.Errorf("HABILIS_TLS_CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("HABILIS_TLS_CA %s: no PEM certificate found: %w", ca, habilis.ErrInvalid)
+		}
+		opts.TLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	} else if v := g.getenv("HABILIS_TLS"); v != "" && v != "0" && v != "false" {
+		opts.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	c, err := api.Dial(ctx, addr, opts)
+	if err != nil {
+		return nil, fmt.Errorf("remote %s: %w", addr, err)
+	}
+	return &remoteBackend{c: c, addr: addr}, nil
+}
+
+// remoteBackend is a habilis server as a backend. Its errors name the
+// server and wrap the same sentinels a local router's do.
+type remoteBackend struct {
+	c    *api.Client
+	addr string
+}
+
+func (b *remoteBackend) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("remote %s: %w", b.addr, err)
+}
+
+func (b *remoteBackend) Select(ctx context.Context, query string, opts habilis.SelectOptions) (*habilis.Decision, error) {
+	d, err := b.c.Select(ctx, query, opts)
+	return d, b.wrap(err)
+}
+
+func (b *remoteBackend) Tools(ctx context.Context) ([]habilis.Tool, error) {
+	tools, err := b.c.Tools(ctx)
+	return tools, b.wrap(err)
+}
+
+func (b *remoteBackend) Tool(ctx context.Context, name string) (*selector.ToolInfo, error) {
+	ti, err := b.c.Tool(ctx, name)
+	return ti, b.wrap(err)
+}
+
+func (b *remoteBackend) DeleteTools(ctx context.Context, names []string) (*selector.LoadReport, error) {
+	rep, err := b.c.DeleteTools(ctx, names)
+	return rep, b.wrap(err)
+}
+
+func (b *remoteBackend) Collisions(ctx context.Context, threshold float32) ([]habilis.Collision, error) {
+	cols, err := b.c.Collisions(ctx, threshold)
+	return cols, b.wrap(err)
+}
+
+func (b *remoteBackend) Close() error { return b.c.Close() }
