@@ -27,6 +27,12 @@ type Query struct {
 	Expected []string `json:"expected"`
 	// Arguments are gold arguments for single-call queries, when known.
 	Arguments map[string]any `json:"arguments,omitempty"`
+	// Acceptable lists, for each argument of a single-call query, every
+	// value that counts as correct, an empty string meaning the argument may
+	// be omitted (BFCL's convention). It is read from the row's
+	// calls[0].acceptable when the row has exactly one call: with several
+	// calls there is no single gold answer. Nil when the row has none.
+	Acceptable map[string][]any `json:"acceptable,omitempty"`
 }
 
 // maxLine bounds one JSONL line.
@@ -59,6 +65,7 @@ func ParseQueries(file string, r io.Reader) ([]Query, error) {
 			Query    *string         `json:"query"`
 			Expected json.RawMessage `json:"expected"`
 			Args     map[string]any  `json:"arguments"`
+			Calls    json.RawMessage `json:"calls"`
 		}
 		if err := json.Unmarshal([]byte(text), &raw); err != nil {
 			return nil, fmt.Errorf("%s:%d: %v: %w", file, line, err, habilis.ErrInvalid)
@@ -67,6 +74,11 @@ func ParseQueries(file string, r io.Reader) ([]Query, error) {
 			return nil, fmt.Errorf("%s:%d: field \"query\": must be a non-empty string: %w", file, line, habilis.ErrInvalid)
 		}
 		q := Query{Query: *raw.Query, Arguments: raw.Args}
+		acc, err := parseCalls(raw.Calls)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: field \"calls\": %v: %w", file, line, err, habilis.ErrInvalid)
+		}
+		q.Acceptable = acc
 		if len(raw.Expected) == 0 || string(raw.Expected) == "null" {
 			return nil, fmt.Errorf("%s:%d: field \"expected\": missing (use [] for no tool): %w", file, line, habilis.ErrInvalid)
 		}
@@ -79,6 +91,34 @@ func ParseQueries(file string, r io.Reader) ([]Query, error) {
 		return nil, fmt.Errorf("%s:%d: %v: %w", file, line+1, err, habilis.ErrInvalid)
 	}
 	return qs, nil
+}
+
+// parseCalls reads a row's optional "calls" (BFCL's gold calls) and returns
+// the acceptable values of its only call. Absent or null calls, or a call
+// without "acceptable", give nil; a malformed one is an error.
+func parseCalls(raw json.RawMessage) (map[string][]any, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var calls []struct {
+		Acceptable json.RawMessage `json:"acceptable"`
+	}
+	if err := json.Unmarshal(raw, &calls); err != nil {
+		return nil, fmt.Errorf("must be an array of call objects")
+	}
+	for i, c := range calls {
+		if len(c.Acceptable) == 0 || string(c.Acceptable) == "null" {
+			continue
+		}
+		var acc map[string][]any
+		if err := json.Unmarshal(c.Acceptable, &acc); err != nil {
+			return nil, fmt.Errorf("[%d].acceptable: must map each argument to an array of values", i)
+		}
+		if len(calls) == 1 {
+			return acc, nil
+		}
+	}
+	return nil, nil
 }
 
 // Options tune an evaluation.

@@ -47,7 +47,8 @@ func runCollisions(ctx context.Context, o *collisionsOptions, stdout io.Writer) 
 	if o.failOn != "" && failOn.Rank() == 0 {
 		return usagef("--fail-on %q: want low, medium or high", o.failOn)
 	}
-	if o.threshold < 0 || o.threshold > 1 {
+	// The negated test also refuses NaN, which every comparison fails.
+	if !(o.threshold >= 0 && o.threshold <= 1) {
 		return usagef("--threshold %v: want a similarity in [0, 1]", o.threshold)
 	}
 	b, err := openBackend(ctx, o.g, false)

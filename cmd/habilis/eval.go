@@ -32,6 +32,9 @@ type evalOptions struct {
 	mode    string
 	k       int
 	minAcc  float64
+	// fill scores argument filling instead of selection.
+	fill bool
+	fillerFlags
 }
 
 func (o *evalOptions) addFlags(cmd *cobra.Command) {
@@ -42,13 +45,15 @@ func (o *evalOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.self, "self", false, "evaluate on the catalog's own examples, each held out of its tool (5 folds)")
 	f.StringVar(&o.mode, "mode", string(habilis.ModeHybrid), "ranking: description, centroid or hybrid")
 	f.IntVarP(&o.k, "k", "k", selector.DefaultK, "recall cut-off")
-	f.Float64Var(&o.minAcc, "min-acc", 0, "exit with code 4 when top-1 accuracy is below this, after printing the report")
+	f.Float64Var(&o.minAcc, "min-acc", 0, "exit with code 4 when top-1 accuracy (with --fill: the exact rate) is below this, after printing the report")
+	f.BoolVar(&o.fill, "fill", false, "score argument filling on queries with gold arguments instead of selection")
+	o.fillerFlags.addFlags(cmd)
 }
 
 func newEvalCmd(g *globalOptions) *cobra.Command {
 	o := &evalOptions{g: g}
 	cmd := &cobra.Command{
-		Use:   "eval --tools FILE (--queries FILE | --self)",
+		Use:   "eval --tools FILE (--queries FILE | --self | --fill --queries FILE)",
 		Short: "Measure routing accuracy on labelled queries",
 		Long: `Eval loads the catalog into a throwaway store (never --store), runs every labelled
 query and reports top-1 accuracy, recall@k, MRR, decision accuracy, no-tool
@@ -57,8 +62,16 @@ detection, latency, the worst tools and the most frequent confusions.
 --self evaluates on the catalog's own examples instead: in 5 folds, every fifth
 example of each tool is held out of it and becomes a query expecting that tool.
 
-With --min-acc X it exits with code 4 when acc_at_1 < X, after printing the
-report, so it can gate a CI job.`,
+--fill scores argument filling instead: every query with gold arguments and
+exactly one expected tool fills that tool (no selection) with --filler (and
+--escalate), and is compared with its gold answer, honouring a row's
+calls[0].acceptable lists (BFCL's format). It reports the share of exact
+calls, argument precision and recall, and the share of values the request
+does not support (invented_rate, 0 by construction), next to the exact rate of
+filling nothing. Rows it cannot score are counted by reason under skipped_by.
+
+With --min-acc X it exits with code 4 when acc_at_1 < X (with --fill, the exact
+rate), after printing the report, so it can gate a CI job.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runEval(cmd.Context(), o, cmd.OutOrStdout())
@@ -89,6 +102,8 @@ func runEval(ctx context.Context, o *evalOptions, stdout io.Writer) error {
 	switch {
 	case o.tools == "":
 		return usagef("eval: --tools FILE is required")
+	case o.fill && (o.queries == "" || o.self || o.fit != ""):
+		return usagef("eval: --fill needs --queries FILE and excludes --self and --fit")
 	case o.queries == "" && !o.self:
 		return usagef("eval: give --queries FILE or --self")
 	case o.queries != "" && o.self:
@@ -107,6 +122,9 @@ func runEval(ctx context.Context, o *evalOptions, stdout io.Writer) error {
 		if qs, err = eval.ReadQueries(o.queries); err != nil {
 			return err
 		}
+	}
+	if o.fill {
+		return runEvalFill(ctx, o, tools, qs, stdout)
 	}
 	if o.fit != "" {
 		if fitQs, err = eval.ReadQueries(o.fit); err != nil {

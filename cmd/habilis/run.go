@@ -1,0 +1,300 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/fill"
+	"github.com/habilis-router/habilis/fill/executor"
+	"github.com/habilis-router/habilis/selector"
+)
+
+// runOptions are the flags of `habilis run`.
+type runOptions struct {
+	g *globalOptions
+	fillerFlags
+	query string
+	mode  string
+	yes   bool
+	allow []string
+
+	// stdin answers the confirmation prompt; interactive reports that it
+	// is a terminal, the only place a person can answer from.
+	stdin       io.Reader
+	interactive bool
+}
+
+func (o *runOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.mode, "mode", string(habilis.ModeHybrid), "ranking: description, centroid or hybrid")
+	f.BoolVarP(&o.yes, "yes", "y", false, "run without asking for confirmation")
+	f.StringSliceVar(&o.allow, "allow", nil, "executor kinds allowed to run: http, command, mcp (default none)")
+	o.fillerFlags.addFlags(cmd)
+}
+
+func newRunCmd(g *globalOptions) *cobra.Command {
+	o := &runOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "run QUERY...",
+		Short: "Select a tool for a request, fill its arguments and run it",
+		Long: `Run selects the best tool for QUERY (its words joined by spaces), fills its
+arguments from the request (see habilis fill) and runs it as its catalog entry
+declares, printing the result in MCP's CallToolResult shape.
+
+Nothing runs unless its executor kind is allowed with --allow (http, command,
+mcp; none by default) and the run is confirmed: run asks on the terminal, or
+--yes confirms in advance. When stdin is not a terminal and --yes is not given,
+run refuses (exit 1).
+
+Outcomes that run nothing exit 0: the router abstained (JSON "abstained": true),
+a required argument is missing (its question is printed), or the tool is
+selection-only (it declares no executor). A result with isError set (the tool
+failed, or its kind is not allowed) is printed and exits 1.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.query = strings.Join(args, " ")
+			o.stdin = cmd.InOrStdin()
+			o.interactive = isTerminalReader(o.stdin)
+			return runRun(cmd.Context(), o, cmd.OutOrStdout())
+		},
+	}
+	o.addFlags(cmd)
+	return cmd
+}
+
+// isTerminalReader reports whether r is a terminal. /dev/null is a
+// character device but not a terminal, hence the ioctl rather than the
+// file mode.
+func isTerminalReader(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// runOutput is what run prints with --json.
+type runOutput struct {
+	Query    string            `json:"query"`
+	Decision *habilis.Decision `json:"decision"`
+	// Abstained repeats the decision's abstention: nothing was filled or run.
+	Abstained bool `json:"abstained"`
+	// Tool is the selected tool, when there is one.
+	Tool string       `json:"tool,omitempty"`
+	Fill *fill.Result `json:"fill,omitempty"`
+	// Ran reports that the tool's executor was started.
+	Ran bool `json:"ran"`
+	// Result is the executor's answer; absent when nothing was attempted
+	// (abstention, missing arguments).
+	Result *executor.Result `json:"result,omitempty"`
+}
+
+func runRun(ctx context.Context, o *runOptions, stdout io.Writer) error {
+	mode, err := habilis.ParseMode(o.mode)
+	if err != nil {
+		return &usageError{fmt.Errorf("--mode: %w", err)}
+	}
+	var allowed []string
+	for _, k := range o.allow {
+		k = strings.ToLower(strings.TrimSpace(k))
+		switch k {
+		case executor.KindHTTP, executor.KindCommand, executor.KindMCP:
+		default:
+			return usagef("--allow %q: want http, command or mcp", k)
+		}
+		allowed = append(allowed, k)
+	}
+	fillers, err := o.fillers(o.g, time.Now())
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(o.query) == "" {
+		return usagef("run: the query is empty")
+	}
+
+	out := &runOutput{Query: o.query}
+	tool, err := o.selectTool(ctx, mode, out)
+	if err != nil {
+		return err
+	}
+	if tool == nil {
+		return o.print(stdout, out)
+	}
+	out.Fill, err = fill.Fill(ctx, *tool, o.query, fill.Options{Fillers: fillers, Now: time.Now()})
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	if !out.Fill.Complete {
+		return o.print(stdout, out)
+	}
+
+	execOpts := executor.Options{AllowedKinds: allowed, LookupEnv: o.lookupEnv}
+	kind := ""
+	if hasExecutor(*tool) {
+		spec, err := executor.ParseSpec(tool.Executor)
+		if err != nil {
+			return fmt.Errorf("run %q: %w", tool.Name, err)
+		}
+		kind = spec.Kind
+	}
+	switch {
+	case kind == "":
+		// Selection-only: the executor says so and runs nothing.
+	case !slices.Contains(allowed, kind):
+		out.Result, err = executor.RunFilled(ctx, *tool, out.Fill, execOpts)
+		if err != nil {
+			return err
+		}
+		addHint(out.Result, fmt.Sprintf("pass --allow %s to let habilis run %s tools", kind, kind))
+	default:
+		if err := o.confirm(*tool, kind, out.Fill.Arguments); err != nil {
+			return err
+		}
+		out.Ran = true
+	}
+	if out.Result == nil {
+		if out.Result, err = executor.RunFilled(ctx, *tool, out.Fill, execOpts); err != nil {
+			return err
+		}
+	}
+	if err := o.print(stdout, out); err != nil {
+		return err
+	}
+	if out.Result.IsError {
+		return fmt.Errorf("run: %s returned an error result", tool.Name)
+	}
+	return nil
+}
+
+// selectTool selects for the query and returns the top tool, or nil when
+// the router abstains. It closes the backend before anything runs, so a
+// long tool run never holds the store.
+func (o *runOptions) selectTool(ctx context.Context, mode habilis.Mode, out *runOutput) (*habilis.Tool, error) {
+	b, err := openBackend(ctx, o.g, false)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	d, err := b.Select(ctx, o.query, habilis.SelectOptions{K: selector.DefaultK, Mode: mode})
+	if err != nil {
+		return nil, fmt.Errorf("run: select: %w", err)
+	}
+	if d.Matches == nil {
+		d.Matches = []habilis.Match{}
+	}
+	for i := range d.Matches {
+		if d.Matches[i].CollidesWith == nil {
+			d.Matches[i].CollidesWith = []string{}
+		}
+	}
+	out.Decision = d
+	if d.Abstained || len(d.Matches) == 0 {
+		out.Abstained = true
+		return nil, nil
+	}
+	out.Tool = d.Matches[0].Tool
+	info, err := b.Tool(ctx, out.Tool)
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	return &info.Tool, nil
+}
+
+// lookupEnv resolves the variables an executor spec names. Only those
+// names are ever asked for; an empty variable counts as unset.
+func (o *runOptions) lookupEnv(name string) (string, bool) {
+	v := o.g.getenv(name)
+	return v, v != ""
+}
+
+// confirm asks on the terminal before a tool runs, unless --yes was given.
+// Without a terminal there is nobody to ask, so it refuses.
+func (o *runOptions) confirm(tool habilis.Tool, kind string, args map[string]any) error {
+	if o.yes {
+		return nil
+	}
+	if !o.interactive {
+		return fmt.Errorf("run: %s (%s) needs confirmation but stdin is not a terminal: pass --yes to run it without asking; nothing ran", tool.Name, kind)
+	}
+	b, _ := json.Marshal(args)
+	fmt.Fprintf(o.g.stderr, "Run %s (%s) with %s? [y/N] ", tool.Name, kind, b)
+	line, err := bufio.NewReader(o.stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("run: read confirmation: %w", err)
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return nil
+	}
+	return fmt.Errorf("run: %s not confirmed; nothing ran", tool.Name)
+}
+
+func hasExecutor(t habilis.Tool) bool {
+	raw := bytes.TrimSpace(t.Executor)
+	return len(raw) > 0 && string(raw) != "null"
+}
+
+// addHint appends advice to a result's first text item.
+func addHint(r *executor.Result, hint string) {
+	for i := range r.Content {
+		if r.Content[i].Type == "text" {
+			r.Content[i].Text += ": " + hint
+			return
+		}
+	}
+	r.Content = append(r.Content, executor.Content{Type: "text", Text: hint})
+}
+
+func (o *runOptions) print(w io.Writer, out *runOutput) error {
+	if o.g.json {
+		return writeJSON(w, out)
+	}
+	d := out.Decision
+	switch {
+	case out.Abstained:
+		fmt.Fprintf(w, "%s (%s mode); nothing ran\n", withPrefix("abstained", d.Reason), d.Mode)
+		return nil
+	case d.Ambiguous:
+		fmt.Fprintf(w, "selected %s (%s mode), %s\n", out.Tool, d.Mode, withPrefix("ambiguous", d.Reason))
+	default:
+		fmt.Fprintf(w, "selected %s (%s mode)\n", out.Tool, d.Mode)
+	}
+	fmt.Fprintln(w)
+	printFill(w, out.Fill)
+	if !out.Fill.Complete {
+		fmt.Fprintln(w, "\nnothing ran: answer the questions above and ask again")
+		return nil
+	}
+	r := out.Result
+	switch {
+	case r.SelectionOnly:
+		fmt.Fprintf(w, "\n%s is selection-only: it declares no executor, so nothing ran\n", out.Tool)
+		return nil
+	case r.IsError:
+		fmt.Fprintln(w, "\nerror result:")
+	default:
+		fmt.Fprintln(w, "\nresult:")
+	}
+	for _, c := range r.Content {
+		switch c.Type {
+		case "text":
+			fmt.Fprintln(w, strings.TrimRight(c.Text, "\n"))
+		default:
+			fmt.Fprintf(w, "[%s %s%s]\n", c.Type, c.MimeType, c.URI)
+		}
+	}
+	if r.Truncated {
+		fmt.Fprintln(w, "(output truncated)")
+	}
+	return nil
+}
