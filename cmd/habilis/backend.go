@@ -89,15 +89,35 @@ func openRouter(ctx context.Context, g *globalOptions, write bool) (*selector.Ro
 		return nil, nil, err
 	}
 	// Re-embedding writes to the store.
-	st, err := openStore(ctx, g, write || g.reindex)
+	write = write || g.reindex
+	if p, ok := cfg.Embedder.(prober); ok && write {
+		// A model embedder knows its dimension only once the server has
+		// answered. Asking before a write lets the router recognise the
+		// store's vectors as its own and reuse them instead of embedding
+		// the whole catalog again, and makes an unreachable server or a
+		// missing model fail before the store is opened. Reads skip it:
+		// listing tools and collisions need no server.
+		if _, err := p.Probe(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	st, err := openStore(ctx, g, write)
 	if err != nil {
 		return nil, nil, err
 	}
 	r, err := selector.New(ctx, st, cfg)
 	if err != nil {
-		st.Close()
+		defer st.Close()
 		if errors.Is(err, habilis.ErrEmbedderMismatch) {
-			return nil, nil, fmt.Errorf("open %s: %w (pass --reindex to re-embed it with %s)", g.store, err, g.embedder)
+			// The message names the configured embedder as the user spelt
+			// it: a model embedder's info lacks its dimension until the
+			// server has answered, and reads do not ask.
+			built := "another embedder"
+			if snap, serr := st.Snapshot(ctx); serr == nil {
+				built = snap.Meta.Embedder.String()
+			}
+			return nil, nil, fmt.Errorf("open %s: built with embedder %s, not %s: %w (pass --reindex to re-embed it with %s)",
+				g.store, built, g.embedder, habilis.ErrEmbedderMismatch, g.embedder)
 		}
 		return nil, nil, fmt.Errorf("open %s: %w", g.store, err)
 	}
@@ -105,6 +125,12 @@ func openRouter(ctx context.Context, g *globalOptions, write bool) (*selector.Ro
 		r.Close()
 		return st.Close()
 	}, nil
+}
+
+// prober is a model embedder that can ask its server for its dimension
+// (ollamaembed, openaiembed).
+type prober interface {
+	Probe(ctx context.Context) (habilis.EmbedderInfo, error)
 }
 
 // routerConfig builds the router's configuration from the global flags.
