@@ -255,10 +255,12 @@ func TestVectorConversion(t *testing.T) {
 	}
 	// The deprecated wire form carries sparse values in Data with indices
 	// beside; it must not be read as dense.
+	//lint:ignore SA1019 older servers still send the deprecated form
 	old := &qdrant.VectorOutput{Data: []float32{0.6, 0.8}, Indices: &qdrant.SparseIndices{Data: []uint32{3, 9}}}
 	if diff := cmp.Diff(sparse, fromQdrant(old)); diff != "" {
 		t.Errorf("fromQdrant(deprecated sparse) mismatch (-want +got):\n%s", diff)
 	}
+	//lint:ignore SA1019 older servers still send the deprecated form
 	oldDense := &qdrant.VectorOutput{Data: []float32{0.6, 0.8}}
 	if diff := cmp.Diff(habilis.Vector{Dense: []float32{0.6, 0.8}}, fromQdrant(oldDense)); diff != "" {
 		t.Errorf("fromQdrant(deprecated dense) mismatch (-want +got):\n%s", diff)
