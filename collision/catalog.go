@@ -56,6 +56,9 @@ func newCatalog(recs []habilis.Record, opts Options) (*catalog, error) {
 					r, rec.Tool.Name, rec.Radius, rec.Margin, habilis.ErrInvalid)
 			}
 			gate = rec.Radius - rec.Margin
+			if opts.GateFloor > 0 {
+				gate = max(gate, opts.GateFloor)
+			}
 		}
 		c.tools = append(c.tools, tool{rec: r, name: rec.Tool.Name, gate: gate, theta: capAngle(gate)})
 		if c.sparse {

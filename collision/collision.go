@@ -92,6 +92,9 @@ type Options struct {
 	// false): a query passes when its score reaches it. Callers should pass
 	// the selector's calibrated value; 0 means DefaultCatalogThreshold.
 	CatalogThreshold float32
+	// GateFloor is the lowest a radius − margin gate may be, as selection
+	// applies it (the selector's noise floor); 0 or less means none.
+	GateFloor float32
 	// MaxLeaksPerPair is how many leaks a collision keeps, worst first
 	// (largest Score − OwnScore); 0 means DefaultMaxLeaksPerPair. Severity
 	// counts every leak, kept or not.

@@ -54,6 +54,9 @@ func reference(recs []habilis.Record, opts Options, examples bool) []habilis.Col
 		g := opts.CatalogThreshold
 		if r.HasRadius {
 			g = r.Radius - r.Margin
+			if opts.GateFloor > 0 {
+				g = max(g, opts.GateFloor)
+			}
 		}
 		ts = append(ts, rt{r, g})
 	}
@@ -140,6 +143,9 @@ func TestMatchesReference(t *testing.T) {
 	for round := range 12 {
 		recs := randomCatalog(r, 20, 10)
 		opts := Options{Threshold: 0.5, CatalogThreshold: 0.3, MaxLeaksPerPair: 1000, MinMisroutes: 2}
+		if round%2 == 1 {
+			opts.GateFloor = 0.2 // as the selector's noise floor raises gates
+		}
 		for _, f := range []struct {
 			name     string
 			fn       func([]habilis.Record, Options) ([]habilis.Collision, error)
