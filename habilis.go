@@ -267,8 +267,10 @@ type Match struct {
 	CentroidScore float32 `json:"centroid_score"`
 	// DescriptionScore is the query's similarity to the description vector.
 	DescriptionScore float32 `json:"description_score"`
-	// ExampleScore is the similarity of the nearest example.
-	ExampleScore float32 `json:"example_score"`
+	// ExampleScore is the similarity of the nearest example, computed when
+	// hybrid mode weights it (omitted otherwise: it costs a comparison with
+	// every example of the tool).
+	ExampleScore float32 `json:"example_score,omitempty"`
 	// Radius is the tool's radius, or the catalog-wide threshold plus the
 	// margin for tools with fewer than two examples (see RadiusSource).
 	Radius float32 `json:"radius"`

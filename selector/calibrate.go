@@ -2,6 +2,7 @@ package selector
 
 import (
 	"cmp"
+	"github.com/habilis-router/habilis/collision"
 	"hash/fnv"
 	"math"
 	"slices"
@@ -58,6 +59,11 @@ type Calibration struct {
 	// Samples is how many held-out examples or labelled queries the
 	// estimates rest on.
 	Samples int `json:"samples"`
+	// Collides maps each tool to the tools it collides with at high
+	// severity: examples of one that the other takes when left out of
+	// their own tool, or near-identical centroids. It is recomputed with
+	// every write.
+	Collides map[string][]string `json:"collides,omitempty"`
 	// Fitted reports a calibration learned by fit from labelled queries;
 	// it is kept when the catalog changes, where an estimate from the
 	// catalog alone is redone.
@@ -94,9 +100,11 @@ const (
 	// noiseQuantile places the noise floor among the scores of examples
 	// at tools they are not for.
 	noiseQuantile = 0.9
-	// maxCalibrationTools bounds the leave-one-out work on huge catalogs:
-	// a deterministic sample of this many tools is used.
-	maxCalibrationTools = 2000
+	// maxCalibrationSamples bounds the held-out examples calibration
+	// scores against the whole catalog (each costs one search): on larger
+	// catalogs, tools are taken in a deterministic order by name hash until
+	// this many are scored.
+	maxCalibrationSamples = 2000
 	// maxCalibrationExamples bounds the examples per tool in it.
 	maxCalibrationExamples = 32
 )
@@ -143,7 +151,11 @@ func calibrate(recs []habilis.Record, fixed *Calibration) Calibration {
 	for i := range recs {
 		sums[i], rocs[i] = rocchioNorms(&recs[i])
 	}
+	scored := 0
 	for _, a := range sampleTools(recs) {
+		if scored >= maxCalibrationSamples {
+			break
+		}
 		r := &recs[a]
 		vs := r.ExampleVectors
 		if len(vs) > maxCalibrationExamples {
@@ -157,6 +169,7 @@ func calibrate(recs []habilis.Record, fixed *Calibration) Calibration {
 			if v.IsZero() {
 				continue
 			}
+			scored++
 			centSpace.scoreAll(v, cs)
 			descSpace.scoreAll(v, ds)
 			bestEx, bestRaw, bestDesc, bestRoc := float32(-2), float32(-2), float32(-2), float32(-2)
@@ -222,6 +235,33 @@ func calibrate(recs []habilis.Record, fixed *Calibration) Calibration {
 		c.Fitted = true
 	}
 	return c
+}
+
+// findMaxTools is the catalog size up to which every write runs the full
+// collision analysis (with leave-one-out example leaks) to find the pairs
+// that collide; larger catalogs use centroid pairs alone.
+const findMaxTools = 2000
+
+// collides returns the high-severity collisions of recs, by tool.
+func collides(recs []habilis.Record, cal Calibration, threshold float32) (map[string][]string, error) {
+	opts := collision.Options{Threshold: threshold, CatalogThreshold: cal.Threshold, GateFloor: cal.NoiseFloor}
+	var cols []habilis.Collision
+	var err error
+	if len(recs) <= findMaxTools {
+		cols, err = collision.Find(recs, opts)
+	} else {
+		cols, err = collision.Pairs(recs, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	high := cols[:0]
+	for _, c := range cols {
+		if c.Severity == habilis.SeverityHigh {
+			high = append(high, c)
+		}
+	}
+	return collision.ForTool(high), nil
 }
 
 // rocchioNorms returns ‖Σ v‖ over a record's examples and ‖Σ v + u‖ with
@@ -379,19 +419,21 @@ func crossDescriptionQuantile(recs []habilis.Record, q float64) float32 {
 	return quantile(sims, q)
 }
 
-// sampleTools returns the indexes of the records calibration looks at: all
-// of them, or a deterministic sample chosen by name hash on huge catalogs.
+// sampleTools returns the indexes of the records in the order calibration
+// looks at them: by a hash of the name, so that a catalog too large to
+// score whole is sampled without regard to how its tools are named or
+// sorted.
 func sampleTools(recs []habilis.Record) []int {
 	idx := make([]int, len(recs))
+	keys := make([]uint32, len(recs))
 	for i := range idx {
 		idx[i] = i
+		f := fnv.New32a()
+		f.Write([]byte(recs[i].Tool.Name))
+		keys[i] = f.Sum32()
 	}
-	if len(recs) <= maxCalibrationTools {
-		return idx
-	}
-	h := func(s string) uint32 { f := fnv.New32a(); f.Write([]byte(s)); return f.Sum32() }
-	sort.Slice(idx, func(a, b int) bool { return h(recs[idx[a]].Tool.Name) < h(recs[idx[b]].Tool.Name) })
-	return idx[:maxCalibrationTools]
+	sort.Slice(idx, func(a, b int) bool { return keys[idx[a]] < keys[idx[b]] })
+	return idx
 }
 
 // quantile returns the q-quantile of xs (linear interpolation), sorting xs

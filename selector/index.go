@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	"github.com/habilis-router/habilis"
-	"github.com/habilis-router/habilis/collision"
 	"github.com/habilis-router/habilis/internal/vec"
 )
 
@@ -24,7 +23,10 @@ type index struct {
 	tools  []toolInfo // sorted by name
 	byName map[string]int
 
+	// cent, desc and doc score a query against every tool; with the
+	// lexical embedder as the main one, tri holds all three instead.
 	cent, desc, doc *space
+	tri             *triSpace
 	// Example vectors for nearest-example scoring of candidates: tool i owns
 	// rows exStart[i]:exStart[i+1], in exSlab (dense) or exSparse.
 	exStart  []int32
@@ -124,19 +126,30 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embe
 			ix.prior[i] = cal.Prior[recs[i].Tool.Name]
 		}
 	}
-	ix.cent = newSpace(cents, dim)
-	ix.desc = newSpace(descs, dim)
-	ix.doc = newSpace(docs, 0)
-	cols, err := collision.Pairs(recs, collision.Options{Threshold: collisionThreshold, CatalogThreshold: cal.Threshold})
-	if err != nil {
-		return nil, fmt.Errorf("index: collisions: %w", err)
+	if dim == 0 && sameLex {
+		ix.tri = newTriSpace(cents, descs, docs)
+	} else {
+		ix.cent = newSpace(cents, dim)
+		ix.desc = newSpace(descs, dim)
+		ix.doc = newSpace(docs, 0)
 	}
-	byTool := collision.ForTool(cols)
 	ix.collides = make([][]string, len(recs))
 	for i := range recs {
-		ix.collides[i] = byTool[recs[i].Tool.Name]
+		ix.collides[i] = cal.Collides[recs[i].Tool.Name]
 	}
 	return ix, nil
+}
+
+// scoreAll scores the query against every tool's centroid, description
+// and document (q is the main embedder's vector, ql the lexical one's).
+func (ix *index) scoreAll(q, ql habilis.Vector, acc, cent, desc, doc []float32) {
+	if ix.tri != nil {
+		ix.tri.scoreAll(q, acc, cent, desc, doc)
+		return
+	}
+	ix.cent.scoreAll(q, cent)
+	ix.desc.scoreAll(q, desc)
+	ix.doc.scoreAll(ql, doc)
 }
 
 // nearestExample returns the best similarity of q to one of tool i's

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -320,7 +321,7 @@ func (r *Router) Collisions(ctx context.Context, threshold float32) ([]habilis.C
 	if threshold == 0 {
 		threshold = r.cfg.CollisionThreshold
 	}
-	cols, err := collision.Find(snap.Records, collision.Options{Threshold: threshold, CatalogThreshold: cal.Threshold})
+	cols, err := collision.Find(snap.Records, collision.Options{Threshold: threshold, CatalogThreshold: cal.Threshold, GateFloor: cal.NoiseFloor})
 	if err != nil {
 		return nil, fmt.Errorf("selector: collisions: %w", err)
 	}
@@ -530,6 +531,12 @@ func (r *Router) writeWith(ctx context.Context, snap *habilis.Snapshot, tools []
 			recs[i].Margin = *m
 		}
 	}
+	if cal.Collides, err = collides(recs, cal, r.cfg.CollisionThreshold); err != nil {
+		// A catalog too large or too odd for the analysis still serves;
+		// its matches just name no collisions.
+		r.cfg.Logger.Warn("collision analysis skipped", "err", err)
+		cal.Collides = nil
+	}
 	calJSON, err := json.Marshal(cal)
 	if err != nil {
 		return nil, fmt.Errorf("selector: encode calibration: %w", err)
@@ -678,15 +685,48 @@ func sameVector(a, b habilis.Vector) bool {
 
 func metaEqual(a, b habilis.CatalogMeta) bool {
 	return a.Embedder == b.Embedder && a.Lexical == b.Lexical && slices.Equal(a.EmbedderState, b.EmbedderState) &&
-		slices.Equal(a.LexicalState, b.LexicalState) && jsonEqual(a.Calibration, b.Calibration)
+		slices.Equal(a.LexicalState, b.LexicalState) && calibrationEqual(a.Calibration, b.Calibration)
 }
 
-func jsonEqual(a, b json.RawMessage) bool {
+// calibrationEqual compares two stored calibrations, taking numbers equal
+// within a relative 1e-5: re-estimating an unchanged catalog may differ in
+// the last bits (SIMD sums depend on memory alignment), and that is no
+// change worth a new catalog version.
+func calibrationEqual(a, b json.RawMessage) bool {
 	var x, y any
 	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
 		return string(a) == string(b)
 	}
-	xa, _ := json.Marshal(x)
-	ya, _ := json.Marshal(y)
-	return string(xa) == string(ya)
+	return near(x, y)
+}
+
+func near(x, y any) bool {
+	switch xv := x.(type) {
+	case float64:
+		yv, ok := y.(float64)
+		return ok && math.Abs(xv-yv) <= 1e-5*max(1, math.Abs(xv), math.Abs(yv))
+	case map[string]any:
+		yv, ok := y.(map[string]any)
+		if !ok || len(xv) != len(yv) {
+			return false
+		}
+		for k, v := range xv {
+			if w, ok := yv[k]; !ok || !near(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		yv, ok := y.([]any)
+		if !ok || len(xv) != len(yv) {
+			return false
+		}
+		for i := range xv {
+			if !near(xv[i], yv[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return x == y
 }

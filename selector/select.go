@@ -20,6 +20,7 @@ const DefaultK = 5
 // pool so that a selection over a large catalog allocates little.
 type scratch struct {
 	cent, desc, doc, roc, fused []float32
+	acc                         []float32 // 4 a tool, for triSpace
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -29,6 +30,10 @@ func (s *scratch) size(n int) {
 		s.cent, s.desc, s.doc, s.roc, s.fused = make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
 	}
 	s.cent, s.desc, s.doc, s.roc, s.fused = s.cent[:n], s.desc[:n], s.doc[:n], s.roc[:n], s.fused[:n]
+	if cap(s.acc) < 4*n {
+		s.acc = make([]float32, 4*n)
+	}
+	s.acc = s.acc[:4*n]
 }
 
 // Select returns the tools that fit query, best first, with the figures
@@ -154,12 +159,7 @@ func abstainReason(rk *Ranking, cal Calibration, mode habilis.Mode) string {
 	if mode == habilis.ModeHybrid {
 		return fmt.Sprintf("no tool fits: every candidate fails its gate (best %s: score %.3f < threshold %.3f)", best.Tool, rk.gate, rk.threshold)
 	}
-	gateScore := best.CentroidScore
-	if best.RadiusSource == "catalog" && gateScore == 0 {
-		gateScore = best.DescriptionScore
-	}
-	return fmt.Sprintf("no tool fits: every candidate fails its gate (best %s: score %.3f < radius %.3f − margin %.3f)",
-		best.Tool, gateScore, best.Radius, best.Margin)
+	return fmt.Sprintf("no tool fits: every candidate fails its gate (best %s: score %.3f < gate %.3f)", best.Tool, rk.gate, rk.threshold)
 }
 
 // ambiguous returns a reason when two of the passing matches collide.
@@ -221,10 +221,8 @@ func (ix *index) score(ctx context.Context, query string, i int) signals {
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
 	s.size(len(ix.tools))
-	ix.cent.scoreAll(q, s.cent)
-	ix.desc.scoreAll(q, s.desc)
-	ix.doc.scoreAll(ql, s.doc)
-	sg := signals{tool: i, cent: s.cent[i], desc: s.desc[i], doc: s.doc[i], ex: ix.nearestExample(i, q)}
+	ix.scoreAll(q, ql, s.acc, s.cent, s.desc, s.doc)
+	sg := signals{tool: i, cent: s.cent[i], desc: s.desc[i], doc: s.doc[i]}
 	ix.gateOf(&sg)
 	return sg
 }
@@ -256,8 +254,7 @@ func (ix *index) rank(ctx context.Context, query string, mode habilis.Mode, k in
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
 	s.size(n)
-	ix.cent.scoreAll(q, s.cent)
-	ix.desc.scoreAll(q, s.desc)
+	ix.scoreAll(q, ql, s.acc, s.cent, s.desc, s.doc)
 	// Tools without examples have no centroid: their gate and their
 	// centroid-mode rank use the description score.
 	for i := range ix.tools {
@@ -272,16 +269,18 @@ func (ix *index) rank(ctx context.Context, query string, mode habilis.Mode, k in
 	case habilis.ModeCentroid:
 		key = s.cent
 	default:
-		ix.doc.scoreAll(ql, s.doc)
 		return ix.hybrid(q, s, k, denied), nil
 	}
 	top := topK(key, k, denied)
 	rk := &Ranking{Matches: make([]habilis.Match, 0, len(top))}
 	for _, i := range top {
-		sg := signals{tool: i, cent: s.cent[i], desc: s.desc[i], ex: ix.nearestExample(i, q)}
+		sg := signals{tool: i, cent: s.cent[i], desc: s.desc[i]}
 		sg.fused = key[i]
 		ix.gateOf(&sg)
 		rk.Matches = append(rk.Matches, ix.explain(sg))
+		if len(rk.Matches) == 1 {
+			rk.gate, rk.threshold = sg.gateScore, sg.threshold
+		}
 	}
 	if len(rk.Matches) > 0 {
 		best := rk.Matches[0]
@@ -413,9 +412,7 @@ func (r *Router) Scores(ctx context.Context, query string) (*Scores, error) {
 	sc := &Scores{Tools: make([]string, n), Centroid: make([]float32, n), Description: make([]float32, n),
 		Document: make([]float32, n), Rocchio: make([]float32, n), Gate: make([]float32, n),
 		HasRadius: make([]bool, n), HasExamples: make([]bool, n)}
-	ix.cent.scoreAll(q, sc.Centroid)
-	ix.desc.scoreAll(q, sc.Description)
-	ix.doc.scoreAll(ql, sc.Document)
+	ix.scoreAll(q, ql, make([]float32, 4*n), sc.Centroid, sc.Description, sc.Document)
 	for i := range ix.tools {
 		t := &ix.tools[i]
 		sc.Tools[i] = t.tool.Name

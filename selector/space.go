@@ -1,6 +1,8 @@
 package selector
 
 import (
+	"slices"
+
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/internal/vec"
 )
@@ -133,4 +135,118 @@ func mean(vs []habilis.Vector) habilis.Vector {
 	}
 	ii, vv := vec.MeanSparse(idx, val)
 	return habilis.Vector{Indices: ii, Values: vv}
+}
+
+// triSpace merges three sparse row sets of one embedder (centroids,
+// descriptions, documents) into one inverted index whose postings carry
+// the three weights, so that one pass over a query's terms scores all
+// three: one map lookup per term instead of three, and postings read in
+// order.
+type triSpace struct {
+	rows    int
+	terms   map[uint32]int32
+	offsets []int32
+	prow    []int32
+	pval    []float32 // three weights a posting
+}
+
+func newTriSpace(a, b, c []habilis.Vector) *triSpace {
+	s := &triSpace{rows: len(a)}
+	sets := [3][]habilis.Vector{a, b, c}
+	// Per term, the rows that have it in any of the three sets.
+	counts := make(map[uint32]int32)
+	var order []uint32
+	rowTerms := make([]map[uint32][3]float32, len(a))
+	for r := range a {
+		m := make(map[uint32][3]float32)
+		for k, set := range sets {
+			v := set[r]
+			for i, t := range v.Indices {
+				w := m[t]
+				w[k] = v.Values[i]
+				m[t] = w
+			}
+		}
+		rowTerms[r] = m
+		for t := range m {
+			if counts[t] == 0 {
+				order = append(order, t)
+			}
+			counts[t]++
+		}
+	}
+	slices.Sort(order) // deterministic layout
+	s.terms = make(map[uint32]int32, len(order))
+	s.offsets = make([]int32, len(order)+1)
+	var off int32
+	for k, t := range order {
+		s.terms[t] = int32(k)
+		s.offsets[k] = off
+		off += counts[t]
+	}
+	s.offsets[len(order)] = off
+	s.prow = make([]int32, off)
+	s.pval = make([]float32, 3*off)
+	fill := make([]int32, len(order))
+	for r, m := range rowTerms {
+		for t, w := range m {
+			k := s.terms[t]
+			p := s.offsets[k] + fill[k]
+			fill[k]++
+			s.prow[p] = int32(r)
+			s.pval[3*p], s.pval[3*p+1], s.pval[3*p+2] = w[0], w[1], w[2]
+		}
+	}
+	// Postings in row order, whatever the map iteration order was.
+	for k := range order {
+		lo, hi := s.offsets[k], s.offsets[k+1]
+		sortPostings(s.prow[lo:hi], s.pval[3*lo:3*hi])
+	}
+	return s
+}
+
+// sortPostings sorts one term's postings by row, moving their weights
+// along.
+func sortPostings(rows []int32, vals []float32) {
+	idx := make([]int, len(rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(x, y int) int { return int(rows[x] - rows[y]) })
+	r2 := make([]int32, len(rows))
+	v2 := make([]float32, len(vals))
+	for j, i := range idx {
+		r2[j] = rows[i]
+		copy(v2[3*j:3*j+3], vals[3*i:3*i+3])
+	}
+	copy(rows, r2)
+	copy(vals, v2)
+}
+
+// scoreAll writes the query's score against every row of each set into
+// oa, ob and oc (each of length s.rows). acc is scratch space of at least
+// 4·rows: the three sums of a row are accumulated side by side, so each
+// posting touches one cache line rather than three.
+func (s *triSpace) scoreAll(q habilis.Vector, acc, oa, ob, oc []float32) {
+	acc = acc[:4*s.rows]
+	clear(acc)
+	for i, t := range q.Indices {
+		k, ok := s.terms[t]
+		if !ok {
+			continue
+		}
+		w := q.Values[i]
+		lo, hi := s.offsets[k], s.offsets[k+1]
+		vals := s.pval[3*lo : 3*hi]
+		for j, r := range s.prow[lo:hi] {
+			a := acc[4*r : 4*r+3 : 4*r+3]
+			v := vals[3*j : 3*j+3 : 3*j+3]
+			a[0] += w * v[0]
+			a[1] += w * v[1]
+			a[2] += w * v[2]
+		}
+	}
+	for r := range s.rows {
+		oa[r], ob[r], oc[r] = acc[4*r], acc[4*r+1], acc[4*r+2]
+	}
 }

@@ -9,17 +9,21 @@ import (
 )
 
 // descriptionText is what a tool's description vector embeds: its name,
-// description and argument names, so a request that names an argument
-// ("in celsius", "to alice@…") finds the tool that takes it.
+// description and arguments (names and descriptions), so a request that
+// names an argument ("in celsius", "the base of the triangle") finds the
+// tool that takes it.
 func descriptionText(t habilis.Tool) string {
 	var b strings.Builder
 	b.WriteString(t.Name)
 	b.WriteString(". ")
 	b.WriteString(t.Description)
-	if args := argumentNames(t.InputSchema); len(args) > 0 {
-		b.WriteString(" Arguments: ")
-		b.WriteString(strings.Join(args, ", "))
-		b.WriteString(".")
+	for _, a := range arguments(t.InputSchema) {
+		b.WriteString("\n")
+		b.WriteString(a.name)
+		if a.description != "" {
+			b.WriteString(": ")
+			b.WriteString(a.description)
+		}
 	}
 	return b.String()
 }
@@ -35,22 +39,26 @@ func documentText(t habilis.Tool) string {
 	return b.String()
 }
 
-// argumentNames returns the top-level property names of a JSON Schema,
-// sorted; a schema that does not parse has none.
-func argumentNames(schema json.RawMessage) []string {
+type argument struct{ name, description string }
+
+// arguments returns the top-level properties of a JSON Schema with their
+// descriptions, sorted by name; a schema that does not parse has none.
+func arguments(schema json.RawMessage) []argument {
 	if len(schema) == 0 {
 		return nil
 	}
 	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
+		Properties map[string]struct {
+			Description string `json:"description"`
+		} `json:"properties"`
 	}
 	if json.Unmarshal(schema, &s) != nil {
 		return nil
 	}
-	names := make([]string, 0, len(s.Properties))
-	for n := range s.Properties {
-		names = append(names, n)
+	args := make([]argument, 0, len(s.Properties))
+	for n, p := range s.Properties {
+		args = append(args, argument{n, p.Description})
 	}
-	sort.Strings(names)
-	return names
+	sort.Slice(args, func(i, j int) bool { return args[i].name < args[j].name })
+	return args
 }

@@ -1,0 +1,229 @@
+package selector_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/selector"
+	"github.com/habilis-router/habilis/store/boltstore"
+)
+
+// synth makes a catalog of n tools with nEx examples each, and queries
+// that paraphrase random tools. Words come from a vocabulary of made-up
+// syllable words: each tool has a few topic words of its own; requests mix
+// them with common verbs and function words, so the inverted index sees
+// the long posting lists of real text.
+func synth(n, nEx int, seed uint64) ([]habilis.Tool, []string) {
+	rng := rand.New(rand.NewPCG(seed, 42))
+	// 20 onsets × 6 vowels × 4 codas: words whose character n-grams
+	// spread over catalogs as real words' do, rather than every n-gram
+	// occurring in every tool.
+	var syl []string
+	for _, c := range strings.Fields("b c d f g h j k l m n p r s t v w z st tr") {
+		for _, v := range strings.Fields("a e i o u y") {
+			for _, e := range []string{"", "n", "r", "s"} {
+				syl = append(syl, c+v+e)
+			}
+		}
+	}
+	word := func() string {
+		var b strings.Builder
+		for range 2 + rng.IntN(2) {
+			b.WriteString(syl[rng.IntN(len(syl))])
+		}
+		return b.String()
+	}
+	vocab := make([]string, 20000)
+	for i := range vocab {
+		vocab[i] = word()
+	}
+	common := strings.Fields("please can you the a to for my in of with show me find get what is how do I need want check list send make")
+	sentence := func(topic []string) string {
+		var w []string
+		for range 8 + rng.IntN(8) {
+			switch rng.IntN(3) {
+			case 0:
+				w = append(w, topic[rng.IntN(len(topic))])
+			case 1:
+				w = append(w, common[rng.IntN(len(common))])
+			default:
+				w = append(w, vocab[int(rng.ExpFloat64()*2000)%len(vocab)])
+			}
+		}
+		return strings.Join(w, " ")
+	}
+	tools := make([]habilis.Tool, n)
+	topics := make([][]string, n)
+	for i := range tools {
+		topic := []string{vocab[rng.IntN(len(vocab))], vocab[rng.IntN(len(vocab))], vocab[rng.IntN(len(vocab))]}
+		topics[i] = topic
+		t := habilis.Tool{Name: fmt.Sprintf("tool_%06d", i), Description: "Handles " + strings.Join(topic, " ") + " requests.",
+			InputSchema: []byte(`{"properties":{},"type":"object"}`)}
+		seen := map[string]bool{}
+		for len(t.Examples) < nEx {
+			if s := sentence(topic); !seen[s] {
+				seen[s] = true
+				t.Examples = append(t.Examples, s)
+			}
+		}
+		tools[i] = t
+	}
+	qs := make([]string, 256)
+	for i := range qs {
+		qs[i] = sentence(topics[rng.IntN(n)])
+	}
+	return tools, qs
+}
+
+func benchRouter(b *testing.B, n, nEx int) (*selector.Router, []string) {
+	b.Helper()
+	tools, qs := synth(n, nEx, 1)
+	st, err := boltstore.Open(filepath.Join(b.TempDir(), "bench.db"), boltstore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	r, err := selector.New(context.Background(), st, selector.Config{Embedder: lexical.New(lexical.Options{})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := r.Load(context.Background(), tools, selector.LoadOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	return r, qs
+}
+
+// BenchmarkSelect measures one selection, in process, on one core
+// (run with -cpu 1), at the catalog sizes of the design's targets. The
+// 100,000-tool catalog is skipped with -short.
+func BenchmarkSelect(b *testing.B) {
+	for _, n := range []int{200, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			if n >= 100_000 && testing.Short() {
+				b.Skip("100,000 tools: run without -short")
+			}
+			r, qs := benchRouter(b, n, 5)
+			ctx := context.Background()
+			for _, mode := range []habilis.Mode{habilis.ModeHybrid, habilis.ModeCentroid, habilis.ModeDescription} {
+				b.Run(string(mode), func(b *testing.B) {
+					b.ReportAllocs()
+					i := 0
+					for b.Loop() {
+						if _, err := r.Select(ctx, qs[i%len(qs)], habilis.SelectOptions{Mode: mode}); err != nil {
+							b.Fatal(err)
+						}
+						i++
+					}
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkLoad measures indexing a new catalog of 2,000 tools × 10
+// examples into a new store (embedding, calibration, collisions, one
+// write), reported as examples per second.
+func BenchmarkLoad(b *testing.B) {
+	tools, _ := synth(2000, 10, 2)
+	ctx := context.Background()
+	for b.Loop() {
+		b.StopTimer()
+		st, err := boltstore.Open(filepath.Join(b.TempDir(), "load.db"), boltstore.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := selector.New(ctx, st, selector.Config{Embedder: lexical.New(lexical.Options{})})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := r.Load(ctx, tools, selector.LoadOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		st.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(20000*b.N)/b.Elapsed().Seconds(), "examples/s")
+}
+
+// BenchmarkReloadUnchanged measures loading the catalog that is already
+// stored: nothing is embedded or written.
+func BenchmarkReloadUnchanged(b *testing.B) {
+	tools, _ := synth(2000, 10, 2)
+	r, _ := benchRouter(b, 1, 1)
+	ctx := context.Background()
+	if _, err := r.Load(ctx, tools, selector.LoadOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		rep, err := r.Load(ctx, tools, selector.LoadOptions{})
+		if err != nil || rep.Embedded != 0 {
+			b.Fatalf("reload: %+v, %v; want nothing embedded", rep, err)
+		}
+	}
+}
+
+// BenchmarkMemory reports the heap an index of 10,000 tools × 5 examples
+// holds, against the raw size of its vectors (4 bytes a coordinate, 8 a
+// sparse one) and texts.
+func BenchmarkMemory(b *testing.B) {
+	for b.Loop() {
+		tools, _ := synth(10_000, 5, 3)
+		st, err := boltstore.Open(filepath.Join(b.TempDir(), "mem.db"), boltstore.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		r, err := selector.New(ctx, st, selector.Config{Embedder: lexical.New(lexical.Options{})})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.Load(ctx, tools, selector.LoadOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		recs, err := r.Records(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var raw int
+		for _, rec := range recs {
+			for _, v := range append([]habilis.Vector{rec.DescriptionVector, rec.Centroid, rec.DocumentVector}, rec.ExampleVectors...) {
+				raw += 4*len(v.Dense) + 8*len(v.Indices)
+			}
+			raw += len(rec.Tool.Description) + len(rec.Tool.Name)
+			for _, e := range rec.Tool.Examples {
+				raw += len(e)
+			}
+		}
+		recs, tools = nil, nil
+		st.Close()
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		// Reopen: the index alone, built from the stored catalog.
+		st2, err := boltstore.Open(st.Path(), boltstore.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		r2, err := selector.New(ctx, st2, selector.Config{Embedder: lexical.New(lexical.Options{})})
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(raw), "heap/raw")
+		b.ReportMetric(float64(raw)/(1<<20), "raw-MiB")
+		runtime.KeepAlive(r2)
+		st2.Close()
+		_ = r
+	}
+}
