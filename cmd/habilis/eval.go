@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -32,6 +33,12 @@ type evalOptions struct {
 	mode    string
 	k       int
 	minAcc  float64
+	// excludeExamples drops queries that are examples of the catalog.
+	excludeExamples bool
+	// half keeps one half of the queries ("a" or "b", by a hash of the
+	// text); fitSplit fits on half a and evaluates on half b.
+	half     string
+	fitSplit bool
 	// fill scores argument filling instead of selection.
 	fill bool
 	fillerFlags
@@ -47,6 +54,9 @@ func (o *evalOptions) addFlags(cmd *cobra.Command) {
 	f.IntVarP(&o.k, "k", "k", selector.DefaultK, "recall cut-off")
 	f.Float64Var(&o.minAcc, "min-acc", 0, "exit with code 4 when top-1 accuracy (with --fill: the exact rate) is below this, after printing the report")
 	f.BoolVar(&o.fill, "fill", false, "score argument filling on queries with gold arguments instead of selection")
+	f.BoolVar(&o.excludeExamples, "exclude-examples", false, "skip queries that are examples of the catalog (ignoring case and spacing)")
+	f.StringVar(&o.half, "half", "", "evaluate one half of the queries, a or b, split by an FNV-1a hash of each query's text")
+	f.BoolVar(&o.fitSplit, "fit-split", false, "fit on half a of the queries and evaluate on half b")
 	o.fillerFlags.addFlags(cmd)
 }
 
@@ -89,6 +99,44 @@ type evalOutput struct {
 	// Fit is what --fit changed; FitFolds holds one per fold with --self.
 	Fit      *fitReport   `json:"fit,omitempty"`
 	FitFolds []*fitReport `json:"fit_folds,omitempty"`
+	// Excluded counts queries dropped by --exclude-examples; FitQueries
+	// the labelled queries fitted on.
+	Excluded   int `json:"excluded,omitempty"`
+	FitQueries int `json:"fit_queries,omitempty"`
+}
+
+// withoutExamples drops the queries that are examples of the catalog,
+// ignoring case and spacing, and says how many it dropped.
+func withoutExamples(tools []habilis.Tool, qs []eval.Query) ([]eval.Query, int) {
+	norm := func(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
+	ex := map[string]bool{}
+	for _, t := range tools {
+		for _, e := range t.Examples {
+			ex[norm(e)] = true
+		}
+	}
+	var kept []eval.Query
+	for _, q := range qs {
+		if !ex[norm(q.Query)] {
+			kept = append(kept, q)
+		}
+	}
+	return kept, len(qs) - len(kept)
+}
+
+// splitHalves splits queries in two by the low bit of a 32-bit FNV-1a hash
+// of their text: a stable split anyone can reproduce.
+func splitHalves(qs []eval.Query) (a, b []eval.Query) {
+	for _, q := range qs {
+		h := fnv.New32a()
+		h.Write([]byte(q.Query))
+		if h.Sum32()&1 == 0 {
+			a = append(a, q)
+		} else {
+			b = append(b, q)
+		}
+	}
+	return a, b
 }
 
 func runEval(ctx context.Context, o *evalOptions, stdout io.Writer) error {
@@ -112,6 +160,10 @@ func runEval(ctx context.Context, o *evalOptions, stdout io.Writer) error {
 		return usagef("-k %d: want at least 1", o.k)
 	case o.minAcc < 0:
 		return usagef("--min-acc %v: want a non-negative accuracy", o.minAcc)
+	case o.half != "" && o.half != "a" && o.half != "b":
+		return usagef("--half %q: want a or b", o.half)
+	case o.fitSplit && (o.fit != "" || o.half != "" || o.queries == ""):
+		return usagef("eval: --fit-split needs --queries FILE and excludes --fit and --half")
 	}
 	tools, err := habilis.ReadCatalog(o.tools)
 	if err != nil {
@@ -126,6 +178,19 @@ func runEval(ctx context.Context, o *evalOptions, stdout io.Writer) error {
 	if o.fill {
 		return runEvalFill(ctx, o, tools, qs, stdout)
 	}
+	excluded := 0
+	if o.excludeExamples {
+		qs, excluded = withoutExamples(tools, qs)
+	}
+	if o.fitSplit {
+		fitQs, qs = splitHalves(qs)
+	} else if o.half != "" {
+		a, b := splitHalves(qs)
+		qs = a
+		if o.half == "b" {
+			qs = b
+		}
+	}
 	if o.fit != "" {
 		if fitQs, err = eval.ReadQueries(o.fit); err != nil {
 			return err
@@ -138,7 +203,7 @@ func runEval(ctx context.Context, o *evalOptions, stdout io.Writer) error {
 	defer os.RemoveAll(dir)
 
 	run := evalRun{g: o.g, mode: mode, k: o.k, fitQs: fitQs}
-	out := &evalOutput{}
+	out := &evalOutput{Excluded: excluded, FitQueries: len(fitQs)}
 	if !o.self {
 		rep, fit, err := run.once(ctx, filepath.Join(dir, "eval.db"), tools, qs)
 		if err != nil {
