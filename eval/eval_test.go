@@ -1,0 +1,181 @@
+package eval_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/eval"
+	"github.com/habilis-router/habilis/selector"
+	"github.com/habilis-router/habilis/store/boltstore"
+)
+
+func TestAUROC(t *testing.T) {
+	tests := []struct {
+		name     string
+		pos, neg []float64
+		want     float64
+	}{
+		{"separated", []float64{0.9, 0.8}, []float64{0.1, 0.2}, 1},
+		{"inverted", []float64{0.1}, []float64{0.9, 0.8}, 0},
+		{"all tied", []float64{0.5, 0.5}, []float64{0.5}, 0.5},
+		// Pairs (pos, neg): (0.9,0.5) win, (0.9,0.7) win, (0.4,0.5) loss,
+		// (0.4,0.7) loss: 2 of 4.
+		{"half", []float64{0.9, 0.4}, []float64{0.5, 0.7}, 0.5},
+		// (0.6,0.6) tie counts half, (0.6,0.2) win: 1.5 of 2.
+		{"tie counts half", []float64{0.6}, []float64{0.6, 0.2}, 0.75},
+		{"no negatives", []float64{0.6}, nil, 0},
+	}
+	for _, tt := range tests {
+		if got := eval.AUROC(tt.pos, tt.neg); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("AUROC(%s: %v, %v) = %v, want %v", tt.name, tt.pos, tt.neg, got, tt.want)
+		}
+	}
+}
+
+func TestParseQueries(t *testing.T) {
+	good := `{"query": "weather in Rome", "expected": ["get_weather"]}
+
+{"query": "write a haiku", "expected": []}
+`
+	qs, err := eval.ParseQueries("q.jsonl", strings.NewReader(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(qs) != 2 || qs[0].Expected[0] != "get_weather" || qs[1].Expected == nil || len(qs[1].Expected) != 0 {
+		t.Errorf("ParseQueries(good) = %+v, want two queries, the second expecting no tool", qs)
+	}
+	bad := []struct{ text, want string }{
+		{`{"query": "x", "expected": ["a"]}` + "\n" + `{"query": "y"`, "q.jsonl:2:"},
+		{`{"expected": ["a"]}`, `q.jsonl:1: field "query"`},
+		{`{"query": "  ", "expected": ["a"]}`, `q.jsonl:1: field "query"`},
+		{`{"query": "x"}`, `q.jsonl:1: field "expected": missing`},
+		{`{"query": "x", "expected": "a"}`, `q.jsonl:1: field "expected"`},
+	}
+	for _, b := range bad {
+		_, err := eval.ParseQueries("q.jsonl", strings.NewReader(b.text))
+		if err == nil || !strings.Contains(err.Error(), b.want) || !errors.Is(err, habilis.ErrInvalid) {
+			t.Errorf("ParseQueries(%q) error = %v, want one containing %q and wrapping ErrInvalid", b.text, err, b.want)
+		}
+	}
+}
+
+func router(t *testing.T) (*selector.Router, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "habilis.db")
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	r, err := selector.New(context.Background(), st, selector.Config{Embedder: lexical.New(lexical.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := habilis.ReadCatalog("../selector/testdata/catalog.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Load(context.Background(), tools, selector.LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return r, path
+}
+
+func TestRun(t *testing.T) {
+	r, _ := router(t)
+	qs := []eval.Query{
+		{Query: "send an email to dave about the offsite", Expected: []string{"send_email"}},
+		{Query: "how many euros do I get for 20 dollars", Expected: []string{"convert_currency"}},
+		{Query: "what time is it in Lima", Expected: []string{"current_time"}},
+		{Query: "compose a sonnet about autumn leaves", Expected: []string{}},
+	}
+	rep, err := eval.Run(context.Background(), r, qs, eval.Options{Mode: habilis.ModeHybrid, K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Queries != 4 || rep.Tools != 7 || rep.K != 3 || rep.Mode != habilis.ModeHybrid {
+		t.Errorf("Run header = %d queries, %d tools, k %d, mode %s; want 4, 7, 3, hybrid", rep.Queries, rep.Tools, rep.K, rep.Mode)
+	}
+	if rep.AccAt1 != 1 || rep.RecallAtK != 1 || rep.MRR != 1 {
+		t.Errorf("Run on easy queries: acc@1 %v, recall %v, mrr %v; want 1, 1, 1", rep.AccAt1, rep.RecallAtK, rep.MRR)
+	}
+	if rep.NoTool.Queries != 1 || rep.NoTool.AbstainRecall != 1 || rep.DecisionAccuracy != 1 {
+		t.Errorf("Run no-tool figures = %+v, decision accuracy %v; want the sonnet abstained on and every decision right", rep.NoTool, rep.DecisionAccuracy)
+	}
+	if rep.NoTool.AUROC != 1 {
+		t.Errorf("Run AUROC = %v, want 1: the three tool queries are more confident than the sonnet", rep.NoTool.AUROC)
+	}
+	// A misroute is reported as a confusion with its query.
+	wrong := []eval.Query{{Query: "send an email to dave about the offsite", Expected: []string{"convert_currency"}}}
+	rep, err = eval.Run(context.Background(), r, wrong, eval.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.AccAt1 != 0 || len(rep.Confusions) != 1 || rep.Confusions[0].Chosen != "send_email" || rep.Confusions[0].Expected != "convert_currency" {
+		t.Errorf("Run(misroute) = acc %v, confusions %+v; want 0 and send_email chosen for convert_currency", rep.AccAt1, rep.Confusions)
+	}
+}
+
+func scratch(t *testing.T) func(context.Context) (habilis.Store, func(), error) {
+	return func(context.Context) (habilis.Store, func(), error) {
+		st, err := boltstore.Open(filepath.Join(t.TempDir(), "scratch.db"), boltstore.Options{})
+		return st, func() { st.Close() }, err
+	}
+}
+
+func TestFit(t *testing.T) {
+	r, _ := router(t)
+	ctx := context.Background()
+	var qs []eval.Query
+	for _, q := range []string{"mail the slides to Ann", "email my landlord about the heating", "send Tom a note by email", "drop an email to support", "please email the draft to Lee", "email the team the agenda"} {
+		qs = append(qs, eval.Query{Query: q, Expected: []string{"send_email"}})
+	}
+	for _, q := range []string{"convert 5 francs to yen", "what are 80 dollars in pounds", "change 12 euros into kroner", "how much is 3 pounds in dollars"} {
+		qs = append(qs, eval.Query{Query: q, Expected: []string{"convert_currency"}})
+	}
+	qs = append(qs, eval.Query{Query: "paint my fence blue", Expected: []string{}}, eval.Query{Query: "knit a scarf pattern", Expected: []string{}})
+	before := r.Version()
+	rep, err := eval.Fit(ctx, r, qs, eval.FitOptions{Scratch: scratch(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Queries != 12 || rep.ToolQueries != 10 || rep.NoToolQueries != 2 || rep.AddedExamples != 10 {
+		t.Errorf("Fit report counts = %+v, want 12 queries, 10 with a tool, 2 without, 10 added", rep)
+	}
+	if !rep.After.Fitted || r.Version() <= before || !r.Calibration().Fitted {
+		t.Errorf("after Fit: fitted %v, version %d (was %d); want a fitted calibration stored in a new version", r.Calibration().Fitted, r.Version(), before)
+	}
+	if rep.Tuning.Queries == 0 || rep.Tuning.Queries == len(qs) {
+		t.Errorf("Fit tuned on %d of %d queries, want a held-out part of them", rep.Tuning.Queries, len(qs))
+	}
+	info, err := r.Tool("send_email")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(info.Tool.Examples, "mail the slides to Ann") {
+		t.Errorf("send_email examples after Fit = %q, want the labelled queries added", info.Tool.Examples)
+	}
+	// A later catalog change keeps what fit learned.
+	cal := r.Calibration()
+	if _, err := r.Delete(ctx, []string{"lookup_word"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Calibration(); !got.Fitted || got.HybridThreshold != cal.HybridThreshold || got.Weights != cal.Weights {
+		t.Errorf("calibration after a delete = %+v, want the fitted one %+v kept", got, cal)
+	}
+
+	unknown := []eval.Query{{Query: "x", Expected: []string{"teleport"}}}
+	if _, err := eval.Fit(ctx, r, unknown, eval.FitOptions{Scratch: scratch(t)}); !errors.Is(err, habilis.ErrNotFound) || !strings.Contains(err.Error(), "teleport") {
+		t.Errorf("Fit(unknown tool) error = %v, want ErrNotFound naming teleport", err)
+	}
+	if _, err := eval.Fit(ctx, r, qs, eval.FitOptions{}); !errors.Is(err, habilis.ErrInvalid) {
+		t.Errorf("Fit without a scratch store error = %v, want ErrInvalid", err)
+	}
+}
