@@ -142,6 +142,10 @@ type Report struct {
 	// AccAt1 is the share of queries expecting a tool whose decision's
 	// first tool is expected; abstaining counts as wrong.
 	AccAt1 float64 `json:"acc_at_1"`
+	// RankAccAt1 is the share of queries expecting a tool whose ranking,
+	// before the gates, puts an expected tool first: accuracy as a ranker
+	// that never abstains (the way keyword search is measured).
+	RankAccAt1 float64 `json:"rank_acc_at_1"`
 	// RecallAtK is the mean share of expected tools among the ranking's top
 	// k, before the gates.
 	RecallAtK float64 `json:"recall_at_k"`
@@ -219,14 +223,14 @@ func Run(ctx context.Context, r *selector.Router, qs []Query, opts Options) (*Re
 	}
 	rep := &Report{Queries: len(qs), Tools: len(r.Tools()), Mode: mode, K: opts.K}
 	var (
-		toolQ, correct, decided  int
-		recallSum, mrrSum        float64
-		lat                      []float64
-		pos, neg                 []float64
-		abstainRight, abstainAll int
-		wrongAbstain             int
-		perTool                  = map[string]*PerTool{}
-		conf                     = map[[2]string]*Confusion{}
+		toolQ, correct, decided, rank1 int
+		recallSum, mrrSum              float64
+		lat                            []float64
+		pos, neg                       []float64
+		abstainRight, abstainAll       int
+		wrongAbstain                   int
+		perTool                        = map[string]*PerTool{}
+		conf                           = map[[2]string]*Confusion{}
 	)
 	for qi, q := range qs {
 		if err := ctx.Err(); err != nil {
@@ -283,6 +287,9 @@ func Run(ctx context.Context, r *selector.Router, qs []Query, opts Options) (*Re
 				}
 			}
 		}
+		if first == 1 {
+			rank1++
+		}
 		recallSum += float64(found) / float64(len(q.Expected))
 		if first > 0 {
 			mrrSum += 1 / float64(first)
@@ -316,6 +323,7 @@ func Run(ctx context.Context, r *selector.Router, qs []Query, opts Options) (*Re
 	}
 	if toolQ > 0 {
 		rep.AccAt1 = float64(correct) / float64(toolQ)
+		rep.RankAccAt1 = float64(rank1) / float64(toolQ)
 		rep.RecallAtK = recallSum / float64(toolQ)
 		rep.MRR = mrrSum / float64(toolQ)
 		rep.NoTool.WrongAbstainRate = float64(wrongAbstain) / float64(toolQ)

@@ -328,6 +328,7 @@ func mergeReports(reps []*eval.Report, tools int) *eval.Report {
 		negQ += nq
 		out.Queries += r.Queries
 		out.AccAt1 += r.AccAt1 * float64(tq)
+		out.RankAccAt1 += r.RankAccAt1 * float64(tq)
 		out.RecallAtK += r.RecallAtK * float64(tq)
 		out.MRR += r.MRR * float64(tq)
 		out.DecisionAccuracy += r.DecisionAccuracy * float64(r.Queries)
@@ -370,6 +371,7 @@ func mergeReports(reps []*eval.Report, tools int) *eval.Report {
 		return x / float64(n)
 	}
 	out.AccAt1, out.RecallAtK, out.MRR = div(out.AccAt1, toolQ), div(out.RecallAtK, toolQ), div(out.MRR, toolQ)
+	out.RankAccAt1 = div(out.RankAccAt1, toolQ)
 	out.NoTool.WrongAbstainRate = div(out.NoTool.WrongAbstainRate, toolQ)
 	out.DecisionAccuracy = div(out.DecisionAccuracy, out.Queries)
 	out.Latency.P50 = div(out.Latency.P50, out.Queries)
@@ -413,6 +415,7 @@ func printEval(w io.Writer, out *evalOutput) {
 	fmt.Fprintf(w, "%d queries (%s), %d tools, %s mode, k=%d\n", r.Queries, src, r.Tools, r.Mode, r.K)
 	tw := newTable(w)
 	fmt.Fprintf(tw, "  acc@1\t%.3f\n", r.AccAt1)
+	fmt.Fprintf(tw, "  ranking acc@1\t%.3f\t(before the gate: as a ranker that never abstains)\n", r.RankAccAt1)
 	fmt.Fprintf(tw, "  recall@%d\t%.3f\n", r.K, r.RecallAtK)
 	fmt.Fprintf(tw, "  mrr\t%.3f\n", r.MRR)
 	fmt.Fprintf(tw, "  decision accuracy\t%.3f\n", r.DecisionAccuracy)
