@@ -8,6 +8,8 @@ import (
 
 	"github.com/habilis-router/habilis"
 	habilisv1 "github.com/habilis-router/habilis/api/habilis/v1"
+	"github.com/habilis-router/habilis/fill"
+	"github.com/habilis-router/habilis/fill/executor"
 	"github.com/habilis-router/habilis/selector"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -293,6 +295,64 @@ func (c *Client) Collisions(ctx context.Context, threshold float32) ([]habilis.C
 	out := make([]habilis.Collision, len(resp.GetCollisions()))
 	for i, col := range resp.GetCollisions() {
 		out[i] = collisionFromProto(col)
+	}
+	return out, nil
+}
+
+// Fill fills tool's arguments from query on the server, like fill.Fill
+// with the server's fillers. Nothing runs. JSON numbers in the result's
+// values come back as float64.
+func (c *Client) Fill(ctx context.Context, tool, query string) (*fill.Result, error) {
+	resp, err := c.rpc.Fill(ctx, &habilisv1.FillRequest{Tool: tool, Query: query})
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	return fillFromProto(resp)
+}
+
+// InvokeRequest asks the server to fill a tool's arguments and run it.
+type InvokeRequest struct {
+	Tool  string
+	Query string
+	// Arguments, when not nil, are run with instead of filling them from
+	// Query; the server checks them against the tool's schema.
+	Arguments map[string]any
+	// Confirm must be true: the server refuses to run a tool without it.
+	Confirm bool
+}
+
+// Invoked is the answer to an Invoke.
+type Invoked struct {
+	Fill *fill.Result `json:"fill"`
+	// Ran reports that the tool's executor was started.
+	Ran bool `json:"ran"`
+	// Result is the tool's outcome; nil when arguments are missing or
+	// invalid (Fill says which). A kind the server does not allow is a
+	// Result with IsError set.
+	Result *executor.Result `json:"result,omitempty"`
+}
+
+// Invoke fills a tool's arguments (or checks req.Arguments) and runs the
+// tool on the server when nothing is missing.
+func (c *Client) Invoke(ctx context.Context, req InvokeRequest) (*Invoked, error) {
+	r := &habilisv1.InvokeRequest{Tool: req.Tool, Query: req.Query, Confirm: req.Confirm}
+	if req.Arguments != nil {
+		b, err := json.Marshal(req.Arguments)
+		if err != nil {
+			return nil, fmt.Errorf("api: invoke %q: arguments: %v: %w", req.Tool, err, habilis.ErrInvalid)
+		}
+		r.ArgumentsJson = string(b)
+	}
+	resp, err := c.rpc.Invoke(ctx, r)
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	out := &Invoked{Ran: resp.GetRan()}
+	if out.Fill, err = fillFromProto(resp.GetFill()); err != nil {
+		return nil, err
+	}
+	if out.Result, err = resultFromProto(resp.GetResult()); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	habilisv1 "github.com/habilis-router/habilis/api/habilis/v1"
+	"github.com/habilis-router/habilis/fill"
 	"github.com/habilis-router/habilis/selector"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -83,6 +84,16 @@ type ServerOptions struct {
 	// requests that send the same bytes again; 0 means
 	// DefaultInlineCacheSize, a negative value keeps none.
 	InlineCacheSize int
+	// Fillers fill arguments for Fill and Invoke, as fill.Options.Fillers;
+	// nil means the built-in extractor alone.
+	Fillers []fill.Filler
+	// AllowedKinds lists the executor kinds Invoke may run ("http",
+	// "command", "mcp"); nil allows none, and Invoke answers with an
+	// is_error result saying so.
+	AllowedKinds []string
+	// LookupEnv resolves the environment variables an executor spec names;
+	// nil means every variable is unset.
+	LookupEnv func(name string) (string, bool)
 }
 
 // Server serves a router over gRPC: the ToolRouter service, health

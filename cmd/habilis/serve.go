@@ -15,6 +15,7 @@ import (
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/api"
 	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/fill/executor"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/spf13/cobra"
 )
@@ -28,6 +29,7 @@ type serveOptions struct {
 	tokenFile   string
 	tlsCert     string
 	tlsKey      string
+	allow       []string
 	// grace bounds how long a shutdown waits for calls in flight.
 	grace time.Duration
 }
@@ -40,6 +42,7 @@ func (o *serveOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token every call but health checks must carry (default: no authentication)")
 	f.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate file (PEM); with --tls-key, serves TLS instead of plaintext")
 	f.StringVar(&o.tlsKey, "tls-key", "", "TLS private key file (PEM)")
+	f.StringSliceVar(&o.allow, "allow", nil, "executor kinds Invoke may run: http, command, mcp (default none)")
 	f.DurationVar(&o.grace, "shutdown-timeout", 10*time.Second, "how long SIGTERM waits for calls in flight before cancelling them")
 }
 
@@ -49,7 +52,8 @@ func newServeCmd(g *globalOptions) *cobra.Command {
 		Use:   "serve",
 		Short: "Serve the router over gRPC",
 		Long: `Serve answers the habilis.v1.ToolRouter gRPC service (Select, SelectBatch,
-Prefilter, ListTools, GetTool, UpsertTools, DeleteTools, Collisions) over the
+Prefilter, ListTools, GetTool, UpsertTools, DeleteTools, Collisions, Fill,
+Invoke) over the
 store, with the grpc.health.v1 health service (SERVING once a catalog is loaded)
 and server reflection. It holds the store until it stops: query it meanwhile
 with --remote ADDR.
@@ -65,7 +69,11 @@ and dials TLS when HABILIS_TLS_CA (a CA file) or HABILIS_TLS=1 is set.
 
 Prefilter requests may carry their own catalog (OpenAI or MCP tools JSON, up to
 2,000 tools and 4 MiB); it is indexed with the lexical embedder, whatever
---embedder says.`,
+--embedder says.
+
+Invoke runs tools only of the executor kinds given with --allow (http, command,
+mcp; none by default); other kinds answer with an error result. Executors see
+only the environment variables their catalog entry names.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runServe(cmd.Context(), o, cmd.OutOrStdout())
@@ -78,7 +86,16 @@ Prefilter requests may carry their own catalog (OpenAI or MCP tools JSON, up to
 // serverOptions builds the server's options from the flags: the token and
 // the TLS certificate come from files.
 func (o *serveOptions) serverOptions() (api.ServerOptions, error) {
-	opts := api.ServerOptions{Logger: o.g.logger, InlineEmbedder: lexical.New(lexical.Options{})}
+	opts := api.ServerOptions{Logger: o.g.logger, InlineEmbedder: lexical.New(lexical.Options{}), LookupEnv: o.lookupEnv}
+	for _, k := range o.allow {
+		k = strings.ToLower(strings.TrimSpace(k))
+		switch k {
+		case executor.KindHTTP, executor.KindCommand, executor.KindMCP:
+		default:
+			return opts, usagef("--allow %q: want http, command or mcp", k)
+		}
+		opts.AllowedKinds = append(opts.AllowedKinds, k)
+	}
 	if o.tokenFile != "" {
 		b, err := os.ReadFile(o.tokenFile)
 		if err != nil {
@@ -99,6 +116,13 @@ func (o *serveOptions) serverOptions() (api.ServerOptions, error) {
 		opts.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	return opts, nil
+}
+
+// lookupEnv resolves the variables an executor spec names, as run does:
+// only those names are asked for, and an empty variable counts as unset.
+func (o *serveOptions) lookupEnv(name string) (string, bool) {
+	v := o.g.getenv(name)
+	return v, v != ""
 }
 
 func runServe(ctx context.Context, o *serveOptions, stdout io.Writer) error {

@@ -1696,6 +1696,735 @@ func (x *Leak) GetPassesGate() bool {
 	return false
 }
 
+type FillRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// tool names a tool of the server's catalog.
+	Tool string `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
+	// query is the user's request the arguments come from.
+	Query         string `protobuf:"bytes,2,opt,name=query,proto3" json:"query,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FillRequest) Reset() {
+	*x = FillRequest{}
+	mi := &file_habilis_v1_habilis_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FillRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FillRequest) ProtoMessage() {}
+
+func (x *FillRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_habilis_v1_habilis_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FillRequest.ProtoReflect.Descriptor instead.
+func (*FillRequest) Descriptor() ([]byte, []int) {
+	return file_habilis_v1_habilis_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *FillRequest) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *FillRequest) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+// FillResponse is the outcome of filling one tool's arguments.
+type FillResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Tool  string                 `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
+	// arguments_json is a JSON object holding only values the request
+	// supports.
+	ArgumentsJson string `protobuf:"bytes,2,opt,name=arguments_json,json=argumentsJson,proto3" json:"arguments_json,omitempty"`
+	// filled_by maps each top-level argument to the filler that supplied it
+	// ("extractor", "caller" for arguments sent with Invoke).
+	FilledBy map[string]string `protobuf:"bytes,3,rep,name=filled_by,json=filledBy,proto3" json:"filled_by,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// rejected lists proposed values that were dropped, and why.
+	Rejected []*Rejection `protobuf:"bytes,4,rep,name=rejected,proto3" json:"rejected,omitempty"`
+	// missing lists required arguments the request does not supply.
+	Missing []*MissingArgument `protobuf:"bytes,5,rep,name=missing,proto3" json:"missing,omitempty"`
+	// problems lists schema violations of the kept values.
+	Problems []*Problem `protobuf:"bytes,6,rep,name=problems,proto3" json:"problems,omitempty"`
+	// defaults_json is a JSON object of the schema's defaults for arguments
+	// left unset, "" when there are none.
+	DefaultsJson string `protobuf:"bytes,7,opt,name=defaults_json,json=defaultsJson,proto3" json:"defaults_json,omitempty"`
+	// errors lists fillers that failed while others answered.
+	Errors []*FillerError `protobuf:"bytes,8,rep,name=errors,proto3" json:"errors,omitempty"`
+	// complete reports that nothing is missing and there are no problems.
+	Complete      bool `protobuf:"varint,9,opt,name=complete,proto3" json:"complete,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FillResponse) Reset() {
+	*x = FillResponse{}
+	mi := &file_habilis_v1_habilis_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FillResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FillResponse) ProtoMessage() {}
+
+func (x *FillResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_habilis_v1_habilis_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FillResponse.ProtoReflect.Descriptor instead.
+func (*FillResponse) Descriptor() ([]byte, []int) {
+	return file_habilis_v1_habilis_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *FillResponse) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *FillResponse) GetArgumentsJson() string {
+	if x != nil {
+		return x.ArgumentsJson
+	}
+	return ""
+}
+
+func (x *FillResponse) GetFilledBy() map[string]string {
+	if x != nil {
+		return x.FilledBy
+	}
+	return nil
+}
+
+func (x *FillResponse) GetRejected() []*Rejection {
+	if x != nil {
+		return x.Rejected
+	}
+	return nil
+}
+
+func (x *FillResponse) GetMissing() []*MissingArgument {
+	if x != nil {
+		return x.Missing
+	}
+	return nil
+}
+
+func (x *FillResponse) GetProblems() []*Problem {
+	if x != nil {
+		return x.Problems
+	}
+	return nil
+}
+
+func (x *FillResponse) GetDefaultsJson() string {
+	if x != nil {
+		return x.DefaultsJson
+	}
+	return ""
+}
+
+func (x *FillResponse) GetErrors() []*FillerError {
+	if x != nil {
+		return x.Errors
+	}
+	return nil
+}
+
+func (x *FillResponse) GetComplete() bool {
+	if x != nil {
+		return x.Complete
+	}
+	return false
+}
+
+// Rejection is a proposed value that was dropped.
+type Rejection struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// path names the argument: "city", "address.zip", "tags[2]".
+	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// value_json is the proposed value as JSON.
+	ValueJson string `protobuf:"bytes,2,opt,name=value_json,json=valueJson,proto3" json:"value_json,omitempty"`
+	Reason    string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// by names the filler that proposed it.
+	By            string `protobuf:"bytes,4,opt,name=by,proto3" json:"by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Rejection) Reset() {
+	*x = Rejection{}
+	mi := &file_habilis_v1_habilis_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Rejection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Rejection) ProtoMessage() {}
+
+func (x *Rejection) ProtoReflect() protoreflect.Message {
+	mi := &file_habilis_v1_habilis_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Rejection.ProtoReflect.Descriptor instead.
+func (*Rejection) Descriptor() ([]byte, []int) {
+	return file_habilis_v1_habilis_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *Rejection) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *Rejection) GetValueJson() string {
+	if x != nil {
+		return x.ValueJson
+	}
+	return ""
+}
+
+func (x *Rejection) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Rejection) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+// MissingArgument is a required argument with a question to ask for it.
+type MissingArgument struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Description   string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	Question      string                 `protobuf:"bytes,3,opt,name=question,proto3" json:"question,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MissingArgument) Reset() {
+	*x = MissingArgument{}
+	mi := &file_habilis_v1_habilis_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MissingArgument) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MissingArgument) ProtoMessage() {}
+
+func (x *MissingArgument) ProtoReflect() protoreflect.Message {
+	mi := &file_habilis_v1_habilis_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MissingArgument.ProtoReflect.Descriptor instead.
+func (*MissingArgument) Descriptor() ([]byte, []int) {
+	return file_habilis_v1_habilis_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *MissingArgument) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *MissingArgument) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *MissingArgument) GetQuestion() string {
+	if x != nil {
+		return x.Question
+	}
+	return ""
+}
+
+// Problem is a schema violation of a kept value.
+type Problem struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Problem) Reset() {
+	*x = Problem{}
+	mi := &file_habilis_v1_habilis_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Problem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Problem) ProtoMessage() {}
+
+func (x *Problem) ProtoReflect() protoreflect.Message {
+	mi := &file_habilis_v1_habilis_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Problem.ProtoReflect.Descriptor instead.
+func (*Problem) Descriptor() ([]byte, []int) {
+	return file_habilis_v1_habilis_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *Problem) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *Problem) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+// FillerError records a filler that failed.
+type FillerError struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Filler        string                 `protobuf:"bytes,1,opt,name=filler,proto3" json:"filler,omitempty"`
+	Error         string                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FillerError) Reset() {
+	*x = FillerError{}
+	mi := &file_habilis_v1_habilis_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FillerError) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FillerError) ProtoMessage() {}
+
+func (x *FillerError) ProtoReflect() protoreflect.Message {
+	mi := &file_habilis_v1_habilis_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FillerError.ProtoReflect.Descriptor instead.
+func (*FillerError) Descriptor() ([]byte, []int) {
+	return file_habilis_v1_habilis_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *FillerError) GetFiller() string {
+	if x != nil {
+		return x.Filler
+	}
+	return ""
+}
+
+func (x *FillerError) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+type InvokeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// tool names a tool of the server's catalog.
+	Tool string `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
+	// query is the request to fill the arguments from; it may be empty when
+	// arguments_json is set.
+	Query string `protobuf:"bytes,2,opt,name=query,proto3" json:"query,omitempty"`
+	// arguments_json, when set, is a JSON object of arguments to run with
+	// instead of filling them: they are checked against the tool's schema.
+	ArgumentsJson string `protobuf:"bytes,3,opt,name=arguments_json,json=argumentsJson,proto3" json:"arguments_json,omitempty"`
+	// confirm must be true: it says the caller means the tool to run.
+	Confirm       bool `protobuf:"varint,4,opt,name=confirm,proto3" json:"confirm,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InvokeRequest) Reset() {
+	*x = InvokeRequest{}
+	mi := &file_habilis_v1_habilis_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InvokeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InvokeRequest) ProtoMessage() {}
+
+func (x *InvokeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_habilis_v1_habilis_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InvokeRequest.ProtoReflect.Descriptor instead.
+func (*InvokeRequest) Descriptor() ([]byte, []int) {
+	return file_habilis_v1_habilis_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *InvokeRequest) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *InvokeRequest) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+func (x *InvokeRequest) GetArgumentsJson() string {
+	if x != nil {
+		return x.ArgumentsJson
+	}
+	return ""
+}
+
+func (x *InvokeRequest) GetConfirm() bool {
+	if x != nil {
+		return x.Confirm
+	}
+	return false
+}
+
+// InvokeResponse is a fill and, when it was complete, the run.
+type InvokeResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Fill  *FillResponse          `protobuf:"bytes,1,opt,name=fill,proto3" json:"fill,omitempty"`
+	// ran reports that the tool's executor was started.
+	Ran bool `protobuf:"varint,2,opt,name=ran,proto3" json:"ran,omitempty"`
+	// result is the tool's outcome in the shape of MCP's CallToolResult;
+	// absent when arguments are missing or invalid (see fill).
+	Result        *ToolResult `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InvokeResponse) Reset() {
+	*x = InvokeResponse{}
+	mi := &file_habilis_v1_habilis_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InvokeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InvokeResponse) ProtoMessage() {}
+
+func (x *InvokeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_habilis_v1_habilis_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InvokeResponse.ProtoReflect.Descriptor instead.
+func (*InvokeResponse) Descriptor() ([]byte, []int) {
+	return file_habilis_v1_habilis_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *InvokeResponse) GetFill() *FillResponse {
+	if x != nil {
+		return x.Fill
+	}
+	return nil
+}
+
+func (x *InvokeResponse) GetRan() bool {
+	if x != nil {
+		return x.Ran
+	}
+	return false
+}
+
+func (x *InvokeResponse) GetResult() *ToolResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+// ToolResult is MCP's CallToolResult, plus two fields of habilis' own.
+type ToolResult struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Content []*Content             `protobuf:"bytes,1,rep,name=content,proto3" json:"content,omitempty"`
+	// structured_content_json is the tool's structured output as JSON, ""
+	// when there is none.
+	StructuredContentJson string `protobuf:"bytes,2,opt,name=structured_content_json,json=structuredContentJson,proto3" json:"structured_content_json,omitempty"`
+	// is_error reports that the tool failed, timed out, or was not allowed
+	// to run; content says why.
+	IsError bool `protobuf:"varint,3,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	// selection_only reports a tool without an executor: nothing ran.
+	SelectionOnly bool `protobuf:"varint,4,opt,name=selection_only,json=selectionOnly,proto3" json:"selection_only,omitempty"`
+	// truncated reports output cut at the output limit.
+	Truncated     bool `protobuf:"varint,5,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolResult) Reset() {
+	*x = ToolResult{}
+	mi := &file_habilis_v1_habilis_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolResult) ProtoMessage() {}
+
+func (x *ToolResult) ProtoReflect() protoreflect.Message {
+	mi := &file_habilis_v1_habilis_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
+func (*ToolResult) Descriptor() ([]byte, []int) {
+	return file_habilis_v1_habilis_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ToolResult) GetContent() []*Content {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
+func (x *ToolResult) GetStructuredContentJson() string {
+	if x != nil {
+		return x.StructuredContentJson
+	}
+	return ""
+}
+
+func (x *ToolResult) GetIsError() bool {
+	if x != nil {
+		return x.IsError
+	}
+	return false
+}
+
+func (x *ToolResult) GetSelectionOnly() bool {
+	if x != nil {
+		return x.SelectionOnly
+	}
+	return false
+}
+
+func (x *ToolResult) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+// Content is one item of a result, as in MCP.
+type Content struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// type is "text", "image", "audio", "resource" or "resource_link".
+	Type     string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Text     string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	MimeType string `protobuf:"bytes,3,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
+	// data is base64.
+	Data          string `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
+	Uri           string `protobuf:"bytes,5,opt,name=uri,proto3" json:"uri,omitempty"`
+	Name          string `protobuf:"bytes,6,opt,name=name,proto3" json:"name,omitempty"`
+	ResourceJson  string `protobuf:"bytes,7,opt,name=resource_json,json=resourceJson,proto3" json:"resource_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Content) Reset() {
+	*x = Content{}
+	mi := &file_habilis_v1_habilis_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Content) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Content) ProtoMessage() {}
+
+func (x *Content) ProtoReflect() protoreflect.Message {
+	mi := &file_habilis_v1_habilis_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Content.ProtoReflect.Descriptor instead.
+func (*Content) Descriptor() ([]byte, []int) {
+	return file_habilis_v1_habilis_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *Content) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *Content) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *Content) GetMimeType() string {
+	if x != nil {
+		return x.MimeType
+	}
+	return ""
+}
+
+func (x *Content) GetData() string {
+	if x != nil {
+		return x.Data
+	}
+	return ""
+}
+
+func (x *Content) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+func (x *Content) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Content) GetResourceJson() string {
+	if x != nil {
+		return x.ResourceJson
+	}
+	return ""
+}
+
 var File_habilis_v1_habilis_proto protoreflect.FileDescriptor
 
 const file_habilis_v1_habilis_proto_rawDesc = "" +
@@ -1837,7 +2566,63 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"\vranks_first\x18\x06 \x01(\bR\n" +
 	"ranksFirst\x12\x1f\n" +
 	"\vpasses_gate\x18\a \x01(\bR\n" +
-	"passesGate2\xe2\x04\n" +
+	"passesGate\"7\n" +
+	"\vFillRequest\x12\x12\n" +
+	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x14\n" +
+	"\x05query\x18\x02 \x01(\tR\x05query\"\xd8\x03\n" +
+	"\fFillResponse\x12\x12\n" +
+	"\x04tool\x18\x01 \x01(\tR\x04tool\x12%\n" +
+	"\x0earguments_json\x18\x02 \x01(\tR\rargumentsJson\x12C\n" +
+	"\tfilled_by\x18\x03 \x03(\v2&.habilis.v1.FillResponse.FilledByEntryR\bfilledBy\x121\n" +
+	"\brejected\x18\x04 \x03(\v2\x15.habilis.v1.RejectionR\brejected\x125\n" +
+	"\amissing\x18\x05 \x03(\v2\x1b.habilis.v1.MissingArgumentR\amissing\x12/\n" +
+	"\bproblems\x18\x06 \x03(\v2\x13.habilis.v1.ProblemR\bproblems\x12#\n" +
+	"\rdefaults_json\x18\a \x01(\tR\fdefaultsJson\x12/\n" +
+	"\x06errors\x18\b \x03(\v2\x17.habilis.v1.FillerErrorR\x06errors\x12\x1a\n" +
+	"\bcomplete\x18\t \x01(\bR\bcomplete\x1a;\n" +
+	"\rFilledByEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"f\n" +
+	"\tRejection\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1d\n" +
+	"\n" +
+	"value_json\x18\x02 \x01(\tR\tvalueJson\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x0e\n" +
+	"\x02by\x18\x04 \x01(\tR\x02by\"c\n" +
+	"\x0fMissingArgument\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x1a\n" +
+	"\bquestion\x18\x03 \x01(\tR\bquestion\"7\n" +
+	"\aProblem\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\";\n" +
+	"\vFillerError\x12\x16\n" +
+	"\x06filler\x18\x01 \x01(\tR\x06filler\x12\x14\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\"z\n" +
+	"\rInvokeRequest\x12\x12\n" +
+	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x14\n" +
+	"\x05query\x18\x02 \x01(\tR\x05query\x12%\n" +
+	"\x0earguments_json\x18\x03 \x01(\tR\rargumentsJson\x12\x18\n" +
+	"\aconfirm\x18\x04 \x01(\bR\aconfirm\"\x80\x01\n" +
+	"\x0eInvokeResponse\x12,\n" +
+	"\x04fill\x18\x01 \x01(\v2\x18.habilis.v1.FillResponseR\x04fill\x12\x10\n" +
+	"\x03ran\x18\x02 \x01(\bR\x03ran\x12.\n" +
+	"\x06result\x18\x03 \x01(\v2\x16.habilis.v1.ToolResultR\x06result\"\xd3\x01\n" +
+	"\n" +
+	"ToolResult\x12-\n" +
+	"\acontent\x18\x01 \x03(\v2\x13.habilis.v1.ContentR\acontent\x126\n" +
+	"\x17structured_content_json\x18\x02 \x01(\tR\x15structuredContentJson\x12\x19\n" +
+	"\bis_error\x18\x03 \x01(\bR\aisError\x12%\n" +
+	"\x0eselection_only\x18\x04 \x01(\bR\rselectionOnly\x12\x1c\n" +
+	"\ttruncated\x18\x05 \x01(\bR\ttruncated\"\xad\x01\n" +
+	"\aContent\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\x12\x1b\n" +
+	"\tmime_type\x18\x03 \x01(\tR\bmimeType\x12\x12\n" +
+	"\x04data\x18\x04 \x01(\tR\x04data\x12\x10\n" +
+	"\x03uri\x18\x05 \x01(\tR\x03uri\x12\x12\n" +
+	"\x04name\x18\x06 \x01(\tR\x04name\x12#\n" +
+	"\rresource_json\x18\a \x01(\tR\fresourceJson2\xde\x05\n" +
 	"\n" +
 	"ToolRouter\x12?\n" +
 	"\x06Select\x12\x19.habilis.v1.SelectRequest\x1a\x1a.habilis.v1.SelectResponse\x12N\n" +
@@ -1848,7 +2633,9 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"\vUpsertTools\x12\x1e.habilis.v1.UpsertToolsRequest\x1a\x1f.habilis.v1.UpsertToolsResponse\x12N\n" +
 	"\vDeleteTools\x12\x1e.habilis.v1.DeleteToolsRequest\x1a\x1f.habilis.v1.DeleteToolsResponse\x12K\n" +
 	"\n" +
-	"Collisions\x12\x1d.habilis.v1.CollisionsRequest\x1a\x1e.habilis.v1.CollisionsResponseB<Z:github.com/habilis-router/habilis/api/habilis/v1;habilisv1b\x06proto3"
+	"Collisions\x12\x1d.habilis.v1.CollisionsRequest\x1a\x1e.habilis.v1.CollisionsResponse\x129\n" +
+	"\x04Fill\x12\x17.habilis.v1.FillRequest\x1a\x18.habilis.v1.FillResponse\x12?\n" +
+	"\x06Invoke\x12\x19.habilis.v1.InvokeRequest\x1a\x1a.habilis.v1.InvokeResponseB<Z:github.com/habilis-router/habilis/api/habilis/v1;habilisv1b\x06proto3"
 
 var (
 	file_habilis_v1_habilis_proto_rawDescOnce sync.Once
@@ -1862,7 +2649,7 @@ func file_habilis_v1_habilis_proto_rawDescGZIP() []byte {
 	return file_habilis_v1_habilis_proto_rawDescData
 }
 
-var file_habilis_v1_habilis_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_habilis_v1_habilis_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_habilis_v1_habilis_proto_goTypes = []any{
 	(*SelectRequest)(nil),       // 0: habilis.v1.SelectRequest
 	(*SelectResponse)(nil),      // 1: habilis.v1.SelectResponse
@@ -1886,14 +2673,25 @@ var file_habilis_v1_habilis_proto_goTypes = []any{
 	(*CollisionsResponse)(nil),  // 19: habilis.v1.CollisionsResponse
 	(*Collision)(nil),           // 20: habilis.v1.Collision
 	(*Leak)(nil),                // 21: habilis.v1.Leak
-	nil,                         // 22: habilis.v1.Tool.MetaEntry
+	(*FillRequest)(nil),         // 22: habilis.v1.FillRequest
+	(*FillResponse)(nil),        // 23: habilis.v1.FillResponse
+	(*Rejection)(nil),           // 24: habilis.v1.Rejection
+	(*MissingArgument)(nil),     // 25: habilis.v1.MissingArgument
+	(*Problem)(nil),             // 26: habilis.v1.Problem
+	(*FillerError)(nil),         // 27: habilis.v1.FillerError
+	(*InvokeRequest)(nil),       // 28: habilis.v1.InvokeRequest
+	(*InvokeResponse)(nil),      // 29: habilis.v1.InvokeResponse
+	(*ToolResult)(nil),          // 30: habilis.v1.ToolResult
+	(*Content)(nil),             // 31: habilis.v1.Content
+	nil,                         // 32: habilis.v1.Tool.MetaEntry
+	nil,                         // 33: habilis.v1.FillResponse.FilledByEntry
 }
 var file_habilis_v1_habilis_proto_depIdxs = []int32{
 	2,  // 0: habilis.v1.SelectResponse.matches:type_name -> habilis.v1.Match
 	1,  // 1: habilis.v1.SelectBatchResponse.results:type_name -> habilis.v1.SelectResponse
 	5,  // 2: habilis.v1.PrefilterRequest.messages:type_name -> habilis.v1.ChatMessage
 	1,  // 3: habilis.v1.PrefilterResponse.decision:type_name -> habilis.v1.SelectResponse
-	22, // 4: habilis.v1.Tool.meta:type_name -> habilis.v1.Tool.MetaEntry
+	32, // 4: habilis.v1.Tool.meta:type_name -> habilis.v1.Tool.MetaEntry
 	8,  // 5: habilis.v1.ListToolsResponse.tools:type_name -> habilis.v1.Tool
 	8,  // 6: habilis.v1.GetToolResponse.tool:type_name -> habilis.v1.Tool
 	8,  // 7: habilis.v1.UpsertToolsRequest.tools:type_name -> habilis.v1.Tool
@@ -1901,27 +2699,39 @@ var file_habilis_v1_habilis_proto_depIdxs = []int32{
 	14, // 9: habilis.v1.DeleteToolsResponse.report:type_name -> habilis.v1.WriteReport
 	20, // 10: habilis.v1.CollisionsResponse.collisions:type_name -> habilis.v1.Collision
 	21, // 11: habilis.v1.Collision.leaks:type_name -> habilis.v1.Leak
-	0,  // 12: habilis.v1.ToolRouter.Select:input_type -> habilis.v1.SelectRequest
-	3,  // 13: habilis.v1.ToolRouter.SelectBatch:input_type -> habilis.v1.SelectBatchRequest
-	6,  // 14: habilis.v1.ToolRouter.Prefilter:input_type -> habilis.v1.PrefilterRequest
-	9,  // 15: habilis.v1.ToolRouter.ListTools:input_type -> habilis.v1.ListToolsRequest
-	11, // 16: habilis.v1.ToolRouter.GetTool:input_type -> habilis.v1.GetToolRequest
-	13, // 17: habilis.v1.ToolRouter.UpsertTools:input_type -> habilis.v1.UpsertToolsRequest
-	16, // 18: habilis.v1.ToolRouter.DeleteTools:input_type -> habilis.v1.DeleteToolsRequest
-	18, // 19: habilis.v1.ToolRouter.Collisions:input_type -> habilis.v1.CollisionsRequest
-	1,  // 20: habilis.v1.ToolRouter.Select:output_type -> habilis.v1.SelectResponse
-	4,  // 21: habilis.v1.ToolRouter.SelectBatch:output_type -> habilis.v1.SelectBatchResponse
-	7,  // 22: habilis.v1.ToolRouter.Prefilter:output_type -> habilis.v1.PrefilterResponse
-	10, // 23: habilis.v1.ToolRouter.ListTools:output_type -> habilis.v1.ListToolsResponse
-	12, // 24: habilis.v1.ToolRouter.GetTool:output_type -> habilis.v1.GetToolResponse
-	15, // 25: habilis.v1.ToolRouter.UpsertTools:output_type -> habilis.v1.UpsertToolsResponse
-	17, // 26: habilis.v1.ToolRouter.DeleteTools:output_type -> habilis.v1.DeleteToolsResponse
-	19, // 27: habilis.v1.ToolRouter.Collisions:output_type -> habilis.v1.CollisionsResponse
-	20, // [20:28] is the sub-list for method output_type
-	12, // [12:20] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	33, // 12: habilis.v1.FillResponse.filled_by:type_name -> habilis.v1.FillResponse.FilledByEntry
+	24, // 13: habilis.v1.FillResponse.rejected:type_name -> habilis.v1.Rejection
+	25, // 14: habilis.v1.FillResponse.missing:type_name -> habilis.v1.MissingArgument
+	26, // 15: habilis.v1.FillResponse.problems:type_name -> habilis.v1.Problem
+	27, // 16: habilis.v1.FillResponse.errors:type_name -> habilis.v1.FillerError
+	23, // 17: habilis.v1.InvokeResponse.fill:type_name -> habilis.v1.FillResponse
+	30, // 18: habilis.v1.InvokeResponse.result:type_name -> habilis.v1.ToolResult
+	31, // 19: habilis.v1.ToolResult.content:type_name -> habilis.v1.Content
+	0,  // 20: habilis.v1.ToolRouter.Select:input_type -> habilis.v1.SelectRequest
+	3,  // 21: habilis.v1.ToolRouter.SelectBatch:input_type -> habilis.v1.SelectBatchRequest
+	6,  // 22: habilis.v1.ToolRouter.Prefilter:input_type -> habilis.v1.PrefilterRequest
+	9,  // 23: habilis.v1.ToolRouter.ListTools:input_type -> habilis.v1.ListToolsRequest
+	11, // 24: habilis.v1.ToolRouter.GetTool:input_type -> habilis.v1.GetToolRequest
+	13, // 25: habilis.v1.ToolRouter.UpsertTools:input_type -> habilis.v1.UpsertToolsRequest
+	16, // 26: habilis.v1.ToolRouter.DeleteTools:input_type -> habilis.v1.DeleteToolsRequest
+	18, // 27: habilis.v1.ToolRouter.Collisions:input_type -> habilis.v1.CollisionsRequest
+	22, // 28: habilis.v1.ToolRouter.Fill:input_type -> habilis.v1.FillRequest
+	28, // 29: habilis.v1.ToolRouter.Invoke:input_type -> habilis.v1.InvokeRequest
+	1,  // 30: habilis.v1.ToolRouter.Select:output_type -> habilis.v1.SelectResponse
+	4,  // 31: habilis.v1.ToolRouter.SelectBatch:output_type -> habilis.v1.SelectBatchResponse
+	7,  // 32: habilis.v1.ToolRouter.Prefilter:output_type -> habilis.v1.PrefilterResponse
+	10, // 33: habilis.v1.ToolRouter.ListTools:output_type -> habilis.v1.ListToolsResponse
+	12, // 34: habilis.v1.ToolRouter.GetTool:output_type -> habilis.v1.GetToolResponse
+	15, // 35: habilis.v1.ToolRouter.UpsertTools:output_type -> habilis.v1.UpsertToolsResponse
+	17, // 36: habilis.v1.ToolRouter.DeleteTools:output_type -> habilis.v1.DeleteToolsResponse
+	19, // 37: habilis.v1.ToolRouter.Collisions:output_type -> habilis.v1.CollisionsResponse
+	23, // 38: habilis.v1.ToolRouter.Fill:output_type -> habilis.v1.FillResponse
+	29, // 39: habilis.v1.ToolRouter.Invoke:output_type -> habilis.v1.InvokeResponse
+	30, // [30:40] is the sub-list for method output_type
+	20, // [20:30] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_habilis_v1_habilis_proto_init() }
@@ -1936,7 +2746,7 @@ func file_habilis_v1_habilis_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_habilis_v1_habilis_proto_rawDesc), len(file_habilis_v1_habilis_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

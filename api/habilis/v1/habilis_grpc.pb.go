@@ -37,6 +37,8 @@ const (
 	ToolRouter_UpsertTools_FullMethodName = "/habilis.v1.ToolRouter/UpsertTools"
 	ToolRouter_DeleteTools_FullMethodName = "/habilis.v1.ToolRouter/DeleteTools"
 	ToolRouter_Collisions_FullMethodName  = "/habilis.v1.ToolRouter/Collisions"
+	ToolRouter_Fill_FullMethodName        = "/habilis.v1.ToolRouter/Fill"
+	ToolRouter_Invoke_FullMethodName      = "/habilis.v1.ToolRouter/Invoke"
 )
 
 // ToolRouterClient is the client API for ToolRouter service.
@@ -67,6 +69,16 @@ type ToolRouterClient interface {
 	DeleteTools(ctx context.Context, in *DeleteToolsRequest, opts ...grpc.CallOption) (*DeleteToolsResponse, error)
 	// Collisions reports the pairs of tools whose regions overlap.
 	Collisions(ctx context.Context, in *CollisionsRequest, opts ...grpc.CallOption) (*CollisionsResponse, error)
+	// Fill fills a tool's arguments from a request, extractively: a value the
+	// request does not support is dropped and reported, and each required
+	// argument nobody could fill comes back with a question for the user.
+	// Nothing runs.
+	Fill(ctx context.Context, in *FillRequest, opts ...grpc.CallOption) (*FillResponse, error)
+	// Invoke fills a tool's arguments (or checks the ones sent) and, when
+	// nothing is missing, runs the tool as its executor declares. A kind the
+	// server does not allow, a failing tool or a timeout is an is_error
+	// result, not an error status.
+	Invoke(ctx context.Context, in *InvokeRequest, opts ...grpc.CallOption) (*InvokeResponse, error)
 }
 
 type toolRouterClient struct {
@@ -157,6 +169,26 @@ func (c *toolRouterClient) Collisions(ctx context.Context, in *CollisionsRequest
 	return out, nil
 }
 
+func (c *toolRouterClient) Fill(ctx context.Context, in *FillRequest, opts ...grpc.CallOption) (*FillResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FillResponse)
+	err := c.cc.Invoke(ctx, ToolRouter_Fill_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *toolRouterClient) Invoke(ctx context.Context, in *InvokeRequest, opts ...grpc.CallOption) (*InvokeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(InvokeResponse)
+	err := c.cc.Invoke(ctx, ToolRouter_Invoke_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ToolRouterServer is the server API for ToolRouter service.
 // All implementations must embed UnimplementedToolRouterServer
 // for forward compatibility.
@@ -185,6 +217,16 @@ type ToolRouterServer interface {
 	DeleteTools(context.Context, *DeleteToolsRequest) (*DeleteToolsResponse, error)
 	// Collisions reports the pairs of tools whose regions overlap.
 	Collisions(context.Context, *CollisionsRequest) (*CollisionsResponse, error)
+	// Fill fills a tool's arguments from a request, extractively: a value the
+	// request does not support is dropped and reported, and each required
+	// argument nobody could fill comes back with a question for the user.
+	// Nothing runs.
+	Fill(context.Context, *FillRequest) (*FillResponse, error)
+	// Invoke fills a tool's arguments (or checks the ones sent) and, when
+	// nothing is missing, runs the tool as its executor declares. A kind the
+	// server does not allow, a failing tool or a timeout is an is_error
+	// result, not an error status.
+	Invoke(context.Context, *InvokeRequest) (*InvokeResponse, error)
 	mustEmbedUnimplementedToolRouterServer()
 }
 
@@ -218,6 +260,12 @@ func (UnimplementedToolRouterServer) DeleteTools(context.Context, *DeleteToolsRe
 }
 func (UnimplementedToolRouterServer) Collisions(context.Context, *CollisionsRequest) (*CollisionsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Collisions not implemented")
+}
+func (UnimplementedToolRouterServer) Fill(context.Context, *FillRequest) (*FillResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Fill not implemented")
+}
+func (UnimplementedToolRouterServer) Invoke(context.Context, *InvokeRequest) (*InvokeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Invoke not implemented")
 }
 func (UnimplementedToolRouterServer) mustEmbedUnimplementedToolRouterServer() {}
 func (UnimplementedToolRouterServer) testEmbeddedByValue()                    {}
@@ -384,6 +432,42 @@ func _ToolRouter_Collisions_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ToolRouter_Fill_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FillRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ToolRouterServer).Fill(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ToolRouter_Fill_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ToolRouterServer).Fill(ctx, req.(*FillRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ToolRouter_Invoke_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InvokeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ToolRouterServer).Invoke(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ToolRouter_Invoke_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ToolRouterServer).Invoke(ctx, req.(*InvokeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ToolRouter_ServiceDesc is the grpc.ServiceDesc for ToolRouter service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -422,6 +506,14 @@ var ToolRouter_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Collisions",
 			Handler:    _ToolRouter_Collisions_Handler,
+		},
+		{
+			MethodName: "Fill",
+			Handler:    _ToolRouter_Fill_Handler,
+		},
+		{
+			MethodName: "Invoke",
+			Handler:    _ToolRouter_Invoke_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
