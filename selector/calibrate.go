@@ -240,11 +240,14 @@ func calibrate(recs []habilis.Record, fixed *Calibration) Calibration {
 // findMaxTools is the catalog size up to which every write runs the full
 // collision analysis (with leave-one-out example leaks) to find the pairs
 // that collide; larger catalogs use centroid pairs alone.
-const findMaxTools = 2000
+const findMaxTools = 500
 
 // collides returns the high-severity collisions of recs, by tool.
 func collides(recs []habilis.Record, cal Calibration, threshold float32) (map[string][]string, error) {
-	opts := collision.Options{Threshold: threshold, CatalogThreshold: cal.Threshold, GateFloor: cal.NoiseFloor}
+	// Above findMaxTools, Pairs keeps to its restricted pass (centroid
+	// pairs above the threshold, found through an inverted index), which
+	// is all a high severity can rest on without the leak analysis.
+	opts := collision.Options{Threshold: threshold, CatalogThreshold: cal.Threshold, GateFloor: cal.NoiseFloor, MaxTools: findMaxTools}
 	var cols []habilis.Collision
 	var err error
 	if len(recs) <= findMaxTools {

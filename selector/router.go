@@ -485,6 +485,25 @@ func (r *Router) writeWith(ctx context.Context, snap *habilis.Snapshot, tools []
 		recs[i] = rec
 	}
 	total := len(embTexts) + len(lexTexts)
+	// The same tools, the same fitted embedders and no new calibration:
+	// nothing to recompute (calibration and collision analysis cost far
+	// more than the comparison).
+	if total == 0 && newCal == nil && len(recs) == len(snap.Records) && unchanged(recs, old) &&
+		snap.Meta.Embedder == emb.Info() && (lex == nil || snap.Meta.Lexical == lex.Info()) {
+		rep.Unchanged, rep.Tools, rep.Version = len(recs), len(recs), snap.Meta.Version
+		for i := range recs {
+			rep.Examples += len(recs[i].Tool.Examples)
+		}
+		rep.Duration = time.Since(start)
+		if r.cur.Load() == nil {
+			ix, err := r.restore(ctx, snap)
+			if err != nil {
+				return nil, err
+			}
+			r.cur.Store(ix)
+		}
+		return rep, nil
+	}
 	done := 0
 	report := func(n int) {
 		done += n
@@ -658,6 +677,18 @@ func shape(rec *habilis.Record) {
 			rec.Radius, rec.RadiusExample, first = s, rec.Tool.Examples[k], false
 		}
 	}
+}
+
+// unchanged reports whether every new record's tool is stored with the
+// same definition.
+func unchanged(recs []habilis.Record, old map[string]*habilis.Record) bool {
+	for i := range recs {
+		o := old[recs[i].Tool.Name]
+		if o == nil || o.Hash != recs[i].Hash {
+			return false
+		}
+	}
+	return true
 }
 
 // sameRecord reports whether two records would store the same thing.

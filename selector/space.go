@@ -1,6 +1,7 @@
 package selector
 
 import (
+	"math"
 	"slices"
 
 	"github.com/habilis-router/habilis"
@@ -152,28 +153,43 @@ type triSpace struct {
 
 func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 	s := &triSpace{rows: len(a)}
-	sets := [3][]habilis.Vector{a, b, c}
-	// Per term, the rows that have it in any of the three sets.
+	// Each row's three vectors merged by term (their indices ascend), so
+	// postings come out in row order and no per-row map is needed.
+	type entry struct {
+		term uint32
+		w    [3]float32
+	}
+	merged := make([][]entry, len(a))
 	counts := make(map[uint32]int32)
-	var order []uint32
-	rowTerms := make([]map[uint32][3]float32, len(a))
 	for r := range a {
-		m := make(map[uint32][3]float32)
-		for k, set := range sets {
-			v := set[r]
-			for i, t := range v.Indices {
-				w := m[t]
-				w[k] = v.Values[i]
-				m[t] = w
+		vs := [3]habilis.Vector{a[r], b[r], c[r]}
+		var pos [3]int
+		var row []entry
+		for {
+			t, any := uint32(math.MaxUint32), false
+			for k, v := range vs {
+				if pos[k] < len(v.Indices) && v.Indices[pos[k]] <= t {
+					t, any = v.Indices[pos[k]], true
+				}
 			}
-		}
-		rowTerms[r] = m
-		for t := range m {
-			if counts[t] == 0 {
-				order = append(order, t)
+			if !any {
+				break
 			}
+			e := entry{term: t}
+			for k, v := range vs {
+				if pos[k] < len(v.Indices) && v.Indices[pos[k]] == t {
+					e.w[k] = v.Values[pos[k]]
+					pos[k]++
+				}
+			}
+			row = append(row, e)
 			counts[t]++
 		}
+		merged[r] = row
+	}
+	order := make([]uint32, 0, len(counts))
+	for t := range counts {
+		order = append(order, t)
 	}
 	slices.Sort(order) // deterministic layout
 	s.terms = make(map[uint32]int32, len(order))
@@ -188,39 +204,16 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 	s.prow = make([]int32, off)
 	s.pval = make([]float32, 3*off)
 	fill := make([]int32, len(order))
-	for r, m := range rowTerms {
-		for t, w := range m {
-			k := s.terms[t]
+	for r, row := range merged {
+		for _, e := range row {
+			k := s.terms[e.term]
 			p := s.offsets[k] + fill[k]
 			fill[k]++
 			s.prow[p] = int32(r)
-			s.pval[3*p], s.pval[3*p+1], s.pval[3*p+2] = w[0], w[1], w[2]
+			copy(s.pval[3*p:3*p+3], e.w[:])
 		}
 	}
-	// Postings in row order, whatever the map iteration order was.
-	for k := range order {
-		lo, hi := s.offsets[k], s.offsets[k+1]
-		sortPostings(s.prow[lo:hi], s.pval[3*lo:3*hi])
-	}
 	return s
-}
-
-// sortPostings sorts one term's postings by row, moving their weights
-// along.
-func sortPostings(rows []int32, vals []float32) {
-	idx := make([]int, len(rows))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(x, y int) int { return int(rows[x] - rows[y]) })
-	r2 := make([]int32, len(rows))
-	v2 := make([]float32, len(vals))
-	for j, i := range idx {
-		r2[j] = rows[i]
-		copy(v2[3*j:3*j+3], vals[3*i:3*i+3])
-	}
-	copy(rows, r2)
-	copy(vals, v2)
 }
 
 // scoreAll writes the query's score against every row of each set into
