@@ -344,23 +344,10 @@ func Run(ctx context.Context, r *selector.Router, qs []Query, opts Options) (*Re
 		pt.AccAt1 /= float64(pt.Queries)
 		rep.PerTool = append(rep.PerTool, *pt)
 	}
-	sort.Slice(rep.PerTool, func(i, j int) bool {
-		a, b := rep.PerTool[i], rep.PerTool[j]
-		if a.AccAt1 != b.AccAt1 {
-			return a.AccAt1 < b.AccAt1
-		}
-		return a.Tool < b.Tool
-	})
 	for _, c := range conf {
 		rep.Confusions = append(rep.Confusions, *c)
 	}
-	sort.Slice(rep.Confusions, func(i, j int) bool {
-		a, b := rep.Confusions[i], rep.Confusions[j]
-		if a.Count != b.Count {
-			return a.Count > b.Count
-		}
-		return a.Expected+"\x00"+a.Chosen < b.Expected+"\x00"+b.Chosen
-	})
+	rep.Order()
 	if rep.PerTool == nil {
 		rep.PerTool = []PerTool{}
 	}
@@ -374,6 +361,25 @@ func Run(ctx context.Context, r *selector.Router, qs []Query, opts Options) (*Re
 		rep.MissedAbstentions = []Miss{}
 	}
 	return rep, nil
+}
+
+// Order sorts the report's lists for reading: the worst tools first, then
+// the most frequent confusions first (ties by name, so output is stable).
+func (rep *Report) Order() {
+	sort.Slice(rep.PerTool, func(i, j int) bool {
+		a, b := rep.PerTool[i], rep.PerTool[j]
+		if a.AccAt1 != b.AccAt1 {
+			return a.AccAt1 < b.AccAt1
+		}
+		return a.Tool < b.Tool
+	})
+	sort.Slice(rep.Confusions, func(i, j int) bool {
+		a, b := rep.Confusions[i], rep.Confusions[j]
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		return a.Expected+"\x00"+a.Chosen < b.Expected+"\x00"+b.Chosen
+	})
 }
 
 func appendMiss(ms []Miss, m Miss, limit int) []Miss {

@@ -495,14 +495,7 @@ func (r *Router) writeWith(ctx context.Context, snap *habilis.Snapshot, tools []
 			rep.Examples += len(recs[i].Tool.Examples)
 		}
 		rep.Duration = time.Since(start)
-		if r.cur.Load() == nil {
-			ix, err := r.restore(ctx, snap)
-			if err != nil {
-				return nil, err
-			}
-			r.cur.Store(ix)
-		}
-		return rep, nil
+		return rep, r.serveIfIdle(ctx, snap)
 	}
 	done := 0
 	report := func(n int) {
@@ -593,14 +586,7 @@ func (r *Router) writeWith(ctx context.Context, snap *habilis.Snapshot, tools []
 	if !changed {
 		rep.Version = snap.Meta.Version
 		rep.Duration = time.Since(start)
-		if r.cur.Load() == nil {
-			ix, err := r.restore(ctx, snap)
-			if err != nil {
-				return nil, err
-			}
-			r.cur.Store(ix)
-		}
-		return rep, nil
+		return rep, r.serveIfIdle(ctx, snap)
 	}
 	newMeta, err := r.store.Write(ctx, b)
 	if err != nil {
@@ -677,6 +663,20 @@ func shape(rec *habilis.Record) {
 			rec.Radius, rec.RadiusExample, first = s, rec.Tool.Examples[k], false
 		}
 	}
+}
+
+// serveIfIdle builds the index of the stored catalog when the router has
+// none yet (a write that changed nothing on a router being opened).
+func (r *Router) serveIfIdle(ctx context.Context, snap *habilis.Snapshot) error {
+	if r.cur.Load() != nil {
+		return nil
+	}
+	ix, err := r.restore(ctx, snap)
+	if err != nil {
+		return err
+	}
+	r.cur.Store(ix)
+	return nil
 }
 
 // unchanged reports whether every new record's tool is stored with the

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/habilis-router/habilis"
@@ -383,23 +382,10 @@ func mergeReports(reps []*eval.Report, tools int) *eval.Report {
 		pt.AccAt1 = div(pt.AccAt1, pt.Queries)
 		out.PerTool = append(out.PerTool, *pt)
 	}
-	sort.Slice(out.PerTool, func(i, j int) bool {
-		a, b := out.PerTool[i], out.PerTool[j]
-		if a.AccAt1 != b.AccAt1 {
-			return a.AccAt1 < b.AccAt1
-		}
-		return a.Tool < b.Tool
-	})
 	for _, c := range conf {
 		out.Confusions = append(out.Confusions, *c)
 	}
-	sort.Slice(out.Confusions, func(i, j int) bool {
-		a, b := out.Confusions[i], out.Confusions[j]
-		if a.Count != b.Count {
-			return a.Count > b.Count
-		}
-		return a.Expected+"\x00"+a.Chosen < b.Expected+"\x00"+b.Chosen
-	})
+	out.Order()
 	return out
 }
 
