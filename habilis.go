@@ -358,3 +358,67 @@ type Leak struct {
 	// PassesGate reports that the example passes Into's gate.
 	PassesGate bool `json:"passes_gate"`
 }
+
+// Validate checks the form documented for Vector: dense, or sparse with
+// strictly ascending indices and as many values. It returns ErrInvalid.
+func (v Vector) Validate() error {
+	switch {
+	case v.Dense != nil && (v.Indices != nil || v.Values != nil):
+		return fmt.Errorf("vector both dense and sparse: %w", ErrInvalid)
+	case len(v.Indices) != len(v.Values):
+		return fmt.Errorf("vector with %d indices and %d values: %w", len(v.Indices), len(v.Values), ErrInvalid)
+	}
+	for i := 1; i < len(v.Indices); i++ {
+		if v.Indices[i] <= v.Indices[i-1] {
+			return fmt.Errorf("vector indices not strictly ascending at %d: %w", i, ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// Validate checks what every store refuses in a batch, so that all stores
+// refuse the same batches: a record without a name, a name put twice, as
+// many example vectors as examples, well-formed vectors, and deletes that
+// name a tool once and do not also put it. It returns ErrInvalid.
+func (b *Batch) Validate() error {
+	puts := make(map[string]bool, len(b.Put))
+	for i := range b.Put {
+		r := &b.Put[i]
+		name := r.Tool.Name
+		switch {
+		case name == "":
+			return fmt.Errorf("put %d: tool without a name: %w", i, ErrInvalid)
+		case puts[name]:
+			return fmt.Errorf("put %q: twice in one batch: %w", name, ErrInvalid)
+		case len(r.ExampleVectors) != len(r.Tool.Examples):
+			return fmt.Errorf("put %q: %d example vectors for %d examples: %w", name, len(r.ExampleVectors), len(r.Tool.Examples), ErrInvalid)
+		}
+		puts[name] = true
+		for _, f := range []struct {
+			what string
+			v    Vector
+		}{{"description vector", r.DescriptionVector}, {"centroid", r.Centroid}, {"document vector", r.DocumentVector}} {
+			if err := f.v.Validate(); err != nil {
+				return fmt.Errorf("put %q: %s: %w", name, f.what, err)
+			}
+		}
+		for j, v := range r.ExampleVectors {
+			if err := v.Validate(); err != nil {
+				return fmt.Errorf("put %q: example vector %d: %w", name, j, err)
+			}
+		}
+	}
+	deletes := make(map[string]bool, len(b.Delete))
+	for _, name := range b.Delete {
+		switch {
+		case name == "":
+			return fmt.Errorf("delete: tool without a name: %w", ErrInvalid)
+		case puts[name]:
+			return fmt.Errorf("delete %q: also put in the same batch: %w", name, ErrInvalid)
+		case deletes[name]:
+			return fmt.Errorf("delete %q: twice in one batch: %w", name, ErrInvalid)
+		}
+		deletes[name] = true
+	}
+	return nil
+}

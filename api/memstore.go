@@ -52,7 +52,7 @@ func (s *memStore) Write(ctx context.Context, b *habilis.Batch) (habilis.Catalog
 	if err := ctx.Err(); err != nil {
 		return habilis.CatalogMeta{}, fmt.Errorf("memstore: write: %w", err)
 	}
-	if err := validateBatch(b); err != nil {
+	if err := b.Validate(); err != nil {
 		return habilis.CatalogMeta{}, fmt.Errorf("memstore: write: %w", err)
 	}
 	s.mu.Lock()
@@ -91,60 +91,6 @@ func (s *memStore) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed, s.records = true, nil
-	return nil
-}
-
-// validateBatch checks what needs no stored data, with the rules of the
-// embedded store.
-func validateBatch(b *habilis.Batch) error {
-	puts := make(map[string]bool, len(b.Put))
-	for i := range b.Put {
-		r := &b.Put[i]
-		name := r.Tool.Name
-		switch {
-		case name == "":
-			return fmt.Errorf("put %d: tool without a name: %w", i, habilis.ErrInvalid)
-		case puts[name]:
-			return fmt.Errorf("put %q: twice in one batch: %w", name, habilis.ErrInvalid)
-		case len(r.ExampleVectors) != len(r.Tool.Examples):
-			return fmt.Errorf("put %q: %d example vectors for %d examples: %w", name, len(r.ExampleVectors), len(r.Tool.Examples), habilis.ErrInvalid)
-		}
-		puts[name] = true
-		vecs := append([]habilis.Vector{r.DescriptionVector, r.Centroid, r.DocumentVector}, r.ExampleVectors...)
-		for _, v := range vecs {
-			if err := checkVector(v); err != nil {
-				return fmt.Errorf("put %q: %w", name, err)
-			}
-		}
-	}
-	deletes := make(map[string]bool, len(b.Delete))
-	for _, name := range b.Delete {
-		switch {
-		case name == "":
-			return fmt.Errorf("delete: tool without a name: %w", habilis.ErrInvalid)
-		case puts[name]:
-			return fmt.Errorf("delete %q: also put in the same batch: %w", name, habilis.ErrInvalid)
-		case deletes[name]:
-			return fmt.Errorf("delete %q: twice in one batch: %w", name, habilis.ErrInvalid)
-		}
-		deletes[name] = true
-	}
-	return nil
-}
-
-// checkVector checks the form habilis.Vector documents.
-func checkVector(v habilis.Vector) error {
-	switch {
-	case v.Dense != nil && (v.Indices != nil || v.Values != nil):
-		return fmt.Errorf("vector both dense and sparse: %w", habilis.ErrInvalid)
-	case len(v.Indices) != len(v.Values):
-		return fmt.Errorf("vector with %d indices and %d values: %w", len(v.Indices), len(v.Values), habilis.ErrInvalid)
-	}
-	for i := 1; i < len(v.Indices); i++ {
-		if v.Indices[i] <= v.Indices[i-1] {
-			return fmt.Errorf("vector indices not strictly ascending at %d: %w", i, habilis.ErrInvalid)
-		}
-	}
 	return nil
 }
 

@@ -35,7 +35,7 @@ import (
 
 // newRouter returns a router over a fresh embedded store in t.TempDir()
 // with the lexical embedder, loaded with tools unless they are nil.
-func newRouter(t *testing.T, tools []habilis.Tool) *selector.Router {
+func newRouter(t testing.TB, tools []habilis.Tool) *selector.Router {
 	t.Helper()
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "habilis.db"), boltstore.Options{})
 	if err != nil {
@@ -55,7 +55,7 @@ func newRouter(t *testing.T, tools []habilis.Tool) *selector.Router {
 	return r
 }
 
-func testTools(t *testing.T) []habilis.Tool {
+func testTools(t testing.TB) []habilis.Tool {
 	t.Helper()
 	tools, err := habilis.ReadCatalog("testdata/tools.json")
 	if err != nil {
@@ -66,7 +66,7 @@ func testTools(t *testing.T) []habilis.Tool {
 
 // serve starts a server for r on a real loopback listener and returns it
 // with its address. The server stops when the test ends.
-func serve(t *testing.T, r *selector.Router, opts ServerOptions) (*Server, string) {
+func serve(t testing.TB, r *selector.Router, opts ServerOptions) (*Server, string) {
 	t.Helper()
 	if opts.InlineEmbedder == nil {
 		opts.InlineEmbedder = lexical.New(lexical.Options{})
@@ -88,7 +88,7 @@ func serve(t *testing.T, r *selector.Router, opts ServerOptions) (*Server, strin
 }
 
 // dial returns a client of addr, closed when the test ends.
-func dial(t *testing.T, addr string, opts DialOptions) *Client {
+func dial(t testing.TB, addr string, opts DialOptions) *Client {
 	t.Helper()
 	c, err := Dial(context.Background(), addr, opts)
 	if err != nil {

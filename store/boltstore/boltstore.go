@@ -371,65 +371,15 @@ func (s *Store) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMet
 	return meta, nil
 }
 
-// validate checks everything about b that needs no stored data.
+// validate refuses what habilis.Batch.Validate refuses, and names longer
+// than bbolt's key limit.
 func validate(b *habilis.Batch) error {
-	puts := make(map[string]bool, len(b.Put))
 	for i := range b.Put {
-		r := &b.Put[i]
-		name := r.Tool.Name
-		switch {
-		case name == "":
-			return fmt.Errorf("put %d: tool without a name: %w", i, habilis.ErrInvalid)
-		case len(name) > bolt.MaxKeySize:
-			return fmt.Errorf("put %d: tool name of %d bytes: %w", i, len(name), habilis.ErrInvalid)
-		case puts[name]:
-			return fmt.Errorf("put %q: twice in one batch: %w", name, habilis.ErrInvalid)
-		case len(r.ExampleVectors) != len(r.Tool.Examples):
-			return fmt.Errorf("put %q: %d example vectors for %d examples: %w", name, len(r.ExampleVectors), len(r.Tool.Examples), habilis.ErrInvalid)
-		}
-		puts[name] = true
-		if err := validVector(r.DescriptionVector); err != nil {
-			return fmt.Errorf("put %q: description vector: %w", name, err)
-		}
-		if err := validVector(r.Centroid); err != nil {
-			return fmt.Errorf("put %q: centroid: %w", name, err)
-		}
-		for j, v := range r.ExampleVectors {
-			if err := validVector(v); err != nil {
-				return fmt.Errorf("put %q: example vector %d: %w", name, j, err)
-			}
+		if n := len(b.Put[i].Tool.Name); n > bolt.MaxKeySize {
+			return fmt.Errorf("put %d: tool name of %d bytes: %w", i, n, habilis.ErrInvalid)
 		}
 	}
-	deletes := make(map[string]bool, len(b.Delete))
-	for _, name := range b.Delete {
-		switch {
-		case name == "":
-			return fmt.Errorf("delete: tool without a name: %w", habilis.ErrInvalid)
-		case puts[name]:
-			return fmt.Errorf("delete %q: also put in the same batch: %w", name, habilis.ErrInvalid)
-		case deletes[name]:
-			return fmt.Errorf("delete %q: twice in one batch: %w", name, habilis.ErrInvalid)
-		}
-		deletes[name] = true
-	}
-	return nil
-}
-
-// validVector checks the shape habilis.Vector documents: dense, or sparse
-// with strictly ascending indices and as many values.
-func validVector(v habilis.Vector) error {
-	switch {
-	case v.Dense != nil && (v.Indices != nil || v.Values != nil):
-		return fmt.Errorf("both dense and sparse: %w", habilis.ErrInvalid)
-	case len(v.Indices) != len(v.Values):
-		return fmt.Errorf("%d indices and %d values: %w", len(v.Indices), len(v.Values), habilis.ErrInvalid)
-	}
-	for i := 1; i < len(v.Indices); i++ {
-		if v.Indices[i] <= v.Indices[i-1] {
-			return fmt.Errorf("indices not strictly ascending at %d: %w", i, habilis.ErrInvalid)
-		}
-	}
-	return nil
+	return b.Validate()
 }
 
 // write applies a validated batch inside tx.

@@ -408,6 +408,8 @@ func testInvalidBatch(t *testing.T, h Harness) {
 	short.ExampleVectors = short.ExampleVectors[:2]
 	long := Record("long", 1, false, 4)
 	long.ExampleVectors = append(long.ExampleVectors, long.ExampleVectors[0])
+	badDoc := Record("bad-doc", 2, false, 5)
+	badDoc.DocumentVector = habilis.Vector{Indices: []uint32{7, 3}, Values: []float32{0.6, 0.8}}
 	tests := []struct {
 		name  string
 		batch habilis.Batch
@@ -419,6 +421,7 @@ func testInvalidBatch(t *testing.T, h Harness) {
 		{"put and delete", habilis.Batch{Put: []habilis.Record{Record("tool-0000", 1, false, 6)}, Delete: []string{"tool-0000"}}},
 		{"put and delete with replace", habilis.Batch{Replace: true, Put: []habilis.Record{Record("tool-0001", 1, false, 6)}, Delete: []string{"tool-0001"}}},
 		{"delete empty name", habilis.Batch{Delete: []string{""}}},
+		{"document vector indices not ascending", habilis.Batch{Put: []habilis.Record{good, badDoc}}},
 	}
 	s := open(t, h)
 	snap := seed(t, s, Catalog(2, 2, false, 1))
