@@ -277,10 +277,17 @@ type Match struct {
 	// RadiusSource is "examples" or "catalog" (the catalog-wide threshold).
 	RadiusSource string  `json:"radius_source"`
 	Margin       float32 `json:"margin"`
-	// Passed reports whether the tool passed its gate: the gate score
-	// (centroid score, or description score for tools without examples)
-	// reaches Radius - Margin.
+	// Passed reports whether the tool passed its gate: its gate score
+	// reached Gate. In centroid and description modes the gate score is
+	// the centroid score (the description score for tools without
+	// examples) and Gate is Radius − Margin, raised to the catalog's noise
+	// floor; in hybrid mode it is the Rocchio score (centroid with the
+	// description) and Gate the catalog's hybrid threshold. A tool without
+	// examples is gated on its description score against the catalog's
+	// description threshold in every mode.
 	Passed bool `json:"passed"`
+	// Gate is the threshold the tool's gate score had to reach.
+	Gate float32 `json:"gate"`
 	// Confidence is the calibrated confidence that this tool applies, in
 	// [0, 1] (hybrid mode; the gate score elsewhere).
 	Confidence float32 `json:"confidence"`

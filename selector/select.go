@@ -458,6 +458,7 @@ func (ix *index) explain(sg signals) habilis.Match {
 		RadiusSource:     src,
 		Margin:           t.margin,
 		Passed:           sg.gateScore >= sg.threshold,
+		Gate:             sg.threshold,
 		Confidence:       clamp01(0.5 + (sg.gateScore - sg.threshold)),
 		CollidesWith:     nonNil(ix.collides[sg.tool]),
 	}

@@ -95,6 +95,22 @@ func TestSelectExplainsGate(t *testing.T) {
 		if m.RadiusSource == "examples" && m.CentroidScore < m.Radius-m.Margin {
 			t.Errorf("match %s passed with centroid %.3f < radius %.3f − margin %.3f", m.Tool, m.CentroidScore, m.Radius, m.Margin)
 		}
+		if want := max(m.Radius-m.Margin, r.Calibration().NoiseFloor); m.RadiusSource == "examples" && m.Gate != want {
+			t.Errorf("match %s gate = %v, want radius − margin or the noise floor, %v", m.Tool, m.Gate, want)
+		}
+	}
+	h, err := r.Select(context.Background(), "send an email to dave about lunch", habilis.SelectOptions{K: 3, FailOpen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range h.Matches {
+		want := r.Calibration().HybridThreshold
+		if m.Tool == "lookup_word" { // no examples: gated on its description
+			want = r.Calibration().DescriptionThreshold
+		}
+		if m.Gate != want {
+			t.Errorf("hybrid match %s gate = %v, want %v", m.Tool, m.Gate, want)
+		}
 	}
 	info, err := r.Tool("send_email")
 	if err != nil {

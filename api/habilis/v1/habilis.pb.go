@@ -242,7 +242,11 @@ type Match struct {
 	// collides_with lists the tools whose regions overlap this one's.
 	CollidesWith []string `protobuf:"bytes,11,rep,name=collides_with,json=collidesWith,proto3" json:"collides_with,omitempty"`
 	// pinned reports a tool returned because the request pinned it.
-	Pinned        bool `protobuf:"varint,12,opt,name=pinned,proto3" json:"pinned,omitempty"`
+	Pinned bool `protobuf:"varint,12,opt,name=pinned,proto3" json:"pinned,omitempty"`
+	// gate is the threshold the tool's gate score had to reach (centroid
+	// and description modes: radius − margin, raised to the catalog's noise
+	// floor; hybrid mode: the catalog's hybrid threshold).
+	Gate          float32 `protobuf:"fixed32,13,opt,name=gate,proto3" json:"gate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -359,6 +363,13 @@ func (x *Match) GetPinned() bool {
 		return x.Pinned
 	}
 	return false
+}
+
+func (x *Match) GetGate() float32 {
+	if x != nil {
+		return x.Gate
+	}
+	return 0
 }
 
 type SelectBatchRequest struct {
@@ -2444,7 +2455,7 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"\tabstained\x18\x03 \x01(\bR\tabstained\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x1c\n" +
 	"\tambiguous\x18\x05 \x01(\bR\tambiguous\x12+\n" +
-	"\amatches\x18\x06 \x03(\v2\x11.habilis.v1.MatchR\amatches\"\xf4\x02\n" +
+	"\amatches\x18\x06 \x03(\v2\x11.habilis.v1.MatchR\amatches\"\x88\x03\n" +
 	"\x05Match\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x02R\x05score\x12%\n" +
@@ -2460,7 +2471,8 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	" \x01(\x02R\n" +
 	"confidence\x12#\n" +
 	"\rcollides_with\x18\v \x03(\tR\fcollidesWith\x12\x16\n" +
-	"\x06pinned\x18\f \x01(\bR\x06pinned\"\x9d\x01\n" +
+	"\x06pinned\x18\f \x01(\bR\x06pinned\x12\x12\n" +
+	"\x04gate\x18\r \x01(\x02R\x04gate\"\x9d\x01\n" +
 	"\x12SelectBatchRequest\x12\x18\n" +
 	"\aqueries\x18\x01 \x03(\tR\aqueries\x12\f\n" +
 	"\x01k\x18\x02 \x01(\x05R\x01k\x12\x12\n" +
