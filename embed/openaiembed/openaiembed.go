@@ -131,14 +131,9 @@ func (e *Embedder) Probe(ctx context.Context) (habilis.EmbedderInfo, error) {
 // answers malformed, or answers with vectors of another dimension than
 // before or than Dimensions.
 func (e *Embedder) Embed(ctx context.Context, texts []string, p habilis.Purpose) ([]habilis.Vector, error) {
-	var prefix string
-	switch p {
-	case habilis.Query:
-		prefix = e.opts.QueryPrefix
-	case habilis.Document:
-		prefix = e.opts.DocumentPrefix
-	default:
-		return nil, fmt.Errorf("openaiembed: embed: purpose %d: %w", p, habilis.ErrInvalid)
+	prefix, err := embedutil.Prefix(p, e.opts.QueryPrefix, e.opts.DocumentPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("openaiembed: embed: %w", err)
 	}
 	vs, err := e.batch.Embed(ctx, texts, prefix)
 	if err != nil {

@@ -254,3 +254,16 @@ type marked struct {
 
 func (m *marked) Error() string   { return m.err.Error() }
 func (m *marked) Unwrap() []error { return []error{m.err, m.kind} }
+
+// Prefix returns the instruction prefix an embedder puts before texts of
+// purpose p (some models embed queries and documents differently), or
+// ErrInvalid for an unknown purpose.
+func Prefix(p habilis.Purpose, query, document string) (string, error) {
+	switch p {
+	case habilis.Query:
+		return query, nil
+	case habilis.Document:
+		return document, nil
+	}
+	return "", fmt.Errorf("purpose %d: %w", p, habilis.ErrInvalid)
+}

@@ -304,3 +304,17 @@ func TestMark(t *testing.T) {
 		t.Errorf("Mark() = %v, want it to match both ErrUnavailable and its cause", err)
 	}
 }
+
+func TestPrefix(t *testing.T) {
+	for _, tt := range []struct {
+		p    habilis.Purpose
+		want string
+	}{{habilis.Query, "search_query: "}, {habilis.Document, "search_document: "}} {
+		if got, err := Prefix(tt.p, "search_query: ", "search_document: "); err != nil || got != tt.want {
+			t.Errorf("Prefix(%d) = %q, %v, want %q", tt.p, got, err, tt.want)
+		}
+	}
+	if _, err := Prefix(habilis.Purpose(9), "q", "d"); !errors.Is(err, habilis.ErrInvalid) {
+		t.Errorf("Prefix(9) error = %v, want ErrInvalid", err)
+	}
+}
