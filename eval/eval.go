@@ -237,14 +237,11 @@ func Run(ctx context.Context, r *selector.Router, qs []Query, opts Options) (*Re
 			return nil, err
 		}
 		start := time.Now()
-		d, err := r.Select(ctx, q.Query, habilis.SelectOptions{K: opts.K, Mode: mode})
+		// One embedding and one scan give the decision (first match or
+		// abstention) and the ranking before the gates (recall, rank and
+		// confidence).
+		d, rk, err := r.SelectRanked(ctx, q.Query, habilis.SelectOptions{K: opts.K, Mode: mode})
 		lat = append(lat, float64(time.Since(start).Nanoseconds())/1e3)
-		if err != nil {
-			return nil, fmt.Errorf("eval: query %d %q: %w", qi+1, q.Query, err)
-		}
-		// Recall, rank and confidence are properties of the ranking before
-		// the gates; the decision (first match or abstention) is Select's.
-		rk, err := r.Rank(ctx, q.Query, mode, opts.K)
 		if err != nil {
 			return nil, fmt.Errorf("eval: query %d %q: %w", qi+1, q.Query, err)
 		}

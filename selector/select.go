@@ -40,8 +40,17 @@ func (s *scratch) size(n int) {
 // that explain each. It returns ErrInvalid for an empty query or a bad
 // option and ErrNotFound for an unknown pinned or denied tool.
 func (r *Router) Select(ctx context.Context, query string, opts habilis.SelectOptions) (*habilis.Decision, error) {
+	d, _, err := r.SelectRanked(ctx, query, opts)
+	return d, err
+}
+
+// SelectRanked is Select that also returns the ranking behind the
+// decision (up to K tools, whether or not they pass their gates), from the
+// same embedding and the same scan: evaluation measures recall and
+// abstention on it.
+func (r *Router) SelectRanked(ctx context.Context, query string, opts habilis.SelectOptions) (*habilis.Decision, *Ranking, error) {
 	if err := r.check(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return r.cur.Load().selectQuery(ctx, query, opts)
 }
@@ -55,19 +64,21 @@ type Ranking struct {
 	Confidence float32
 	// gate and threshold are the best tool's gate score and threshold.
 	gate, threshold float32
+	// pinned holds the pinned tools' matches, scored in the same pass.
+	pinned []habilis.Match
 }
 
-func (ix *index) selectQuery(ctx context.Context, query string, opts habilis.SelectOptions) (*habilis.Decision, error) {
+func (ix *index) selectQuery(ctx context.Context, query string, opts habilis.SelectOptions) (*habilis.Decision, *Ranking, error) {
 	if strings.TrimSpace(query) == "" {
-		return nil, fmt.Errorf("select: query: must not be empty: %w", habilis.ErrInvalid)
+		return nil, nil, fmt.Errorf("select: query: must not be empty: %w", habilis.ErrInvalid)
 	}
 	mode, err := habilis.ParseMode(string(opts.Mode))
 	if err != nil {
-		return nil, fmt.Errorf("select: %w", err)
+		return nil, nil, fmt.Errorf("select: %w", err)
 	}
 	k := opts.K
 	if k < 0 {
-		return nil, fmt.Errorf("select: k %d: must not be negative: %w", k, habilis.ErrInvalid)
+		return nil, nil, fmt.Errorf("select: k %d: must not be negative: %w", k, habilis.ErrInvalid)
 	}
 	if k == 0 {
 		k = DefaultK
@@ -76,7 +87,7 @@ func (ix *index) selectQuery(ctx context.Context, query string, opts habilis.Sel
 	for _, n := range opts.Denied {
 		i, ok := ix.byName[n]
 		if !ok {
-			return nil, fmt.Errorf("select: denied tool %q: %w", n, habilis.ErrNotFound)
+			return nil, nil, fmt.Errorf("select: denied tool %q: %w", n, habilis.ErrNotFound)
 		}
 		denied[i] = true
 	}
@@ -84,18 +95,18 @@ func (ix *index) selectQuery(ctx context.Context, query string, opts habilis.Sel
 	for _, n := range opts.Pinned {
 		i, ok := ix.byName[n]
 		if !ok {
-			return nil, fmt.Errorf("select: pinned tool %q: %w", n, habilis.ErrNotFound)
+			return nil, nil, fmt.Errorf("select: pinned tool %q: %w", n, habilis.ErrNotFound)
 		}
 		pinned = append(pinned, i)
 	}
 	d := &habilis.Decision{Query: query, Mode: mode, Matches: []habilis.Match{}}
 	if len(ix.tools) == 0 {
 		d.Abstained, d.Reason = true, "the catalog is empty"
-		return d, nil
+		return d, &Ranking{Matches: []habilis.Match{}}, nil
 	}
-	rk, err := ix.rank(ctx, query, mode, k, denied)
+	rk, err := ix.rank(ctx, query, mode, k, denied, pinned)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var passed []habilis.Match
 	for _, m := range rk.Matches {
@@ -123,32 +134,12 @@ func (ix *index) selectQuery(ctx context.Context, query string, opts habilis.Sel
 		d.Ambiguous = true
 		d.Reason = amb
 	}
-	for _, i := range pinned {
-		name := ix.tools[i].tool.Name
-		if slices.ContainsFunc(d.Matches, func(m habilis.Match) bool { return m.Tool == name }) {
-			continue
+	for _, m := range rk.pinned {
+		if !slices.ContainsFunc(d.Matches, func(x habilis.Match) bool { return x.Tool == m.Tool }) {
+			d.Matches = append(d.Matches, m)
 		}
-		m := ix.explain(ix.score(ctx, query, i))
-		m.Pinned = true
-		d.Matches = append(d.Matches, m)
 	}
-	return d, nil
-}
-
-// Rank returns the ranking behind a selection: up to k tools best first,
-// whether or not they pass their gates.
-func (r *Router) Rank(ctx context.Context, query string, mode habilis.Mode, k int) (*Ranking, error) {
-	if err := r.check(); err != nil {
-		return nil, err
-	}
-	if strings.TrimSpace(query) == "" {
-		return nil, fmt.Errorf("rank: query: must not be empty: %w", habilis.ErrInvalid)
-	}
-	m, err := habilis.ParseMode(string(mode))
-	if err != nil {
-		return nil, err
-	}
-	return r.cur.Load().rank(ctx, query, m, k, nil)
+	return d, rk, nil
 }
 
 func abstainReason(rk *Ranking, cal Calibration, mode habilis.Mode) string {
@@ -212,21 +203,6 @@ func (ix *index) queryVectors(ctx context.Context, query string) (q, ql habilis.
 	return q, ql, nil
 }
 
-// score computes one tool's signals directly (for pinned tools).
-func (ix *index) score(ctx context.Context, query string, i int) signals {
-	q, ql, err := ix.queryVectors(ctx, query)
-	if err != nil {
-		return signals{tool: i}
-	}
-	s := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(s)
-	s.size(len(ix.tools))
-	ix.scoreAll(q, ql, s.acc, s.cent, s.desc, s.doc)
-	sg := signals{tool: i, cent: s.cent[i], desc: s.desc[i], doc: s.doc[i]}
-	ix.gateOf(&sg)
-	return sg
-}
-
 func (ix *index) gateOf(sg *signals) {
 	thr, _, _ := ix.gate(sg.tool)
 	sg.threshold = thr
@@ -238,7 +214,7 @@ func (ix *index) gateOf(sg *signals) {
 }
 
 // rank scores every tool and returns the best k (denied tools excluded).
-func (ix *index) rank(ctx context.Context, query string, mode habilis.Mode, k int, denied map[int]bool) (*Ranking, error) {
+func (ix *index) rank(ctx context.Context, query string, mode habilis.Mode, k int, denied map[int]bool, pinned []int) (*Ranking, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("select: %w", err)
 	}
@@ -269,7 +245,15 @@ func (ix *index) rank(ctx context.Context, query string, mode habilis.Mode, k in
 	case habilis.ModeCentroid:
 		key = s.cent
 	default:
-		return ix.hybrid(q, s, k, denied), nil
+		rk := ix.hybrid(q, s, k, denied)
+		for _, i := range pinned {
+			sg := signals{tool: i, cent: s.cent[i], desc: s.desc[i], doc: s.doc[i], roc: s.roc[i], fused: s.fused[i]}
+			ix.hybridGate(&sg)
+			m := ix.hybridMatch(sg)
+			m.Pinned = true
+			rk.pinned = append(rk.pinned, m)
+		}
+		return rk, nil
 	}
 	top := topK(key, k, denied)
 	rk := &Ranking{Matches: make([]habilis.Match, 0, len(top))}
@@ -281,6 +265,11 @@ func (ix *index) rank(ctx context.Context, query string, mode habilis.Mode, k in
 		if len(rk.Matches) == 1 {
 			rk.gate, rk.threshold = sg.gateScore, sg.threshold
 		}
+	}
+	for _, i := range pinned {
+		sg := signals{tool: i, cent: s.cent[i], desc: s.desc[i], fused: key[i]}
+		ix.gateOf(&sg)
+		rk.pinned = append(rk.pinned, ix.pin(sg))
 	}
 	if len(rk.Matches) > 0 {
 		best := rk.Matches[0]
@@ -341,9 +330,7 @@ func (ix *index) hybrid(q habilis.Vector, s *scratch, k int, denied map[int]bool
 	}
 	rk := &Ranking{Matches: make([]habilis.Match, len(sgs))}
 	for j, sg := range sgs {
-		m := ix.explain(sg)
-		m.Confidence = ix.cal.Confidence.Apply(sg.gateScore - sg.threshold)
-		rk.Matches[j] = m
+		rk.Matches[j] = ix.hybridMatch(sg)
 	}
 	if len(rk.Matches) > 0 {
 		rk.Confidence = rk.Matches[0].Confidence
@@ -427,6 +414,21 @@ func (r *Router) Scores(ctx context.Context, query string) (*Scores, error) {
 		}
 	}
 	return sc, nil
+}
+
+// hybridMatch explains a tool's hybrid signals, with the calibrated
+// confidence that it applies.
+func (ix *index) hybridMatch(sg signals) habilis.Match {
+	m := ix.explain(sg)
+	m.Confidence = ix.cal.Confidence.Apply(sg.gateScore - sg.threshold)
+	return m
+}
+
+// pin explains a pinned tool's signals as a match marked Pinned.
+func (ix *index) pin(sg signals) habilis.Match {
+	m := ix.explain(sg)
+	m.Pinned = true
+	return m
 }
 
 // hybridGate sets a tool's hybrid gate: its Rocchio score against the
