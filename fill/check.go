@@ -2,6 +2,7 @@ package fill
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -70,7 +71,7 @@ func orderedNames(s *Schema, obj map[string]any) []string {
 			}
 		}
 	}
-	for _, n := range sortedKeys(obj) {
+	for _, n := range slices.Sorted(maps.Keys(obj)) {
 		if s == nil || s.Properties[n] == nil {
 			names = append(names, n)
 		}

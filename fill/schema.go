@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/mail"
 	"net/url"
@@ -285,7 +286,7 @@ func validateObject(s *Schema, obj map[string]any, path string, ps *[]Problem) {
 		}
 	}
 	if !s.AdditionalProperties {
-		for _, name := range sortedKeys(obj) {
+		for _, name := range slices.Sorted(maps.Keys(obj)) {
 			if _, ok := s.Properties[name]; !ok {
 				*ps = append(*ps, Problem{join(path, name), "unknown argument"})
 			}
@@ -453,15 +454,6 @@ func short(v any) string {
 }
 
 func fmtNum(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
 
 // GrammarSchema returns s reduced to what a model's constrained decoding
 // handles well, for use as Ollama's chat "format": one type per value,

@@ -93,7 +93,7 @@ func New(ctx context.Context, store habilis.Store, cfg Config) (*Router, error) 
 		for i, rec := range snap.Records {
 			tools[i] = rec.Tool
 		}
-		if _, err := r.write(ctx, snap, tools, nil, true, nil); err != nil {
+		if _, err := r.write(ctx, snap, tools, nil, true, nil, nil); err != nil {
 			return nil, err
 		}
 		return r, nil
@@ -208,52 +208,49 @@ func (r *Router) Load(ctx context.Context, tools []habilis.Tool, opts LoadOption
 		}
 		seen[t.Name] = true
 	}
+	return r.update(ctx, "load", func(snap *habilis.Snapshot) (*LoadReport, error) {
+		return r.write(ctx, snap, tools, nil, !opts.Merge, opts.Progress, nil)
+	})
+}
+
+// update runs one write under the write lock, computed from the catalog
+// as stored now.
+func (r *Router) update(ctx context.Context, op string, write func(*habilis.Snapshot) (*LoadReport, error)) (*LoadReport, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	snap, err := r.store.Snapshot(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("selector: load: %w", err)
+		return nil, fmt.Errorf("selector: %s: %w", op, err)
 	}
-	return r.write(ctx, snap, tools, nil, !opts.Merge, opts.Progress)
+	return write(snap)
 }
 
 // Delete removes tools by name in one write. Unknown names return
 // ErrNotFound and change nothing.
 func (r *Router) Delete(ctx context.Context, names []string) (*LoadReport, error) {
-	if err := r.check(); err != nil {
-		return nil, err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	snap, err := r.store.Snapshot(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("selector: delete: %w", err)
-	}
-	have := make(map[string]bool, len(snap.Records))
-	for _, rec := range snap.Records {
-		have[rec.Tool.Name] = true
-	}
-	for _, n := range names {
-		if !have[n] {
-			return nil, fmt.Errorf("selector: delete: tool %q: %w", n, habilis.ErrNotFound)
+	return r.update(ctx, "delete", func(snap *habilis.Snapshot) (*LoadReport, error) {
+		have := make(map[string]bool, len(snap.Records))
+		for _, rec := range snap.Records {
+			have[rec.Tool.Name] = true
 		}
-	}
-	return r.write(ctx, snap, nil, names, false, nil)
+		for _, n := range names {
+			if !have[n] {
+				return nil, fmt.Errorf("selector: delete: tool %q: %w", n, habilis.ErrNotFound)
+			}
+		}
+		return r.write(ctx, snap, nil, names, false, nil, nil)
+	})
 }
 
 // SetCalibration stores a new calibration (from fit) and re-derives the
 // margins of every tool from it.
 func (r *Router) SetCalibration(ctx context.Context, cal Calibration) (*LoadReport, error) {
-	if err := r.check(); err != nil {
-		return nil, err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	snap, err := r.store.Snapshot(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("selector: calibrate: %w", err)
-	}
-	return r.writeWith(ctx, snap, nil, nil, false, nil, &cal)
+	return r.update(ctx, "calibrate", func(snap *habilis.Snapshot) (*LoadReport, error) {
+		return r.write(ctx, snap, nil, nil, false, nil, &cal)
+	})
 }
 
 // Config returns the router's configuration, so that a scratch router
@@ -360,12 +357,10 @@ func nonNil(s []string) []string {
 }
 
 // write computes the new catalog from snap, tools (put or replace) and
-// deletes, embeds what changed, commits and swaps the index in.
-func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habilis.Tool, deletes []string, replace bool, progress func(int, int)) (*LoadReport, error) {
-	return r.writeWith(ctx, snap, tools, deletes, replace, progress, nil)
-}
-
-func (r *Router) writeWith(ctx context.Context, snap *habilis.Snapshot, tools []habilis.Tool, deletes []string, replace bool, progress func(int, int), newCal *Calibration) (*LoadReport, error) {
+// deletes, embeds what changed, commits and swaps the index in. newCal,
+// when set, is a calibration learned by fit to store instead of the
+// catalog's own estimate.
+func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habilis.Tool, deletes []string, replace bool, progress func(int, int), newCal *Calibration) (*LoadReport, error) {
 	start := time.Now()
 	rep := &LoadReport{}
 	old := make(map[string]*habilis.Record, len(snap.Records))

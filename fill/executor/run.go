@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os/exec"
@@ -219,7 +220,7 @@ func runHTTP(ctx context.Context, spec *Spec, args map[string]any, opts *Options
 	var body io.Reader
 	if spec.Method == "GET" || spec.Method == "DELETE" {
 		q := u.Query()
-		for _, k := range sortedKeys(args) {
+		for _, k := range slices.Sorted(maps.Keys(args)) {
 			q.Set(k, argString(args[k]))
 		}
 		u.RawQuery = q.Encode()
@@ -274,7 +275,7 @@ func runHTTP(ctx context.Context, spec *Spec, args map[string]any, opts *Options
 
 // setHeaders adds the spec's headers, resolving "env:NAME" values.
 func setHeaders(h http.Header, headers map[string]string, opts *Options) error {
-	for _, name := range sortedKeys(headers) {
+	for _, name := range slices.Sorted(maps.Keys(headers)) {
 		v := headers[name]
 		if ref, ok := strings.CutPrefix(v, "env:"); ok {
 			val, found := opts.lookup(ref)

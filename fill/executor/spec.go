@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -110,7 +111,7 @@ func (s *Spec) validate() error {
 			return invalid(fmt.Sprintf("env[%d]", i), "%q is not a variable name", name)
 		}
 	}
-	for _, name := range sortedKeys(s.Headers) {
+	for _, name := range slices.Sorted(maps.Keys(s.Headers)) {
 		if name == "" || strings.ContainsAny(name, " :\r\n") {
 			return invalid("headers", "%q is not a header name", name)
 		}
@@ -189,27 +190,21 @@ func checkURL(raw string) error {
 	return nil
 }
 
-func envName(s string) bool {
-	return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`).MatchString(s)
-}
+// Patterns of executor specs, compiled once; read-only.
+var (
+	envNamePattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	templatePattern = regexp.MustCompile(`^\{([A-Za-z0-9_.-]+)\}$`)
+	embeddedPattern = regexp.MustCompile(`\{[A-Za-z0-9_.-]+\}`)
+)
+
+func envName(s string) bool { return envNamePattern.MatchString(s) }
 
 // templateName returns name when s is exactly "{name}", else "".
 func templateName(s string) string {
-	if m := regexp.MustCompile(`^\{([A-Za-z0-9_.-]+)\}$`).FindStringSubmatch(s); m != nil {
+	if m := templatePattern.FindStringSubmatch(s); m != nil {
 		return m[1]
 	}
 	return ""
 }
 
-func embeddedTemplate(s string) bool {
-	return regexp.MustCompile(`\{[A-Za-z0-9_.-]+\}`).MatchString(s)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func embeddedTemplate(s string) bool { return embeddedPattern.MatchString(s) }
