@@ -281,13 +281,18 @@ type Match struct {
 	// reached Gate. In centroid and description modes the gate score is
 	// the centroid score (the description score for tools without
 	// examples) and Gate is Radius − Margin, raised to the catalog's noise
-	// floor; in hybrid mode it is the Rocchio score (centroid with the
-	// description) and Gate the catalog's hybrid threshold. A tool without
+	// floor; in hybrid mode it is the tool's evidence and Gate the
+	// catalog's hybrid threshold. With the lexical embedder the evidence
+	// is the mean of the Rocchio score (centroid with the description) and
+	// the lexical document score; with a model embedder it is the Rocchio
+	// score. A tool without
 	// examples is gated on its description score against the catalog's
 	// description threshold in every mode.
 	Passed bool `json:"passed"`
 	// Gate is the threshold the tool's gate score had to reach.
 	Gate float32 `json:"gate"`
+	// GateScore is the score compared with Gate.
+	GateScore float32 `json:"gate_score"`
 	// Confidence is the calibrated confidence that this tool applies, in
 	// [0, 1] (hybrid mode; the gate score elsewhere).
 	Confidence float32 `json:"confidence"`

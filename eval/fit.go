@@ -310,7 +310,7 @@ func tune(ctx context.Context, r *selector.Router, qs []Query, c map[string]int)
 	var posRoc, negRoc, posGate, negGate []float32
 	for k, rw := range rows {
 		top := bestTops[k]
-		roc := rw.sc.Rocchio[top]
+		roc := rw.sc.Evidence[top]
 		var gate float32 = -2
 		for i, g := range rw.sc.Gate {
 			if rw.sc.HasRadius[i] {
@@ -334,7 +334,7 @@ func tune(ctx context.Context, r *selector.Router, qs []Query, c map[string]int)
 	hits, tool, abst, wrong, none := 0, 0, 0, 0, 0
 	for k, rw := range rows {
 		top := bestTops[k]
-		abstain := rw.sc.Rocchio[top] < cal.HybridThreshold
+		abstain := rw.sc.Evidence[top] < cal.HybridThreshold
 		if !rw.sc.HasExamples[top] {
 			abstain = rw.sc.Description[top] < cal.DescriptionThreshold
 		}

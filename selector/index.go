@@ -50,6 +50,17 @@ func (ix *index) rocchio(i int, cent, desc float32) float32 {
 	return rocchioScore(ix.sumNorm[i], ix.rocchioNorm[i], cent, desc)
 }
 
+// evidence returns hybrid mode's gate score of a tool with examples from
+// its Rocchio and document scores: their mean with the lexical embedder,
+// where it was measured to separate no-tool requests better, and the
+// Rocchio score alone with a model embedder.
+func (ix *index) evidence(roc, doc float32) float32 {
+	if ix.sameLex {
+		return evidence(roc, doc)
+	}
+	return roc
+}
+
 // toolInfo is a tool's definition and gate, without vectors.
 type toolInfo struct {
 	tool          habilis.Tool

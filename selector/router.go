@@ -528,7 +528,13 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 	for i := range recs {
 		shape(&recs[i])
 	}
-	cal := calibrate(recs, fixed)
+	var heldOutDoc func(int) []habilis.Vector
+	if lex != nil && r.sameLex() {
+		heldOutDoc = func(a int) []habilis.Vector {
+			return heldOutDocuments(ctx, lex, recs[a].Tool)
+		}
+	}
+	cal := calibrate(recs, fixed, heldOutDoc)
 	if r.cfg.Margin != nil && !cal.Fitted {
 		cal.Margin, cal.MarginSource = *r.cfg.Margin, "config"
 	}

@@ -362,6 +362,9 @@ type Scores struct {
 	// tool without examples Centroid and Rocchio hold its description
 	// score.
 	Centroid, Description, Document, Rocchio []float32
+	// Evidence is hybrid mode's gate score of each tool with examples,
+	// compared with Calibration.HybridThreshold.
+	Evidence []float32
 	// Gate is each tool's centroid-mode gate score minus its radius (0 for
 	// tools without one); HasRadius says which tools have one.
 	Gate      []float32
@@ -397,7 +400,7 @@ func (r *Router) Scores(ctx context.Context, query string) (*Scores, error) {
 	}
 	n := len(ix.tools)
 	sc := &Scores{Tools: make([]string, n), Centroid: make([]float32, n), Description: make([]float32, n),
-		Document: make([]float32, n), Rocchio: make([]float32, n), Gate: make([]float32, n),
+		Document: make([]float32, n), Rocchio: make([]float32, n), Evidence: make([]float32, n), Gate: make([]float32, n),
 		HasRadius: make([]bool, n), HasExamples: make([]bool, n)}
 	ix.scoreAll(q, ql, make([]float32, 4*n), sc.Centroid, sc.Description, sc.Document)
 	for i := range ix.tools {
@@ -408,6 +411,7 @@ func (r *Router) Scores(ctx context.Context, query string) (*Scores, error) {
 			sc.Centroid[i] = sc.Description[i]
 		}
 		sc.Rocchio[i] = ix.rocchio(i, sc.Centroid[i], sc.Description[i])
+		sc.Evidence[i] = ix.evidence(sc.Rocchio[i], sc.Document[i])
 		if t.hasRadius {
 			sc.HasRadius[i] = true
 			sc.Gate[i] = sc.Centroid[i] - t.radius
@@ -431,12 +435,12 @@ func (ix *index) pin(sg signals) habilis.Match {
 	return m
 }
 
-// hybridGate sets a tool's hybrid gate: its Rocchio score against the
-// catalog's hybrid threshold, or, for a tool without examples, its
+// hybridGate sets a tool's hybrid gate: its evidence (see index.evidence)
+// against the catalog's hybrid threshold, or, for a tool without examples, its
 // description score against the description threshold.
 func (ix *index) hybridGate(sg *signals) {
 	if len(ix.tools[sg.tool].tool.Examples) > 0 {
-		sg.gateScore, sg.threshold = sg.roc, ix.cal.HybridThreshold
+		sg.gateScore, sg.threshold = ix.evidence(sg.roc, sg.doc), ix.cal.HybridThreshold
 	} else {
 		sg.gateScore, sg.threshold = sg.desc, ix.cal.DescriptionThreshold
 	}
@@ -461,6 +465,7 @@ func (ix *index) explain(sg signals) habilis.Match {
 		Margin:           t.margin,
 		Passed:           sg.gateScore >= sg.threshold,
 		Gate:             sg.threshold,
+		GateScore:        sg.gateScore,
 		Confidence:       clamp01(0.5 + (sg.gateScore - sg.threshold)),
 		CollidesWith:     nonNil(ix.collides[sg.tool]),
 	}

@@ -3,6 +3,7 @@ package selector_test
 import (
 	"context"
 	"errors"
+	"math"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -111,6 +112,31 @@ func TestSelectExplainsGate(t *testing.T) {
 		if m.Gate != want {
 			t.Errorf("hybrid match %s gate = %v, want %v", m.Tool, m.Gate, want)
 		}
+		if m.Passed != (m.GateScore >= m.Gate) {
+			t.Errorf("hybrid match %s passed = %v with gate score %v against gate %v", m.Tool, m.Passed, m.GateScore, m.Gate)
+		}
+	}
+	// With the lexical embedder, a tool's hybrid gate score is its
+	// evidence: the mean of its Rocchio and document scores.
+	sc, err := r.Scores(context.Background(), "send an email to dave about lunch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, m := range h.Matches {
+		i := slices.Index(sc.Tools, m.Tool)
+		if !sc.HasExamples[i] {
+			continue
+		}
+		checked++
+		want := (sc.Rocchio[i] + sc.Document[i]) / 2
+		if m.GateScore != sc.Evidence[i] || math.Abs(float64(sc.Evidence[i]-want)) > 1e-6 {
+			t.Errorf("hybrid match %s gate score %v, evidence %v, want (Rocchio %v + document %v) / 2 = %v",
+				m.Tool, m.GateScore, sc.Evidence[i], sc.Rocchio[i], sc.Document[i], want)
+		}
+	}
+	if checked == 0 {
+		t.Error("no hybrid match with examples to check the gate score of")
 	}
 	info, err := r.Tool("send_email")
 	if err != nil {

@@ -1,7 +1,9 @@
 package selector
 
 import (
+	"context"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 
@@ -37,6 +39,26 @@ func documentText(t habilis.Tool) string {
 		b.WriteString(e)
 	}
 	return b.String()
+}
+
+// heldOutDocuments returns, for each of t's first maxCalibrationExamples
+// examples, the lexical vector of t's document without that example: what
+// the document signal would be had the example been a new request. It
+// returns nil when embedding fails (only a cancelled ctx can make the
+// lexical embedder fail), and calibration then leaves the document out.
+func heldOutDocuments(ctx context.Context, lex habilis.Embedder, t habilis.Tool) []habilis.Vector {
+	n := min(len(t.Examples), maxCalibrationExamples)
+	texts := make([]string, n)
+	for k := range n {
+		u := t
+		u.Examples = slices.Delete(slices.Clone(t.Examples), k, k+1)
+		texts[k] = documentText(u)
+	}
+	vs, err := lex.Embed(ctx, texts, habilis.Document)
+	if err != nil || len(vs) != n {
+		return nil
+	}
+	return vs
 }
 
 type argument struct{ name, description string }

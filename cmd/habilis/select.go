@@ -86,7 +86,7 @@ func runSelect(ctx context.Context, o *selectOptions, stdout io.Writer) error {
 func printDecision(w io.Writer, d *habilis.Decision) {
 	if len(d.Matches) > 0 {
 		tw := newTable(w)
-		fmt.Fprintln(tw, "#\tTOOL\tSCORE\tCENTROID\tDESCRIPTION\tRADIUS\tMARGIN\tGATE\tPASSED\tCOLLIDES WITH")
+		fmt.Fprintln(tw, "#\tTOOL\tSCORE\tCENTROID\tDESCRIPTION\tRADIUS\tMARGIN\tGATE SCORE\tGATE\tPASSED\tCOLLIDES WITH")
 		for i, m := range d.Matches {
 			passed := "no"
 			if m.Passed {
@@ -99,8 +99,8 @@ func printDecision(w io.Writer, d *habilis.Decision) {
 			if m.RadiusSource == "catalog" {
 				radius += "*"
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%.3f\t%.3f\t%.3f\t%s\t%.3f\t%.3f\t%s\t%s\n", i+1, m.Tool, m.Score, m.CentroidScore,
-				m.DescriptionScore, radius, m.Margin, m.Gate, passed, strings.Join(m.CollidesWith, ","))
+			fmt.Fprintf(tw, "%d\t%s\t%.3f\t%.3f\t%.3f\t%s\t%.3f\t%.3f\t%.3f\t%s\t%s\n", i+1, m.Tool, m.Score, m.CentroidScore,
+				m.DescriptionScore, radius, m.Margin, m.GateScore, m.Gate, passed, strings.Join(m.CollidesWith, ","))
 		}
 		tw.Flush()
 	}

@@ -246,7 +246,12 @@ type Match struct {
 	// gate is the threshold the tool's gate score had to reach (centroid
 	// and description modes: radius − margin, raised to the catalog's noise
 	// floor; hybrid mode: the catalog's hybrid threshold).
-	Gate          float32 `protobuf:"fixed32,13,opt,name=gate,proto3" json:"gate,omitempty"`
+	Gate float32 `protobuf:"fixed32,13,opt,name=gate,proto3" json:"gate,omitempty"`
+	// gate_score is the score the gate compared with gate (centroid and
+	// description modes: the centroid score, or the description score for a
+	// tool without examples; hybrid mode: the evidence, the mean of the
+	// Rocchio and lexical document scores with the lexical embedder).
+	GateScore     float32 `protobuf:"fixed32,14,opt,name=gate_score,json=gateScore,proto3" json:"gate_score,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -368,6 +373,13 @@ func (x *Match) GetPinned() bool {
 func (x *Match) GetGate() float32 {
 	if x != nil {
 		return x.Gate
+	}
+	return 0
+}
+
+func (x *Match) GetGateScore() float32 {
+	if x != nil {
+		return x.GateScore
 	}
 	return 0
 }
@@ -2455,7 +2467,7 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"\tabstained\x18\x03 \x01(\bR\tabstained\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x1c\n" +
 	"\tambiguous\x18\x05 \x01(\bR\tambiguous\x12+\n" +
-	"\amatches\x18\x06 \x03(\v2\x11.habilis.v1.MatchR\amatches\"\x88\x03\n" +
+	"\amatches\x18\x06 \x03(\v2\x11.habilis.v1.MatchR\amatches\"\xa7\x03\n" +
 	"\x05Match\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x02R\x05score\x12%\n" +
@@ -2472,7 +2484,9 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"confidence\x12#\n" +
 	"\rcollides_with\x18\v \x03(\tR\fcollidesWith\x12\x16\n" +
 	"\x06pinned\x18\f \x01(\bR\x06pinned\x12\x12\n" +
-	"\x04gate\x18\r \x01(\x02R\x04gate\"\x9d\x01\n" +
+	"\x04gate\x18\r \x01(\x02R\x04gate\x12\x1d\n" +
+	"\n" +
+	"gate_score\x18\x0e \x01(\x02R\tgateScore\"\x9d\x01\n" +
 	"\x12SelectBatchRequest\x12\x18\n" +
 	"\aqueries\x18\x01 \x03(\tR\aqueries\x12\f\n" +
 	"\x01k\x18\x02 \x01(\x05R\x01k\x12\x12\n" +
