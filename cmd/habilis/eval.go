@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/habilis-router/habilis"
@@ -414,7 +413,7 @@ func printEval(w io.Writer, out *evalOutput) {
 	tw.Flush()
 	if out.Fit != nil {
 		fmt.Fprintln(w, "\nfit:")
-		printFields(w, "  ", out.Fit)
+		printFit(w, out.Fit)
 	}
 
 	if len(r.PerTool) > 0 {
@@ -446,23 +445,5 @@ func printEval(w io.Writer, out *evalOutput) {
 		for _, m := range r.MissedAbstentions[:min(evalShown, len(r.MissedAbstentions))] {
 			fmt.Fprintf(w, "  %q got %s\n", truncate(m.Query, 80), m.Chosen)
 		}
-	}
-}
-
-// printFields prints a JSON-tagged value as "key: value" lines, sorted by
-// key, so reports whose shape grows need no printer of their own.
-func printFields(w io.Writer, indent string, v any) {
-	m, err := toMap(v)
-	if err != nil {
-		fmt.Fprintf(w, "%s%v\n", indent, v)
-		return
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		fmt.Fprintf(w, "%s%s: %s\n", indent, k, m[k])
 	}
 }

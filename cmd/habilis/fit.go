@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/habilis-router/habilis/eval"
+	"github.com/habilis-router/habilis/selector"
 	"github.com/spf13/cobra"
 )
 
@@ -62,23 +62,34 @@ func runFit(ctx context.Context, o *fitOptions, stdout io.Writer) error {
 		return writeJSON(stdout, rep)
 	}
 	fmt.Fprintf(stdout, "fitted %s: %d labelled queries\n", o.file, len(qs))
-	printFields(stdout, "  ", rep)
+	printFit(stdout, rep)
 	return nil
 }
 
-// toMap renders each top-level field of a JSON-tagged value as compact JSON.
-func toMap(v any) (map[string]string, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
+// printFit shows what fitting changed: the labelled queries it used, the
+// settings before and after, and what the chosen settings scored on the
+// tuning half. --json has every field.
+func printFit(w io.Writer, rep *fitReport) {
+	fmt.Fprintf(w, "  queries: %d (%d for a tool, %d for none); %d added as examples; catalog version %d\n",
+		rep.Queries, rep.ToolQueries, rep.NoToolQueries, rep.AddedExamples, rep.Version)
+	b, a := rep.Before, rep.After
+	tw := newTable(w)
+	fmt.Fprintln(tw, "  SETTING\tBEFORE\tAFTER")
+	row := func(name string, before, after float32) {
+		fmt.Fprintf(tw, "  %s\t%.4f\t%.4f\n", name, before, after)
 	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return nil, err
+	row("hybrid threshold", b.HybridThreshold, a.HybridThreshold)
+	row("margin", b.Margin, a.Margin)
+	row("threshold (one example)", b.Threshold, a.Threshold)
+	row("description threshold", b.DescriptionThreshold, a.DescriptionThreshold)
+	row("noise floor", b.NoiseFloor, a.NoiseFloor)
+	weights := func(x selector.Weights) string {
+		return fmt.Sprintf("centroid %.2g, description %.2g, document %.2g, example %.2g", x.Centroid, x.Description, x.Document, x.Example)
 	}
-	m := make(map[string]string, len(raw))
-	for k, r := range raw {
-		m[k] = string(r)
-	}
-	return m, nil
+	fmt.Fprintf(tw, "  weights\t%s\t%s\n", weights(b.Weights), weights(a.Weights))
+	fmt.Fprintf(tw, "  prior\t%d tools\t%d tools, strength %.2g\n", len(b.Prior), len(a.Prior), rep.PriorStrength)
+	tw.Flush()
+	t := rep.Tuning
+	fmt.Fprintf(w, "  tuning half (%d queries): ranking acc@1 %.3f (before %.3f), acc@1 %.3f, abstains on %.3f of no-tool queries, wrongly on %.3f of tool queries\n",
+		t.Queries, t.RankAccAt1, t.BaselineRankAccAt1, t.AccAt1, t.AbstainRecall, t.WrongAbstain)
 }

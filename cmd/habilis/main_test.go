@@ -538,6 +538,9 @@ func TestFit(t *testing.T) {
 	if !strings.Contains(out, "26 labelled queries") {
 		t.Errorf("fit output lacks the query count:\n%s", out)
 	}
+	if !strings.Contains(out, "hybrid threshold") || !strings.Contains(out, "tuning half") || strings.Contains(out, "{") {
+		t.Errorf("fit output should show the settings before and after as a table, not raw JSON:\n%s", out)
+	}
 
 	out = mustRun(t, "eval", "--json", "--tools", testdata("tools.json"), "--queries", testdata("queries.jsonl"), "--fit", testdata("fit.jsonl"))
 	checkEvalReport(t, "eval --fit", out)
