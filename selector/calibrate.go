@@ -135,29 +135,44 @@ var defaultWeights = Weights{Centroid: 1, Document: 0.5}
 // tool of the catalog is meant for. The threshold chosen maximises the
 // share of the first passing minus the share of the second passing
 // (Youden's J).
-func calibrate(recs []habilis.Record, fixed *Calibration, heldOutDoc func(a int) []habilis.Vector) Calibration {
-	cents := make([]habilis.Vector, len(recs))
-	descs := make([]habilis.Vector, len(recs))
-	dim := 0
-	for i := range recs {
-		cents[i], descs[i] = recs[i].Centroid, recs[i].DescriptionVector
-		if n := len(recs[i].DescriptionVector.Dense); n > 0 {
-			dim = n
-		}
-	}
-	centSpace, descSpace := newSpace(cents, dim), newSpace(descs, dim)
+//
+// tri, when not nil, is the index's merged space over recs (in the same
+// order), which scores all three signals in one pass. heldOutDoc, when not
+// nil, puts the document signal into hybrid mode's evidence: it returns
+// tool a's document rebuilt without each of its examples.
+func calibrate(recs []habilis.Record, fixed *Calibration, tri *triSpace, heldOutDoc func(a int) []habilis.Vector) Calibration {
 	cs := make([]float32, len(recs))
 	ds := make([]float32, len(recs))
-	// With the document signal in the evidence, held-out examples are also
-	// scored against every tool's document, their own rebuilt without them.
-	var docSpace *space
-	var ls []float32
-	if heldOutDoc != nil {
+	ls := make([]float32, len(recs))
+	// score fills cs, ds and ls with a held-out example's scores at every
+	// tool's centroid, description and (with heldOutDoc) document.
+	var score func(v habilis.Vector)
+	if tri != nil {
+		acc := make([]float32, 4*len(recs))
+		score = func(v habilis.Vector) { tri.scoreAll(v, acc, cs, ds, ls) }
+	} else {
+		cents := make([]habilis.Vector, len(recs))
+		descs := make([]habilis.Vector, len(recs))
 		docs := make([]habilis.Vector, len(recs))
+		dim := 0
 		for i := range recs {
-			docs[i] = recs[i].DocumentVector
+			cents[i], descs[i], docs[i] = recs[i].Centroid, recs[i].DescriptionVector, recs[i].DocumentVector
+			if n := len(recs[i].DescriptionVector.Dense); n > 0 {
+				dim = n
+			}
 		}
-		docSpace, ls = newSpace(docs, 0), make([]float32, len(recs))
+		centSpace, descSpace := newSpace(cents, dim), newSpace(descs, dim)
+		var docSpace *space
+		if heldOutDoc != nil {
+			docSpace = newSpace(docs, 0)
+		}
+		score = func(v habilis.Vector) {
+			centSpace.scoreAll(v, cs)
+			descSpace.scoreAll(v, ds)
+			if docSpace != nil {
+				docSpace.scoreAll(v, ls)
+			}
+		}
 	}
 	// Gate excess (score − (radius − margin) at margin 0) of held-out
 	// examples at their own tool (pos) and at the best other tool (neg);
@@ -184,7 +199,7 @@ func calibrate(recs []habilis.Record, fixed *Calibration, heldOutDoc func(a int)
 		var ownDocs []habilis.Vector
 		if len(vs) >= 3 {
 			gaps, held, roc = leaveOneOut(vs, r.DescriptionVector)
-			if docSpace != nil {
+			if heldOutDoc != nil {
 				ownDocs = heldOutDoc(a)
 			}
 		}
@@ -193,12 +208,8 @@ func calibrate(recs []habilis.Record, fixed *Calibration, heldOutDoc func(a int)
 				continue
 			}
 			scored++
-			centSpace.scoreAll(v, cs)
-			descSpace.scoreAll(v, ds)
+			score(v)
 			withDoc := k < len(ownDocs)
-			if withDoc {
-				docSpace.scoreAll(v, ls)
-			}
 			bestEx, bestRaw, bestDesc, bestEv := float32(-2), float32(-2), float32(-2), float32(-2)
 			for b := range recs {
 				if b == a {

@@ -88,7 +88,10 @@ func (ix *index) gate(i int) (threshold, radius float32, source string) {
 // buildIndex makes an index from records that carry their vectors. It
 // keeps each vector once: dense vectors move into slabs, sparse ones into
 // inverted indexes, and the records' own copies are not retained.
-func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embedder, sameLex bool, recs []habilis.Record, collisionThreshold float32) (*index, error) {
+//
+// tri, when not nil, is the merged space of recs sorted by name, built
+// already for calibration; it is used as is.
+func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embedder, sameLex bool, recs []habilis.Record, tri *triSpace, collisionThreshold float32) (*index, error) {
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Tool.Name < recs[j].Tool.Name })
 	ix := &index{meta: meta, cal: cal, emb: emb, lex: lex, sameLex: sameLex, byName: make(map[string]int, len(recs))}
 	dim := meta.Embedder.Dim
@@ -137,9 +140,12 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embe
 			ix.prior[i] = cal.Prior[recs[i].Tool.Name]
 		}
 	}
-	if dim == 0 && sameLex {
+	switch {
+	case dim == 0 && sameLex && tri != nil:
+		ix.tri = tri
+	case dim == 0 && sameLex:
 		ix.tri = newTriSpace(cents, descs, docs)
-	} else {
+	default:
 		ix.cent = newSpace(cents, dim)
 		ix.desc = newSpace(descs, dim)
 		ix.doc = newSpace(docs, 0)

@@ -127,7 +127,7 @@ func (r *Router) restore(ctx context.Context, snap *habilis.Snapshot) (*index, e
 	if err != nil {
 		return nil, err
 	}
-	return buildIndex(snap.Meta, cal, emb, lex, r.sameLex(), snap.Records, r.cfg.CollisionThreshold)
+	return buildIndex(snap.Meta, cal, emb, lex, r.sameLex(), snap.Records, nil, r.cfg.CollisionThreshold)
 }
 
 func (r *Router) sameLex() bool {
@@ -534,7 +534,13 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 			return heldOutDocuments(ctx, lex, recs[a].Tool)
 		}
 	}
-	cal := calibrate(recs, fixed, heldOutDoc)
+	// With the lexical embedder alone, calibration scores held-out
+	// examples with the index's own merged space, built once for both.
+	var tri *triSpace
+	if meta.Embedder.Dim == 0 && r.sameLex() {
+		tri = recordsTriSpace(recs)
+	}
+	cal := calibrate(recs, fixed, tri, heldOutDoc)
 	if r.cfg.Margin != nil && !cal.Fitted {
 		cal.Margin, cal.MarginSource = *r.cfg.Margin, "config"
 	}
@@ -593,7 +599,7 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 	if err != nil {
 		return nil, fmt.Errorf("selector: write: %w", err)
 	}
-	ix, err := buildIndex(newMeta, cal, emb, lex, r.sameLex(), recs, r.cfg.CollisionThreshold)
+	ix, err := buildIndex(newMeta, cal, emb, lex, r.sameLex(), recs, tri, r.cfg.CollisionThreshold)
 	if err != nil {
 		return nil, err
 	}
