@@ -2,6 +2,7 @@ package qdrantstore
 
 import (
 	"context"
+	"math"
 	"net"
 	"slices"
 	"strconv"
@@ -17,13 +18,19 @@ import (
 )
 
 // fakeQdrant is an in-memory stand-in for the part of Qdrant's gRPC API the
-// store uses, with Qdrant's documented behaviour as far as the store relies
-// on it: aliases resolve like collections, one UpdateAliases call applies
-// all its actions or none, deleting a missing alias is not an error,
-// deleting a collection drops its aliases, upserts are checked against the
-// collection's vector config, scroll pages in id order. It lets the I/O
-// paths run in every test run; it is no substitute for running the
-// conformance suite against a real Qdrant (HABILIS_QDRANT_ADDR).
+// store uses, behaving as Qdrant's source says (qdrant/qdrant, lib/storage
+// content_manager: toc/collection_meta_ops.rs, alias_mapping.rs,
+// toc/create_collection.rs; src/tonic/mod.rs): aliases resolve like
+// collections and a missing one is NotFound; one UpdateAliases call applies
+// its actions in order and, as released versions do, keeps those before a
+// failing one; creating an alias replaces one of the same name; deleting a
+// missing alias is not an error; deleting a collection drops its aliases
+// and deleting a missing one answers false; creating a collection that
+// exists is InvalidArgument; messages of any size are accepted; upserts are
+// checked against the collection's vector config; scroll pages in id order,
+// numbers before UUIDs. It lets the I/O paths run in every test run; it is
+// no substitute for running the conformance suite against a real Qdrant
+// (HABILIS_QDRANT_ADDR).
 type fakeQdrant struct {
 	qdrant.UnimplementedQdrantServer
 	qdrant.UnimplementedCollectionsServer
@@ -51,7 +58,8 @@ func startFake(t *testing.T) (*fakeQdrant, Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer()
+	// Qdrant builds its services with max_decoding_message_size(usize::MAX).
+	srv := grpc.NewServer(grpc.MaxRecvMsgSize(math.MaxInt32))
 	qdrant.RegisterQdrantServer(srv, f)
 	qdrant.RegisterCollectionsServer(srv, f)
 	qdrant.RegisterPointsServer(srv, fakePoints{f: f})
@@ -125,10 +133,10 @@ func (f *fakeQdrant) Create(ctx context.Context, r *qdrant.CreateCollection) (*q
 	}
 	name := r.GetCollectionName()
 	if _, ok := f.collections[name]; ok {
-		return nil, status.Errorf(codes.AlreadyExists, "Collection `%s` already exists!", name)
+		return nil, status.Errorf(codes.InvalidArgument, "Wrong input: Collection `%s` already exists!", name)
 	}
 	if _, ok := f.aliases[name]; ok {
-		return nil, status.Errorf(codes.AlreadyExists, "Alias `%s` already exists!", name)
+		return nil, status.Errorf(codes.InvalidArgument, "Wrong input: Can't create collection with name %s. Alias with the same name already exists", name)
 	}
 	f.collections[name] = &fakeCollection{config: proto.Clone(r).(*qdrant.CreateCollection), points: map[string]*qdrant.PointStruct{}}
 	return &qdrant.CollectionOperationResponse{Result: true}, nil
@@ -182,28 +190,25 @@ func (f *fakeQdrant) UpdateAliases(ctx context.Context, r *qdrant.ChangeAliases)
 	if err := f.enter("UpdateAliases"); err != nil {
 		return nil, err
 	}
-	next := make(map[string]string, len(f.aliases))
-	for a, c := range f.aliases {
-		next[a] = c
-	}
+	// Like ToC::update_aliases: actions apply one by one, and an error
+	// leaves those before it applied.
 	for _, op := range r.GetActions() {
 		switch {
 		case op.GetDeleteAlias() != nil:
-			delete(next, op.GetDeleteAlias().GetAliasName())
+			delete(f.aliases, op.GetDeleteAlias().GetAliasName())
 		case op.GetCreateAlias() != nil:
 			ca := op.GetCreateAlias()
 			if _, ok := f.collections[ca.GetCollectionName()]; !ok {
-				return nil, status.Errorf(codes.NotFound, "Collection `%s` doesn't exist!", ca.GetCollectionName())
+				return nil, status.Errorf(codes.NotFound, "Not found: Collection `%s` doesn't exist!", ca.GetCollectionName())
 			}
-			if _, ok := next[ca.GetAliasName()]; ok {
-				return nil, status.Errorf(codes.AlreadyExists, "Alias `%s` already exists!", ca.GetAliasName())
+			if _, ok := f.collections[ca.GetAliasName()]; ok {
+				return nil, status.Errorf(codes.InvalidArgument, "Wrong input: Collection `%s` already exists!", ca.GetAliasName())
 			}
-			next[ca.GetAliasName()] = ca.GetCollectionName()
+			f.aliases[ca.GetAliasName()] = ca.GetCollectionName()
 		default:
 			return nil, status.Error(codes.Unimplemented, "alias action")
 		}
 	}
-	f.aliases = next
 	return &qdrant.CollectionOperationResponse{Result: true}, nil
 }
 
@@ -250,6 +255,9 @@ func (fp fakePoints) Upsert(ctx context.Context, r *qdrant.UpsertPoints) (*qdran
 	dense := c.config.GetVectorsConfig().GetParamsMap().GetMap()
 	sparse := c.config.GetSparseVectorsConfig().GetMap()
 	for _, p := range r.GetPoints() {
+		if p.GetVectors() == nil {
+			return nil, status.Error(codes.InvalidArgument, "Expected some vectors")
+		}
 		if p.GetVectors().GetVectors() == nil {
 			return nil, status.Error(codes.InvalidArgument, "fake: only named vectors are supported")
 		}

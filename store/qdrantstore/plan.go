@@ -236,25 +236,52 @@ func (n names) plan(g string, layout Layout, recs []habilis.Record, dim int, idf
 }
 
 // aliasSwitch returns the one UpdateAliases request that moves a catalog
-// from its current aliases to next: every current alias is deleted and every
-// next one created, so aliases of deleted tools disappear and the rest are
-// re-pointed. Qdrant applies the actions of one request together, which
-// makes this the commit point of a write.
-func aliasSwitch(current []string, next map[string]string) []*qdrant.AliasOperations {
-	cur := slices.Clone(current)
-	slices.Sort(cur)
-	cur = slices.Compact(cur)
-	ops := make([]*qdrant.AliasOperations, 0, len(cur)+len(next))
-	for _, a := range cur {
-		ops = append(ops, qdrant.NewAliasDelete(a))
-	}
+// from its current aliases to next. It is built so that every prefix of it
+// leaves the catalog readable: released Qdrant (ToC::update_aliases) applies
+// the actions of one request one by one under a lock that holds readers
+// off, but keeps the actions before a failing one. So it never deletes an
+// alias it then recreates: it re-points every next alias with a create
+// (which replaces an existing alias of that name), the meta alias last,
+// since a snapshot reads the version the meta alias names and nothing else
+// through aliases; only then does it delete the aliases next does not have
+// (tools removed, a layout change), which cannot fail.
+func aliasSwitch(current []string, next map[string]string, metaAlias string) []*qdrant.AliasOperations {
 	keys := make([]string, 0, len(next))
 	for a := range next {
+		if a != metaAlias {
+			keys = append(keys, a)
+		}
+	}
+	slices.Sort(keys)
+	ops := make([]*qdrant.AliasOperations, 0, len(current)+len(next))
+	for _, a := range keys {
+		ops = append(ops, qdrant.NewAliasCreate(a, next[a]))
+	}
+	if c, ok := next[metaAlias]; ok {
+		ops = append(ops, qdrant.NewAliasCreate(metaAlias, c))
+	}
+	stale := slices.Clone(current)
+	slices.Sort(stale)
+	for _, a := range slices.Compact(stale) {
+		if _, ok := next[a]; !ok {
+			ops = append(ops, qdrant.NewAliasDelete(a))
+		}
+	}
+	return ops
+}
+
+// aliasRestore returns the request that points the aliases of prev (alias
+// to collection, as listed before a switch) back where they were, after a
+// switch that failed partway.
+func aliasRestore(prev map[string]string) []*qdrant.AliasOperations {
+	keys := make([]string, 0, len(prev))
+	for a := range prev {
 		keys = append(keys, a)
 	}
 	slices.Sort(keys)
-	for _, a := range keys {
-		ops = append(ops, qdrant.NewAliasCreate(a, next[a]))
+	ops := make([]*qdrant.AliasOperations, len(keys))
+	for i, a := range keys {
+		ops[i] = qdrant.NewAliasCreate(a, prev[a])
 	}
 	return ops
 }

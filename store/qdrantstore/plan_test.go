@@ -260,17 +260,16 @@ func TestAliasSwitch(t *testing.T) {
 	for a := range v4.aliases {
 		current = append(current, a)
 	}
-	got := aliasSwitch(current, v5.aliases)
+	got := aliasSwitch(current, v5.aliases, n.metaAlias())
 	exA, exB, exC := n.toolExamplesAlias("a"), n.toolExamplesAlias("b"), n.toolExamplesAlias("c")
+	// Creates re-point aliases in place, the meta alias last; b's alias,
+	// which version 5 lacks, goes only after the commit point.
 	want := []*qdrant.AliasOperations{
-		qdrant.NewAliasDelete("habilis_shop_ex_" + toolKey("a")),
-		qdrant.NewAliasDelete("habilis_shop_ex_" + toolKey("b")),
-		qdrant.NewAliasDelete("habilis_shop_meta"),
-		qdrant.NewAliasDelete("habilis_shop_tools"),
 		qdrant.NewAliasCreate(exA, n.toolExamplesCollection(g5, "a")),
 		qdrant.NewAliasCreate(exC, n.toolExamplesCollection(g5, "c")),
-		qdrant.NewAliasCreate("habilis_shop_meta", "habilis_shop_v5_bbbbbbbb_meta"),
 		qdrant.NewAliasCreate("habilis_shop_tools", "habilis_shop_v5_bbbbbbbb_tools"),
+		qdrant.NewAliasCreate("habilis_shop_meta", "habilis_shop_v5_bbbbbbbb_meta"),
+		qdrant.NewAliasDelete(exB),
 	}
 	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
 		t.Errorf("aliasSwitch v4 → v5 mismatch (-want +got):\n%s", diff)
@@ -282,13 +281,23 @@ func TestAliasSwitch(t *testing.T) {
 	}
 
 	// The first write only creates.
-	first := aliasSwitch(nil, map[string]string{"habilis_shop_meta": "m", "habilis_shop_tools": "t"})
+	first := aliasSwitch(nil, map[string]string{"habilis_shop_meta": "m", "habilis_shop_tools": "t"}, "habilis_shop_meta")
 	wantFirst := []*qdrant.AliasOperations{
-		qdrant.NewAliasCreate("habilis_shop_meta", "m"),
 		qdrant.NewAliasCreate("habilis_shop_tools", "t"),
+		qdrant.NewAliasCreate("habilis_shop_meta", "m"),
 	}
 	if diff := cmp.Diff(wantFirst, first, protocmp.Transform()); diff != "" {
 		t.Errorf("first aliasSwitch mismatch (-want +got):\n%s", diff)
+	}
+
+	// Restoring points every listed alias back.
+	restore := aliasRestore(map[string]string{"habilis_shop_tools": "t4", "habilis_shop_meta": "m4"})
+	wantRestore := []*qdrant.AliasOperations{
+		qdrant.NewAliasCreate("habilis_shop_meta", "m4"),
+		qdrant.NewAliasCreate("habilis_shop_tools", "t4"),
+	}
+	if diff := cmp.Diff(wantRestore, restore, protocmp.Transform()); diff != "" {
+		t.Errorf("aliasRestore mismatch (-want +got):\n%s", diff)
 	}
 }
 

@@ -24,12 +24,15 @@
 // Qdrant has no transactions, so every Write builds a complete new version
 // of the catalog in collections of its own ("habilis_c_v<N>_<token>_..."):
 // unchanged records are copied from the snapshot read at the start, puts
-// and deletes applied. Then one UpdateAliases call deletes the catalog's
-// aliases and creates them on the new collections; Qdrant applies the
-// actions of one call together, so readers of the aliases see the old
-// catalog or the new one, never a mix. That call is the commit point.
-// Finally the previous version's collections are dropped. A write that fails
-// before the switch drops what it built and leaves the aliases untouched.
+// and deletes applied. Then one UpdateAliases call re-points the catalog's
+// aliases to the new collections, the meta alias last, and deletes those
+// the new version lacks. Qdrant holds readers off while it applies the
+// actions of one call, so readers of the aliases see the old catalog or the
+// new one, never a mix; re-pointing the meta alias is the commit point.
+// Released Qdrant versions keep the actions before one that fails (see
+// aliasSwitch), so a switch that fails puts the aliases back. Finally the
+// previous version's collections are dropped. A write that fails drops what
+// it built and leaves the catalog as it was.
 //
 // Concurrent writers: writes through one Store are serialised. Writers in
 // different processes are detected on a best-effort basis: the version is
@@ -50,6 +53,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -57,6 +61,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -101,6 +106,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		UseTLS:                 cfg.TLS,
 		SkipCompatibilityCheck: true,
 		PoolSize:               1,
+		// Qdrant's gRPC services take and send messages of any size, and
+		// a page of tools with long sparse vectors easily passes grpc-go's
+		// default 4 MB limit on received messages.
+		GrpcOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32))},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("qdrantstore: connect qdrant at %s: %v: %w", cfg.addr(), err, habilis.ErrInvalid)
@@ -470,7 +479,7 @@ func (s *Store) write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMet
 		err := s.retry(ctx, func(ctx context.Context) error { return s.client.CreateCollection(ctx, c) })
 		// A retried create that finds its collection means the first
 		// attempt landed: names carry this write's random token.
-		if err != nil && status.Code(err) != codes.AlreadyExists {
+		if err != nil && !alreadyExists(err) {
 			return habilis.CatalogMeta{}, fail(fmt.Errorf("create collection %s: %w", c.CollectionName, classify(ctx, err)))
 		}
 	}
@@ -506,18 +515,28 @@ func (s *Store) write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMet
 	if err != nil {
 		return habilis.CatalogMeta{}, fmt.Errorf("list aliases: %w", classify(ctx, err))
 	}
+	prev := map[string]string{}
 	var current []string
 	for _, a := range all {
 		if s.names.isAlias(a.GetAliasName()) {
 			current = append(current, a.GetAliasName())
+			prev[a.GetAliasName()] = a.GetCollectionName()
 		}
 	}
-	ops := aliasSwitch(current, plan.aliases)
-	// The switch deletes and recreates every alias, so retrying it after a
-	// lost reply gives the same aliases.
+	ops := aliasSwitch(current, plan.aliases, s.names.metaAlias())
+	// Every action of the switch gives the same result when applied twice,
+	// so retrying it after a lost reply is safe.
 	err = s.retry(ctx, func(ctx context.Context) error { return s.client.UpdateAliases(ctx, ops) })
 	if err != nil {
-		if l, found, rerr := s.readLive(context.WithoutCancel(ctx)); rerr != nil || !found || l.group != next.group {
+		wctx := context.WithoutCancel(ctx)
+		l, found, rerr := s.readLive(wctx)
+		if rerr != nil || !found || l.group != next.group {
+			if rerr == nil && found && l.group == curLive.group && len(prev) > 0 {
+				// Nobody committed: put back the aliases a partly applied
+				// switch re-pointed (best effort). Aliases left pointing at
+				// this write's collections go when they are dropped.
+				_ = s.retry(wctx, func(ctx context.Context) error { return s.client.UpdateAliases(ctx, aliasRestore(prev)) })
+			}
 			return habilis.CatalogMeta{}, fmt.Errorf("switch aliases: %w", classify(ctx, err))
 		}
 	}
@@ -655,6 +674,19 @@ func classify(ctx context.Context, err error) error {
 		return fmt.Errorf("%v: %w", err, errGone)
 	}
 	return err
+}
+
+// alreadyExists reports Qdrant's answer to creating a collection that
+// exists: InvalidArgument "Collection `x` already exists!" from released
+// versions (a BadInput storage error), AlreadyExists from later ones.
+func alreadyExists(err error) bool {
+	switch status.Code(err) {
+	case codes.AlreadyExists:
+		return true
+	case codes.InvalidArgument:
+		return strings.Contains(status.Convert(err).Message(), "already exists")
+	}
+	return false
 }
 
 // newToken returns the random part of a version's collection names.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -393,5 +394,115 @@ func TestExamples(t *testing.T) {
 				t.Errorf("Examples(unknown): error = %v, want ErrNotFound", err)
 			}
 		})
+	}
+}
+
+// TestSwitchFailsPartway makes the alias switch fail after some of its
+// actions applied, as released Qdrant leaves it when an action fails (here
+// a collection of the new version vanished, as when a concurrent writer
+// drops it): the catalog must read as before, aliases included.
+func TestSwitchFailsPartway(t *testing.T) {
+	for _, layout := range []Layout{LayoutPerTool, LayoutShared} {
+		t.Run(string(layout), func(t *testing.T) {
+			f, s := openFake(t, layout)
+			ctx := context.Background()
+			m, err := s.Write(ctx, &habilis.Batch{Put: storetest.Catalog(3, 2, false, 1), Meta: storetest.Meta(8, 1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, beforeAliases := f.names(), f.aliasMap()
+			snap, err := s.Snapshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			once := false
+			f.setHook(func(method string) error {
+				if method != "UpdateAliases" || once {
+					return nil
+				}
+				once = true
+				// The hook runs with the fake locked. The tools alias
+				// sorts after every examples alias, so those are
+				// re-pointed before the switch fails.
+				for name := range f.collections {
+					if _, g, ok := s.names.parseCollection(name); ok && strings.HasPrefix(g, "v2_") && strings.HasSuffix(name, "_tools") {
+						delete(f.collections, name)
+					}
+				}
+				return nil
+			})
+			_, err = s.Write(ctx, &habilis.Batch{BaseVersion: m.Version, Put: []habilis.Record{storetest.Record("new", 3, false, 2)}, Meta: storetest.Meta(8, 2)})
+			f.setHook(nil)
+			if err == nil || !strings.Contains(err.Error(), "switch aliases") {
+				t.Fatalf("Write with a switch failing partway: error = %v, want it to name the switch", err)
+			}
+			if diff := cmp.Diff(beforeAliases, f.aliasMap()); diff != "" {
+				t.Errorf("aliases after the failed switch mismatch (-before +after):\n%s", diff)
+			}
+			if diff := cmp.Diff(before, f.names()); diff != "" {
+				t.Errorf("collections after the failed switch mismatch (-before +after):\n%s", diff)
+			}
+			after, err := s.Snapshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(snap, after, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("snapshot after the failed switch mismatch (-before +after):\n%s", diff)
+			}
+			for _, r := range snap.Records {
+				texts, _, err := s.Examples(ctx, r.Tool.Name)
+				if err != nil || len(texts) != len(r.Tool.Examples) {
+					t.Errorf("Examples(%q) after the failed switch = %d texts, %v; want %d", r.Tool.Name, len(texts), err, len(r.Tool.Examples))
+				}
+			}
+		})
+	}
+}
+
+// TestLargeMessages writes and reads back a catalog whose pages are far
+// larger than grpc-go's default 4 MB message limit (about 8 MB): tools with
+// long sparse vectors, as the lexical embedder makes for long descriptions.
+func TestLargeMessages(t *testing.T) {
+	_, cfg := startFake(t)
+	cfg.Catalog = "big"
+	cfg.Layout = LayoutShared
+	s, err := Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	recs := make([]habilis.Record, DefaultBatchSize)
+	for i := range recs {
+		recs[i] = storetest.Generate(fmt.Sprintf("tool-%04d", i), 1, storetest.Shape{NonZeros: 1500}, int64(i))
+	}
+	ctx := context.Background()
+	if _, err := s.Write(ctx, &habilis.Batch{Put: recs, Meta: storetest.Meta(0, 1)}); err != nil {
+		t.Fatalf("Write of %d tools with 1,500-term vectors: %v", len(recs), err)
+	}
+	snap, err := s.Snapshot(ctx)
+	if err != nil {
+		t.Fatalf("Snapshot of %d tools with 1,500-term vectors: %v", len(recs), err)
+	}
+	// cmp.Diff takes seconds over a million floats: compare first.
+	if !reflect.DeepEqual(recs, snap.Records) {
+		t.Errorf("records after the round trip mismatch (-want +got):\n%s", cmp.Diff(recs, snap.Records))
+	}
+}
+
+func TestAlreadyExists(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{status.Error(codes.AlreadyExists, "Wrong input: Collection `c` already exists!"), true},
+		{status.Error(codes.InvalidArgument, "Wrong input: Collection `c` already exists!"), true},
+		{status.Error(codes.InvalidArgument, "Wrong input: Vector dimension error"), false},
+		{status.Error(codes.NotFound, "Not found: Collection `c` doesn't exist!"), false},
+		{errors.New("already exists"), false},
+	}
+	for _, tt := range tests {
+		if got := alreadyExists(tt.err); got != tt.want {
+			t.Errorf("alreadyExists(%v) = %v, want %v", tt.err, got, tt.want)
+		}
 	}
 }
