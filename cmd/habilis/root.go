@@ -135,6 +135,7 @@ the minimum.`,
 		newCollisionsCmd(g),
 		newEvalCmd(g),
 		newFitCmd(g),
+		newMigrateCmd(g),
 		newServeCmd(g),
 		newVersionCmd(g),
 	)
