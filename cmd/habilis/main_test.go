@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -514,16 +513,7 @@ func TestFit(t *testing.T) {
 	store := loadedStore(t)
 	versionOf := func() uint64 {
 		t.Helper()
-		st, err := boltstore.Open(store, boltstore.Options{ReadOnly: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		snap, err := st.Snapshot(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return snap.Meta.Version
+		return snapshotOf(t, store).Meta.Version
 	}
 	before := versionOf()
 	out := mustRun(t, "--store", store, "fit", "--json", testdata("fit.jsonl"))

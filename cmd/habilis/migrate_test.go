@@ -49,21 +49,6 @@ func sameAnswers(t *testing.T, a, b string) {
 	}
 }
 
-// boltSnapshot reads a bbolt store in-process.
-func boltSnapshot(t *testing.T, path string) *habilis.Snapshot {
-	t.Helper()
-	st, err := boltstore.Open(path, boltstore.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	snap, err := st.Snapshot(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return snap
-}
-
 // writeBolt creates a bbolt store holding recs with meta, written directly
 // rather than through the router: any embedder, every field set.
 func writeBolt(t *testing.T, path string, recs []habilis.Record, meta habilis.CatalogMeta) {
@@ -103,7 +88,7 @@ func TestMigrateBoltToBolt(t *testing.T) {
 			t.Errorf("migrate output lacks %q:\n%s", w, out)
 		}
 	}
-	sameCatalog(t, boltSnapshot(t, a), boltSnapshot(t, b))
+	sameCatalog(t, snapshotOf(t, a), snapshotOf(t, b))
 	sameAnswers(t, a, b)
 
 	// The destination is a store like any other: loading the same file
@@ -128,7 +113,7 @@ func TestMigrateReplacesDestination(t *testing.T) {
 	if diff := cmp.Diff(want, rep); diff != "" {
 		t.Errorf("migrate --json over a one-tool catalog (-want +got):\n%s", diff)
 	}
-	sameCatalog(t, boltSnapshot(t, a), boltSnapshot(t, b))
+	sameCatalog(t, snapshotOf(t, a), snapshotOf(t, b))
 	sameAnswers(t, a, b)
 
 	// Migrating back over a catalog that changed since replaces it too.
@@ -155,7 +140,7 @@ func TestMigrateKeepsEveryField(t *testing.T) {
 	if !strings.Contains(out, "migrated 6 tools, 15 examples") || !strings.Contains(out, "ollama:nomic-embed-text (dim 8)") {
 		t.Errorf("migrate output = %q, want 6 tools, 15 examples and the embedder", out)
 	}
-	sameCatalog(t, boltSnapshot(t, src), boltSnapshot(t, dst))
+	sameCatalog(t, snapshotOf(t, src), snapshotOf(t, dst))
 }
 
 func TestMigrateRefuses(t *testing.T) {
@@ -190,7 +175,7 @@ func TestMigrateRefuses(t *testing.T) {
 		{"bad qdrant url", []string{"migrate", "--from", a, "--to", "qdrant://localhost/no_underscores"}, exitUsage, []string{"--to", "no_underscores"}},
 		{"remote", []string{"--remote", "127.0.0.1:1", "migrate", "--from", a, "--to", fresh}, exitUsage, []string{"--remote"}},
 	}
-	beforeA, beforeModel := boltSnapshot(t, a), boltSnapshot(t, model)
+	beforeA, beforeModel := snapshotOf(t, a), snapshotOf(t, model)
 	for _, tt := range tests {
 		r := habilisRun(t, tt.args...)
 		if r.code != tt.code {
@@ -213,16 +198,16 @@ func TestMigrateRefuses(t *testing.T) {
 	if _, err := os.Stat(fresh); err == nil {
 		t.Errorf("a refused migrate created %s", fresh)
 	}
-	if diff := cmp.Diff(beforeA, boltSnapshot(t, a)); diff != "" {
+	if diff := cmp.Diff(beforeA, snapshotOf(t, a)); diff != "" {
 		t.Errorf("a refused migrate changed %s:\n%s", a, diff)
 	}
-	if diff := cmp.Diff(beforeModel, boltSnapshot(t, model)); diff != "" {
+	if diff := cmp.Diff(beforeModel, snapshotOf(t, model)); diff != "" {
 		t.Errorf("a refused migrate changed %s:\n%s", model, diff)
 	}
 
 	// --force replaces a catalog another embedder built.
 	mustRun(t, "migrate", "--force", "--from", a, "--to", model)
-	sameCatalog(t, boltSnapshot(t, a), boltSnapshot(t, model))
+	sameCatalog(t, snapshotOf(t, a), snapshotOf(t, model))
 }
 
 func TestStoreLocation(t *testing.T) {
@@ -317,7 +302,7 @@ func TestMigrateQdrant(t *testing.T) {
 
 			back := filepath.Join(t.TempDir(), "back.db")
 			mustRun(t, "migrate", "--from", q, "--to", back)
-			sameCatalog(t, boltSnapshot(t, a), boltSnapshot(t, back))
+			sameCatalog(t, snapshotOf(t, a), snapshotOf(t, back))
 			sameAnswers(t, a, back)
 
 			r := habilisRun(t, "migrate", "--from", q, "--to", q)

@@ -249,19 +249,7 @@ func TestFailedWriteLeavesNoTrace(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "injected failure") {
 				t.Fatalf("Write with failing %s: error = %v, want the injected failure", failing, err)
 			}
-			if diff := cmp.Diff(before, f.names()); diff != "" {
-				t.Errorf("collections after the failed write mismatch (-before +after):\n%s", diff)
-			}
-			if diff := cmp.Diff(beforeAliases, f.aliasMap()); diff != "" {
-				t.Errorf("aliases after the failed write mismatch (-before +after):\n%s", diff)
-			}
-			after, err := s.Snapshot(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(snap, after, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("snapshot after the failed write mismatch (-before +after):\n%s", diff)
-			}
+			checkUnchanged(t, f, s, "the failed write", before, beforeAliases, snap)
 		})
 	}
 }
@@ -436,19 +424,7 @@ func TestSwitchFailsPartway(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "switch aliases") {
 				t.Fatalf("Write with a switch failing partway: error = %v, want it to name the switch", err)
 			}
-			if diff := cmp.Diff(beforeAliases, f.aliasMap()); diff != "" {
-				t.Errorf("aliases after the failed switch mismatch (-before +after):\n%s", diff)
-			}
-			if diff := cmp.Diff(before, f.names()); diff != "" {
-				t.Errorf("collections after the failed switch mismatch (-before +after):\n%s", diff)
-			}
-			after, err := s.Snapshot(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(snap, after, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("snapshot after the failed switch mismatch (-before +after):\n%s", diff)
-			}
+			checkUnchanged(t, f, s, "the failed switch", before, beforeAliases, snap)
 			for _, r := range snap.Records {
 				texts, _, err := s.Examples(ctx, r.Tool.Name)
 				if err != nil || len(texts) != len(r.Tool.Examples) {
@@ -504,5 +480,24 @@ func TestAlreadyExists(t *testing.T) {
 		if got := alreadyExists(tt.err); got != tt.want {
 			t.Errorf("alreadyExists(%v) = %v, want %v", tt.err, got, tt.want)
 		}
+	}
+}
+
+// checkUnchanged fails t unless the fake's collections and aliases and the
+// store's snapshot are what they were before what failed.
+func checkUnchanged(t *testing.T, f *fakeQdrant, s *Store, what string, collections []string, aliases map[string]string, snap *habilis.Snapshot) {
+	t.Helper()
+	if diff := cmp.Diff(collections, f.names()); diff != "" {
+		t.Errorf("collections after %s mismatch (-before +after):\n%s", what, diff)
+	}
+	if diff := cmp.Diff(aliases, f.aliasMap()); diff != "" {
+		t.Errorf("aliases after %s mismatch (-before +after):\n%s", what, diff)
+	}
+	after, err := s.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(snap, after, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("snapshot after %s mismatch (-before +after):\n%s", what, diff)
 	}
 }
