@@ -307,10 +307,10 @@ func tune(ctx context.Context, r *selector.Router, qs []Query, c map[string]int)
 
 	// Thresholds: the top tool's gate scores on tool queries (should pass)
 	// against no-tool queries (should not).
-	var posRoc, negRoc, posGate, negGate []float32
+	var posEv, negEv, posGate, negGate []float32
 	for k, rw := range rows {
 		top := bestTops[k]
-		roc := rw.sc.Evidence[top]
+		ev := rw.sc.Evidence[top]
 		var gate float32 = -2
 		for i, g := range rw.sc.Gate {
 			if rw.sc.HasRadius[i] {
@@ -318,15 +318,15 @@ func tune(ctx context.Context, r *selector.Router, qs []Query, c map[string]int)
 			}
 		}
 		if len(rw.expected) == 0 {
-			negRoc, negGate = append(negRoc, roc), append(negGate, gate)
+			negEv, negGate = append(negEv, ev), append(negGate, gate)
 		} else {
-			posRoc, posGate = append(posRoc, roc), append(posGate, gate)
+			posEv, posGate = append(posEv, ev), append(posGate, gate)
 		}
 	}
-	if len(negRoc) > 0 {
-		cal.HybridThreshold = selector.Youden(posRoc, negRoc)
+	if len(negEv) > 0 {
+		cal.HybridThreshold = selector.Youden(posEv, negEv)
 		cal.Margin, cal.MarginSource = min(max(-selector.Youden(posGate, negGate), 0), 1), "fit"
-		if d := median(posRoc) - cal.HybridThreshold; d > 0.01 {
+		if d := median(posEv) - cal.HybridThreshold; d > 0.01 {
 			cal.Confidence = selector.Logistic{Slope: float32(math.Log(9)) / d}
 		}
 	}
