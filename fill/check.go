@@ -275,7 +275,7 @@ func (q *query) supportsEnum(v any) bool {
 			return true
 		}
 		ws := words(x)
-		return len(ws) > 0 && (containsPhrase(q.norm, strings.Join(ws, " ")) || q.hasWordSequence(ws))
+		return len(ws) > 0 && (containsPhrase(q.norm, strings.Join(ws, " ")) || q.findWords(ws, 0) >= 0)
 	case bool:
 		return false
 	}
@@ -285,10 +285,10 @@ func (q *query) supportsEnum(v any) bool {
 	return false
 }
 
-// hasWordSequence reports whether ws occur as consecutive query tokens,
-// allowing a plural "s" on either side.
-func (q *query) hasWordSequence(ws []string) bool {
-	for i := 0; i+len(ws) <= len(q.tokens); i++ {
+// findWords returns the index of the first token from from on where ws
+// start as consecutive tokens, allowing a plural on either side, or -1.
+func (q *query) findWords(ws []string, from int) int {
+	for i := from; i+len(ws) <= len(q.tokens); i++ {
 		ok := true
 		for j, w := range ws {
 			if !sameWord(q.tokens[i+j].low, w) {
@@ -297,10 +297,10 @@ func (q *query) hasWordSequence(ws []string) bool {
 			}
 		}
 		if ok {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 func sameWord(a, b string) bool {

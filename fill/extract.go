@@ -224,24 +224,6 @@ func (x *extraction) fromMentions(a *arg, ms []mention, layout string) {
 	}
 }
 
-// findWords returns the token index where ws start as consecutive tokens,
-// allowing plurals, or -1.
-func (x *extraction) findWords(ws []string, from int) int {
-	for i := from; i+len(ws) <= len(x.q.tokens); i++ {
-		ok := true
-		for j, w := range ws {
-			if !sameWord(x.q.tokens[i+j].low, w) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return i
-		}
-	}
-	return -1
-}
-
 func isStopword(w string) bool {
 	switch w {
 	case "a", "an", "the", "in", "on", "of", "to", "for", "at", "by", "all", "any", "and", "or", "is",
@@ -268,7 +250,7 @@ func (x *extraction) enumMatches(enum []any) []int {
 		if len(ws) == 0 || (len(ws) == 1 && (isStopword(ws[0]) || len(ws[0]) < 2)) {
 			continue
 		}
-		at := x.findWords(ws, 0)
+		at := x.q.findWords(ws, 0)
 		if at < 0 {
 			continue
 		}
@@ -664,7 +646,7 @@ func (x *extraction) afterName(a *arg) (string, []int) {
 // when a joining word or sign ("is", "=", ":") stands between.
 func (x *extraction) afterWords(a *arg, ws []string, needJoin bool) (string, []int) {
 	for from := 0; ; {
-		at := x.findWords(ws, from)
+		at := x.q.findWords(ws, from)
 		if at < 0 {
 			return "", nil
 		}
@@ -749,7 +731,7 @@ func (x *extraction) person(a *arg) (string, []int) {
 	}
 	for _, intro := range intros {
 		for from := 0; ; {
-			at := x.findWords(intro, from)
+			at := x.q.findWords(intro, from)
 			if at < 0 {
 				break
 			}
