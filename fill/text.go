@@ -41,7 +41,7 @@ func analyse(raw string, now time.Time) *query {
 	q := &query{raw: raw, norm: normalise(raw)}
 	q.tokens = tokenise(raw)
 	q.numbers = findNumbers(raw, q.tokens)
-	q.dates = findDates(raw, now)
+	q.dates = findDates(raw, q.tokens, now)
 	for _, m := range emailPattern.FindAllStringIndex(raw, -1) {
 		q.emails = append(q.emails, mention{start: m[0], end: m[1]})
 	}
@@ -280,8 +280,8 @@ func fullMonth(i int) string {
 // "14 March 2024", "2024 March 14th". A date without a year takes the year
 // the query gives elsewhere ("from March 3rd, 2024 to March 9th"), else
 // now's year; with neither it is skipped. "today", "tomorrow" and
-// "yesterday" count only when now is set.
-func findDates(raw string, now time.Time) []mention {
+// "yesterday" count only when now is set; ts are raw's tokens.
+func findDates(raw string, ts []token, now time.Time) []mention {
 	type found struct {
 		y, m, d, start, end int
 	}
@@ -334,7 +334,7 @@ func findDates(raw string, now time.Time) []mention {
 		ms = append(ms, mention{iso: t.Format(time.DateOnly), start: f.start, end: f.end})
 	}
 	if !now.IsZero() {
-		for _, t := range tokenise(raw) {
+		for _, t := range ts {
 			var d int
 			switch t.low {
 			case "today":
