@@ -184,7 +184,7 @@ func Fill(ctx context.Context, tool habilis.Tool, query string, opts Options) (*
 	}
 	missingArgs(schema, r.Arguments, "", &r.Missing)
 	for _, p := range Validate(schema, r.Arguments) {
-		if p.Message != "required argument is missing" {
+		if p.Message != missingMessage {
 			r.Problems = append(r.Problems, p)
 		}
 	}

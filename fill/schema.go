@@ -262,6 +262,10 @@ type Problem struct {
 // String returns "path: message".
 func (p Problem) String() string { return p.Path + ": " + p.Message }
 
+// missingMessage is the message of the Problem for a required argument
+// that is not there; Fill reports those as Missing instead.
+const missingMessage = "required argument is missing"
+
 // Validate checks args against s and returns every problem found, in a
 // deterministic order (schema order, then unknown names sorted). A nil
 // schema accepts anything.
@@ -277,7 +281,7 @@ func validateObject(s *Schema, obj map[string]any, path string, ps *[]Problem) {
 	}
 	for _, name := range s.Required {
 		if _, ok := obj[name]; !ok {
-			*ps = append(*ps, Problem{join(path, name), "required argument is missing"})
+			*ps = append(*ps, Problem{join(path, name), missingMessage})
 		}
 	}
 	for _, name := range s.Order {
