@@ -6,12 +6,12 @@
 package ollamafill
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/ollama/ollama/api"
@@ -103,7 +103,7 @@ func parseAnswer(s string) (map[string]any, error) {
 		rest = strings.TrimPrefix(rest, "json")
 		t = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "```"))
 	}
-	dec := json.NewDecoder(bytes.NewReader([]byte(t)))
+	dec := json.NewDecoder(strings.NewReader(t))
 	var args map[string]any
 	if err := dec.Decode(&args); err != nil || args == nil {
 		return nil, fmt.Errorf("answer is not a JSON object: %q", cut(s, 200))
@@ -133,7 +133,7 @@ func systemPrompt(tool habilis.Tool, s *fill.Schema) string {
 				kind = "any"
 			}
 			req := ""
-			if containsString(s.Required, name) {
+			if slices.Contains(s.Required, name) {
 				req = ", required"
 			}
 			fmt.Fprintf(&b, "- %s (%s%s)", name, kind, req)
@@ -147,13 +147,4 @@ func systemPrompt(tool habilis.Tool, s *fill.Schema) string {
 		"Leave out every argument the message does not state: never guess, never use examples or defaults. " +
 		"Answer with one JSON object.")
 	return b.String()
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
