@@ -107,6 +107,14 @@ func (o *Options) maxOutput(s *Spec) int {
 	return limit
 }
 
+// httpClient returns the client for HTTP and MCP-over-HTTP requests.
+func (o *Options) httpClient() *http.Client {
+	if o.HTTPClient == nil {
+		return &http.Client{}
+	}
+	return o.HTTPClient
+}
+
 func (o *Options) lookup(name string) (string, bool) {
 	if o.LookupEnv == nil {
 		return "", false
@@ -242,11 +250,7 @@ func runHTTP(ctx context.Context, spec *Spec, args map[string]any, opts *Options
 	if err := setHeaders(req.Header, spec.Headers, opts); err != nil {
 		return textResult(true, "%v", err)
 	}
-	client := opts.HTTPClient
-	if client == nil {
-		client = &http.Client{}
-	}
-	resp, err := client.Do(req)
+	resp, err := opts.httpClient().Do(req)
 	if err != nil {
 		return textResult(true, "%s %s: %v", spec.Method, spec.URL, err)
 	}
@@ -308,6 +312,16 @@ func argString(v any) string {
 	return string(b)
 }
 
+// command prepares argv to run in the spec's directory with only the
+// environment the spec names.
+func command(ctx context.Context, argv []string, spec *Spec, opts *Options) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = processEnv(spec.Env, opts)
+	cmd.Dir = spec.Dir
+	cmd.WaitDelay = time.Second // a grandchild holding the pipes cannot hang the run
+	return cmd
+}
+
 // processEnv builds a process environment from the spec's names only.
 func processEnv(names []string, opts *Options) []string {
 	env := []string{}
@@ -333,10 +347,7 @@ func runCommand(ctx context.Context, spec *Spec, args map[string]any, opts *Opti
 		}
 		argv[i] = argString(v)
 	}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = processEnv(spec.Env, opts)
-	cmd.Dir = spec.Dir
-	cmd.WaitDelay = time.Second // a grandchild holding the pipes cannot hang the run
+	cmd := command(ctx, argv, spec, opts)
 	if spec.Stdin == "json" {
 		b, err := json.Marshal(args)
 		if err != nil {
@@ -384,16 +395,9 @@ func mcpTransport(ctx context.Context, spec *Spec, opts *Options) (mcp.Transport
 		return opts.MCPTransport(ctx, spec)
 	}
 	if spec.Transport == "stdio" {
-		cmd := exec.CommandContext(ctx, spec.Command[0], spec.Command[1:]...)
-		cmd.Env = processEnv(spec.Env, opts)
-		cmd.Dir = spec.Dir
-		cmd.WaitDelay = time.Second
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, nil
+		return &mcp.CommandTransport{Command: command(ctx, spec.Command, spec, opts), TerminateDuration: time.Second}, nil
 	}
-	client := opts.HTTPClient
-	if client == nil {
-		client = &http.Client{}
-	}
+	client := opts.httpClient()
 	if len(spec.Headers) > 0 {
 		h := http.Header{}
 		if err := setHeaders(h, spec.Headers, opts); err != nil {
