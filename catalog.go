@@ -29,9 +29,15 @@ const MaxCatalogSize = 64 << 20
 const (
 	maxNameLen        = 64
 	maxDescriptionLen = 32 << 10
-	maxExampleLen     = 4 << 10
-	maxExamples       = 1000
 	maxSchemaDepth    = 64
+)
+
+// Limits on a tool's examples, in bytes of one trimmed example and in
+// examples. Code that adds examples to a catalog (package eval's Fit) keeps
+// within them, so the catalog still parses.
+const (
+	MaxExampleLen = 4 << 10
+	MaxExamples   = 1000
 )
 
 // maxProblems caps the errors ParseCatalog reports: enough to fix a file in
@@ -716,8 +722,8 @@ func (c *toolCtx) examples(m map[string]json.RawMessage, prefix string) []string
 		c.errorf(field, "%v", err)
 		return nil
 	}
-	if len(elems) > maxExamples {
-		c.errorf(field, "holds %d examples; the limit is %d", len(elems), maxExamples)
+	if len(elems) > MaxExamples {
+		c.errorf(field, "holds %d examples; the limit is %d", len(elems), MaxExamples)
 		return nil
 	}
 	var out []string
@@ -733,8 +739,8 @@ func (c *toolCtx) examples(m map[string]json.RawMessage, prefix string) []string
 			c.errorf(f, "must not be blank")
 			continue
 		}
-		if len(s) > maxExampleLen {
-			c.errorf(f, "is %d bytes long; the limit is %d", len(s), maxExampleLen)
+		if len(s) > MaxExampleLen {
+			c.errorf(f, "is %d bytes long; the limit is %d", len(s), MaxExampleLen)
 			continue
 		}
 		key := strings.ToLower(strings.Join(strings.Fields(s), " "))

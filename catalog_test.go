@@ -265,7 +265,7 @@ func TestParseCatalogErrors(t *testing.T) {
 		{"blank example", `[{"name":"a","description":"d","examples":["  "]}]`, 0, "a", "examples[0]", "must not be blank"},
 		{"duplicate example", `[{"name":"a","description":"d","examples":["Play some jazz","x","play  some JAZZ "]}]`,
 			0, "a", "examples[2]", "duplicates examples[0]"},
-		{"long example", `[{"name":"a","description":"d","examples":["` + strings.Repeat("x", maxExampleLen+1) + `"]}]`, 0, "a", "examples[0]", "the limit is"},
+		{"long example", `[{"name":"a","description":"d","examples":["` + strings.Repeat("x", MaxExampleLen+1) + `"]}]`, 0, "a", "examples[0]", "the limit is"},
 		{"margin too big", `[{"name":"a","description":"d","margin":1.5}]`, 0, "a", "margin", "must be between 0 and 1, got 1.5"},
 		{"margin negative", `[{"name":"a","description":"d","margin":-0.1}]`, 0, "a", "margin", "must be between 0 and 1"},
 		{"margin huge", `[{"name":"a","description":"d","margin":1e400}]`, 0, "a", "margin", "must be between 0 and 1"},

@@ -226,7 +226,7 @@ func addExamples(tools []habilis.Tool, qs []Query, limit int) ([]habilis.Tool, i
 		}
 		i, ok := byName[q.Expected[0]]
 		n := normal(q.Query)
-		if !ok || added[i] >= limit || seen[i][n] || len(out[i].Examples) >= maxExamplesPerTool || len(q.Query) > maxExampleBytes {
+		if !ok || added[i] >= limit || seen[i][n] || len(out[i].Examples) >= habilis.MaxExamples || len(q.Query) > habilis.MaxExampleLen {
 			continue
 		}
 		seen[i][n] = true
@@ -236,12 +236,6 @@ func addExamples(tools []habilis.Tool, qs []Query, limit int) ([]habilis.Tool, i
 	}
 	return out, total
 }
-
-// The catalog's own limits on examples.
-const (
-	maxExamplesPerTool = 1000
-	maxExampleBytes    = 4096
-)
 
 func normal(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
 
