@@ -67,7 +67,7 @@ func TestParseSchemaErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := ParseSchema(json.RawMessage(tt.raw))
-		if !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), tt.path+":") {
+		if !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), ": "+tt.path+": ") {
 			t.Errorf("ParseSchema(%s) = %v, want ErrInvalid naming %q", tt.raw, err, tt.path)
 		}
 	}
