@@ -86,8 +86,7 @@ func (s *Server) authorize(ctx context.Context, method string) error {
 		return status.Error(codes.Unauthenticated, "authorization is not a bearer token")
 	}
 	got := sha256.Sum256([]byte(strings.TrimSpace(token)))
-	want := sha256.Sum256([]byte(s.opts.Token))
-	if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+	if subtle.ConstantTimeCompare(got[:], s.tokenHash[:]) != 1 {
 		return status.Error(codes.Unauthenticated, "wrong bearer token")
 	}
 	return nil

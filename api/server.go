@@ -7,6 +7,7 @@ package api
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -112,6 +113,9 @@ type Server struct {
 	// keeps the last ones indexed.
 	inline  chan struct{}
 	inlines *inlineCache
+	// tokenHash is the SHA-256 of opts.Token, made once: authorize
+	// compares every call's token with it.
+	tokenHash [sha256.Size]byte
 }
 
 // NewServer returns a server for r. The caller owns r and closes it after
@@ -149,6 +153,8 @@ func NewServer(r *selector.Router, opts ServerOptions) *Server {
 		metrics: newMetrics(r),
 		inline:  make(chan struct{}, max(1, runtime.GOMAXPROCS(0))),
 		inlines: newInlineCache(opts.InlineCacheSize),
+
+		tokenHash: sha256.Sum256([]byte(opts.Token)),
 	}
 	gopts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(opts.MaxRecvMsgSize),
