@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -17,31 +16,16 @@ import (
 // callerFiller is what FilledBy says of arguments sent with Invoke.
 const callerFiller = "caller"
 
-// tool returns the catalog's tool named in field, or a toolError.
-func (s *Server) tool(field, name string) (habilis.Tool, error) {
-	if name == "" {
-		return habilis.Tool{}, invalidf(field, "must not be empty")
-	}
-	ti, err := s.r.Tool(name)
-	if errors.Is(err, habilis.ErrNotFound) {
-		return habilis.Tool{}, &toolError{field: field, name: name}
-	}
-	if err != nil {
-		return habilis.Tool{}, err
-	}
-	return ti.Tool, nil
-}
-
 // Fill implements habilisv1.ToolRouterServer.
 func (s *Server) Fill(ctx context.Context, req *habilisv1.FillRequest) (*habilisv1.FillResponse, error) {
 	if err := s.checkQuery("query", req.GetQuery()); err != nil {
 		return nil, err
 	}
-	tool, err := s.tool("tool", req.GetTool())
+	ti, err := s.tool("tool", req.GetTool())
 	if err != nil {
 		return nil, err
 	}
-	r, err := fill.Fill(ctx, tool, req.GetQuery(), fill.Options{Fillers: s.opts.Fillers, Now: time.Now()})
+	r, err := fill.Fill(ctx, ti.Tool, req.GetQuery(), fill.Options{Fillers: s.opts.Fillers, Now: time.Now()})
 	if err != nil {
 		return nil, err
 	}
@@ -64,10 +48,11 @@ func (s *Server) Invoke(ctx context.Context, req *habilisv1.InvokeRequest) (*hab
 	} else if len(req.GetQuery()) > s.opts.MaxQueryBytes {
 		return nil, invalidf("query", "is %d bytes, over the limit of %d bytes", len(req.GetQuery()), s.opts.MaxQueryBytes)
 	}
-	tool, err := s.tool("tool", req.GetTool())
+	ti, err := s.tool("tool", req.GetTool())
 	if err != nil {
 		return nil, err
 	}
+	tool := ti.Tool
 	var fr *fill.Result
 	if args != "" {
 		fr, err = checkArguments(tool, args)

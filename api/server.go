@@ -363,17 +363,26 @@ func (s *Server) ListTools(ctx context.Context, _ *habilisv1.ListToolsRequest) (
 
 // GetTool implements habilisv1.ToolRouterServer.
 func (s *Server) GetTool(ctx context.Context, req *habilisv1.GetToolRequest) (*habilisv1.GetToolResponse, error) {
-	if req.GetName() == "" {
-		return nil, invalidf("name", "must not be empty")
-	}
-	ti, err := s.r.Tool(req.GetName())
-	if errors.Is(err, habilis.ErrNotFound) {
-		return nil, &toolError{field: "name", name: req.GetName()}
-	}
+	ti, err := s.tool("name", req.GetName())
 	if err != nil {
 		return nil, err
 	}
 	return toolInfoToProto(ti), nil
+}
+
+// tool returns the catalog's tool named in field, or a toolError.
+func (s *Server) tool(field, name string) (*selector.ToolInfo, error) {
+	if name == "" {
+		return nil, invalidf(field, "must not be empty")
+	}
+	ti, err := s.r.Tool(name)
+	if errors.Is(err, habilis.ErrNotFound) {
+		return nil, &toolError{field: field, name: name}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ti, nil
 }
 
 // UpsertTools implements habilisv1.ToolRouterServer. Tools are validated
