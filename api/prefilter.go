@@ -263,7 +263,7 @@ func (s *Server) prefilter(ctx context.Context, req *habilisv1.PrefilterRequest)
 	default:
 		return nil, invalidf("shape", "%q: want openai, mcp or empty", shape)
 	}
-	opts, err := selectOptions(req.GetK(), req.GetMode(), req.GetPinned(), req.GetDenied(), req.GetFailOpen())
+	opts, err := selectOptions(req)
 	if err != nil {
 		return nil, err
 	}

@@ -240,8 +240,19 @@ func (s *Server) checkQuery(field, q string) error {
 	return nil
 }
 
+// selectParams are the selection options that Select, SelectBatch and
+// Prefilter requests share.
+type selectParams interface {
+	GetK() int32
+	GetMode() string
+	GetPinned() []string
+	GetDenied() []string
+	GetFailOpen() bool
+}
+
 // selectOptions validates a request's selection options.
-func selectOptions(k int32, mode string, pinned, denied []string, failOpen bool) (habilis.SelectOptions, error) {
+func selectOptions(req selectParams) (habilis.SelectOptions, error) {
+	k, mode := req.GetK(), req.GetMode()
 	if k < 0 || k > MaxK {
 		return habilis.SelectOptions{}, invalidf("k", "%d is out of range: want 1 to %d, or 0 for %d", k, MaxK, selector.DefaultK)
 	}
@@ -249,7 +260,7 @@ func selectOptions(k int32, mode string, pinned, denied []string, failOpen bool)
 	if err != nil {
 		return habilis.SelectOptions{}, invalidf("mode", "%q: want description, centroid, hybrid or empty", mode)
 	}
-	return habilis.SelectOptions{K: int(k), Mode: m, Pinned: pinned, Denied: denied, FailOpen: failOpen}, nil
+	return habilis.SelectOptions{K: int(k), Mode: m, Pinned: req.GetPinned(), Denied: req.GetDenied(), FailOpen: req.GetFailOpen()}, nil
 }
 
 // checkNames refuses pinned or denied tools that has does not know, naming
@@ -284,7 +295,7 @@ func (s *Server) Select(ctx context.Context, req *habilisv1.SelectRequest) (*hab
 	if err := s.checkQuery("query", req.GetQuery()); err != nil {
 		return nil, err
 	}
-	opts, err := selectOptions(req.GetK(), req.GetMode(), req.GetPinned(), req.GetDenied(), req.GetFailOpen())
+	opts, err := selectOptions(req)
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +324,7 @@ func (s *Server) SelectBatch(ctx context.Context, req *habilisv1.SelectBatchRequ
 			return nil, err
 		}
 	}
-	opts, err := selectOptions(req.GetK(), req.GetMode(), req.GetPinned(), req.GetDenied(), req.GetFailOpen())
+	opts, err := selectOptions(req)
 	if err != nil {
 		return nil, err
 	}
