@@ -30,16 +30,20 @@ const (
 // the catalog before and after filtering, so the saving it shows is fair.
 func estimateTokens(def []byte) int64 { return (int64(len(def)) + 3) / 4 }
 
-// inlineCatalog is a catalog sent with a Prefilter request.
+// inlineCatalog is a catalog sent with a Prefilter request. It is kept in
+// the inline cache with its index, so what it derives from the request's
+// bytes is derived once.
 type inlineCatalog struct {
 	tools []habilis.Tool
 	names map[string]bool
-	// defs holds each tool's definition as sent, compacted, by name.
-	defs map[string][]byte
-	// shape is the caller's: "openai", "mcp" or "habilis"; wrapped reports
-	// a {"tools": [...]} object rather than a bare array.
-	shape   string
-	wrapped bool
+	// sent holds each tool's definition as sent, compacted, by name, in
+	// the caller's shape: "openai", "mcp" or "habilis".
+	sent *rendered
+
+	// written holds the definitions written afresh, by shape, once a
+	// request has needed them (see definitions).
+	mu      sync.Mutex
+	written map[string]*rendered
 }
 
 // parseInline parses and bounds an inline catalog, with habilis'
@@ -55,14 +59,14 @@ func parseInline(data string, maxTools, maxBytes int) (*inlineCatalog, error) {
 	if len(tools) > maxTools {
 		return nil, invalidf("tools_json", "holds %d tools, over the limit of %d tools", len(tools), maxTools)
 	}
-	c := &inlineCatalog{tools: tools, names: make(map[string]bool, len(tools)), defs: make(map[string][]byte, len(tools)), shape: shapeHabilis}
+	c := &inlineCatalog{tools: tools, names: make(map[string]bool, len(tools))}
 	for _, t := range tools {
 		c.names[t.Name] = true
 	}
 	elems, wrapped := toolElements([]byte(data))
-	c.wrapped = wrapped
+	sent := &rendered{defs: make(map[string][]byte, len(tools)), shape: shapeHabilis, wrapped: wrapped}
 	if wrapped {
-		c.shape = shapeMCP
+		sent.shape = shapeMCP
 	}
 	for _, raw := range elems {
 		var m map[string]json.RawMessage
@@ -77,9 +81,9 @@ func parseInline(data string, maxTools, maxBytes int) (*inlineCatalog, error) {
 			}
 		}
 		if _, ok := m["type"]; ok {
-			c.shape = shapeOpenAI
-		} else if _, ok := m["inputSchema"]; ok && c.shape == shapeHabilis {
-			c.shape = shapeMCP
+			sent.shape = shapeOpenAI
+		} else if _, ok := m["inputSchema"]; ok && sent.shape == shapeHabilis {
+			sent.shape = shapeMCP
 		}
 		var name string
 		if json.Unmarshal(nameRaw, &name) != nil {
@@ -87,10 +91,39 @@ func parseInline(data string, maxTools, maxBytes int) (*inlineCatalog, error) {
 		}
 		var buf bytes.Buffer
 		if json.Compact(&buf, raw) == nil {
-			c.defs[strings.TrimSpace(name)] = buf.Bytes()
+			sent.defs[strings.TrimSpace(name)] = buf.Bytes()
 		}
 	}
+	for _, def := range sent.defs {
+		sent.tokens += estimateTokens(def)
+	}
+	c.sent = sent
 	return c, nil
+}
+
+// definitions returns the definitions a Prefilter asking for shape ("" for
+// the catalog's own) chooses from: those sent, when they are in that shape
+// and every one was found, or else every tool written afresh in shape, so
+// that before and after are estimated alike. A shape is written once.
+func (c *inlineCatalog) definitions(shape string) *rendered {
+	if (shape == "" || shape == c.sent.shape) && len(c.sent.defs) == len(c.tools) {
+		return c.sent
+	}
+	if shape == "" {
+		shape = shapeOpenAI
+		if c.sent.shape == shapeMCP {
+			shape = shapeMCP
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.written[shape] == nil {
+		if c.written == nil {
+			c.written = map[string]*rendered{}
+		}
+		c.written[shape] = renderAll(c.tools, shape)
+	}
+	return c.written[shape]
 }
 
 // toolElements finds the tool definitions of a catalog ParseCatalog has
@@ -160,12 +193,27 @@ func renderTool(t *habilis.Tool, shape string) []byte {
 	return b
 }
 
-// rendered is a catalog's definitions in one shape, with their total
-// token estimate.
+// rendered is a catalog's definitions by name in one shape, with their
+// total token estimate. wrapped reports that they go in a {"tools": [...]}
+// object rather than a bare array; version is the server catalog's they
+// were made from (renderCache).
 type rendered struct {
 	version uint64
 	defs    map[string][]byte
 	tokens  int64
+	shape   string
+	wrapped bool
+}
+
+// renderAll writes every tool's definition in shape ("openai" or "mcp").
+func renderAll(tools []habilis.Tool, shape string) *rendered {
+	out := &rendered{defs: make(map[string][]byte, len(tools)), shape: shape, wrapped: shape == shapeMCP}
+	for i := range tools {
+		d := renderTool(&tools[i], shape)
+		out.defs[tools[i].Name] = d
+		out.tokens += estimateTokens(d)
+	}
+	return out
 }
 
 // renderCache keeps the server catalog's definitions per shape for the
@@ -184,13 +232,8 @@ func (c *renderCache) get(r *selector.Router, shape string) *rendered {
 	if got := c.byShape[shape]; got != nil && got.version == v {
 		return got
 	}
-	tools := r.Tools()
-	out := &rendered{version: v, defs: make(map[string][]byte, len(tools))}
-	for i := range tools {
-		d := renderTool(&tools[i], shape)
-		out.defs[tools[i].Name] = d
-		out.tokens += estimateTokens(d)
-	}
+	out := renderAll(r.Tools(), shape)
+	out.version = v
 	// Keep the result only when no write slipped in between.
 	if r.Version() == v {
 		if c.byShape == nil {
@@ -237,15 +280,11 @@ func conversationQuery(req *habilisv1.PrefilterRequest) (string, string, error) 
 	return q, field, nil
 }
 
-// source is the catalog a Prefilter chose from: the decision, every
-// tool's definition as it will be written, their token estimate, and the
-// shape of the document they go in (wrapped: {"tools": [...]}).
+// source is the catalog a Prefilter chose from: the decision, and every
+// tool's definition as it will be written.
 type source struct {
-	d       *habilis.Decision
-	defs    map[string][]byte
-	before  int64
-	shape   string
-	wrapped bool
+	d *habilis.Decision
+	*rendered
 }
 
 // prefilter answers a Prefilter request.
@@ -310,9 +349,9 @@ func (s *Server) prefilter(ctx context.Context, req *habilisv1.PrefilterRequest)
 		ToolsJson:    buf.String(),
 		Shape:        src.shape,
 		Decision:     decisionToProto(src.d),
-		TokensBefore: src.before,
+		TokensBefore: src.tokens,
 		TokensAfter:  after,
-		TokensSaved:  src.before - after,
+		TokensSaved:  src.tokens - after,
 	}, nil
 }
 
@@ -328,8 +367,7 @@ func (s *Server) prefilterServer(ctx context.Context, query, shape string, opts 
 	if err != nil {
 		return nil, err
 	}
-	cat := s.renders.get(s.r, shape)
-	return &source{d: d, defs: cat.defs, before: cat.tokens, shape: shape, wrapped: shape == shapeMCP}, nil
+	return &source{d: d, rendered: s.renders.get(s.r, shape)}, nil
 }
 
 // inlineIndex is an inline catalog indexed for selection.
@@ -440,25 +478,5 @@ func (s *Server) prefilterInline(ctx context.Context, data, query, shape string,
 	if err != nil {
 		return nil, err
 	}
-	src := &source{d: d, defs: cat.defs, shape: cat.shape, wrapped: cat.wrapped}
-	if (shape != "" && shape != cat.shape) || len(cat.defs) != len(cat.tools) {
-		// Another shape was asked for, or not every definition was found as
-		// sent: write them all afresh, so that before and after are
-		// estimated alike.
-		if shape == "" {
-			shape = shapeOpenAI
-			if cat.shape == shapeMCP {
-				shape = shapeMCP
-			}
-		}
-		src.shape, src.wrapped = shape, shape == shapeMCP
-		src.defs = make(map[string][]byte, len(cat.tools))
-		for i := range cat.tools {
-			src.defs[cat.tools[i].Name] = renderTool(&cat.tools[i], shape)
-		}
-	}
-	for _, def := range src.defs {
-		src.before += estimateTokens(def)
-	}
-	return src, nil
+	return &source{d: d, rendered: cat.definitions(shape)}, nil
 }

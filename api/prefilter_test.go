@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/habilis-router/habilis"
 	habilisv1 "github.com/habilis-router/habilis/api/habilis/v1"
 	"github.com/habilis-router/habilis/embed/lexical"
 	"google.golang.org/protobuf/testing/protocmp"
@@ -72,5 +73,53 @@ func TestPrefilterCached(t *testing.T) {
 	}
 	if d := decisionFromProto(got.GetDecision()); len(d.Matches) != 1 || d.Matches[0].Tool != "ping" {
 		t.Errorf("Prefilter(other catalog) = %+v, want ping alone", d)
+	}
+}
+
+// TestPrefilterInlineOtherShape asks for an inline catalog in a shape other
+// than its own: every definition is written afresh in that shape, before
+// and after are estimated on the written ones, and the catalog served from
+// the cache answers the same.
+func TestPrefilterInlineOtherShape(t *testing.T) {
+	_, _, c := fixture(t)
+	ctx := context.Background()
+	_, catalog := openAICatalog(t, testTools(t))
+	tools, err := habilis.ParseCatalog("catalog", catalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before int64
+	want := map[string]string{}
+	for i := range tools {
+		def := renderTool(&tools[i], shapeMCP)
+		want[tools[i].Name] = string(def)
+		before += estimateTokens(def)
+	}
+	var first *Prefiltered
+	for range 2 {
+		got, err := c.Prefilter(ctx, PrefilterRequest{Query: "send an e-mail message to Ann", Catalog: catalog, Shape: shapeMCP, Options: habilis.SelectOptions{K: 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var list struct{ Tools []json.RawMessage }
+		if err := json.Unmarshal(got.Tools, &list); err != nil {
+			t.Fatalf("Prefilter(shape mcp) tools %s: %v", got.Tools, err)
+		}
+		if got.Shape != shapeMCP || len(list.Tools) != len(got.Decision.Matches) || len(list.Tools) == 0 {
+			t.Fatalf("Prefilter(shape mcp) = shape %q, tools %s, want mcp with one definition a match", got.Shape, got.Tools)
+		}
+		for i, m := range got.Decision.Matches {
+			if string(list.Tools[i]) != want[m.Tool] {
+				t.Errorf("Prefilter(shape mcp) definition %d = %s, want %s", i, list.Tools[i], want[m.Tool])
+			}
+		}
+		if got.TokensBefore != before {
+			t.Errorf("Prefilter(shape mcp) tokens_before = %d, want %d", got.TokensBefore, before)
+		}
+		if first == nil {
+			first = got
+		} else if diff := cmp.Diff(first, got); diff != "" {
+			t.Errorf("Prefilter(shape mcp) again (-first +again):\n%s", diff)
+		}
 	}
 }
