@@ -46,12 +46,9 @@ type inlineCatalog struct {
 	written map[string]*rendered
 }
 
-// parseInline parses and bounds an inline catalog, with habilis'
-// catalog rules.
-func parseInline(data string, maxTools, maxBytes int) (*inlineCatalog, error) {
-	if len(data) > maxBytes {
-		return nil, invalidf("tools_json", "is %d bytes, over the limit of %d bytes", len(data), maxBytes)
-	}
+// parseInline parses an inline catalog with habilis' catalog rules and
+// bounds its tools; indexInline has bounded its bytes.
+func parseInline(data string, maxTools int) (*inlineCatalog, error) {
 	tools, err := habilis.ParseCatalog("tools_json", []byte(data))
 	if err != nil {
 		return nil, &catalogErrors{field: catalogField{name: "tools_json"}, err: err}
@@ -437,7 +434,7 @@ func (s *Server) indexInline(ctx context.Context, data string) (*inlineIndex, er
 	if ix := s.inlines.get(key, data); ix != nil {
 		return ix, nil
 	}
-	cat, err := parseInline(data, s.opts.MaxInlineTools, s.opts.MaxInlineBytes)
+	cat, err := parseInline(data, s.opts.MaxInlineTools)
 	if err != nil {
 		return nil, err
 	}
