@@ -54,7 +54,10 @@ func TestPrefilterCached(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 3 {
+	for i := range 3 {
+		if i > 0 && cached.inlines.get(cached.inlines.key(req.ToolsJson), req.ToolsJson) == nil {
+			t.Fatalf("Prefilter %d: the catalog is not in the inline cache", i+1)
+		}
 		got, err := cached.Prefilter(ctx, req)
 		if err != nil {
 			t.Fatal(err)
