@@ -228,13 +228,13 @@ type Match struct {
 	DescriptionScore float32 `protobuf:"fixed32,4,opt,name=description_score,json=descriptionScore,proto3" json:"description_score,omitempty"`
 	// example_score is the similarity of the nearest example.
 	ExampleScore float32 `protobuf:"fixed32,5,opt,name=example_score,json=exampleScore,proto3" json:"example_score,omitempty"`
-	// radius is the tool's radius (or the catalog-wide threshold, see
-	// radius_source).
+	// radius is the tool's radius (or the catalog-wide threshold plus the
+	// margin, see radius_source).
 	Radius float32 `protobuf:"fixed32,6,opt,name=radius,proto3" json:"radius,omitempty"`
 	// radius_source is "examples" or "catalog".
 	RadiusSource string  `protobuf:"bytes,7,opt,name=radius_source,json=radiusSource,proto3" json:"radius_source,omitempty"`
 	Margin       float32 `protobuf:"fixed32,8,opt,name=margin,proto3" json:"margin,omitempty"`
-	// passed reports that the gate score reached radius - margin.
+	// passed reports that the tool passed its gate: gate_score reached gate.
 	Passed bool `protobuf:"varint,9,opt,name=passed,proto3" json:"passed,omitempty"`
 	// confidence is the calibrated confidence that the tool applies, in
 	// [0, 1].
@@ -1038,7 +1038,8 @@ type GetToolResponse struct {
 	// radius_example is the example least similar to the centroid.
 	RadiusExample string  `protobuf:"bytes,5,opt,name=radius_example,json=radiusExample,proto3" json:"radius_example,omitempty"`
 	Margin        float32 `protobuf:"fixed32,6,opt,name=margin,proto3" json:"margin,omitempty"`
-	// threshold is the gate: radius - margin.
+	// threshold is the tool's gate in centroid and description modes:
+	// radius - margin, raised to the catalog's noise floor.
 	Threshold     float32  `protobuf:"fixed32,7,opt,name=threshold,proto3" json:"threshold,omitempty"`
 	CollidesWith  []string `protobuf:"bytes,8,rep,name=collides_with,json=collidesWith,proto3" json:"collides_with,omitempty"`
 	unknownFields protoimpl.UnknownFields
