@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/habilis-router/habilis"
@@ -86,15 +87,7 @@ func (s *Server) Invoke(ctx context.Context, req *habilisv1.InvokeRequest) (*hab
 // ranKind reports whether tool's executor kind is allowed to run.
 func ranKind(tool habilis.Tool, allowed []string) bool {
 	spec, err := executor.ParseSpec(tool.Executor)
-	if err != nil {
-		return false
-	}
-	for _, k := range allowed {
-		if k == spec.Kind {
-			return true
-		}
-	}
-	return false
+	return err == nil && slices.Contains(allowed, spec.Kind)
 }
 
 // checkArguments turns arguments a caller sent into a fill result: they are
