@@ -20,7 +20,9 @@ import (
 
 // backend is what the read commands (select, tools, collisions) need from a
 // catalog: a router over the local store, or a remote habilis server
-// (dialRemote). Errors wrap habilis' sentinels in both cases.
+// (dialRemote). Errors wrap habilis' sentinels in both cases, and lists
+// (matches, collides_with, tools, collisions, leaks) come back empty rather
+// than nil, so that JSON output shows [] whichever backend answered.
 type backend interface {
 	// Select answers one selection.
 	Select(ctx context.Context, query string, opts habilis.SelectOptions) (*habilis.Decision, error)

@@ -60,14 +60,6 @@ func runCollisions(ctx context.Context, o *collisionsOptions, stdout io.Writer) 
 	if err != nil {
 		return fmt.Errorf("collisions: %w", err)
 	}
-	if cols == nil {
-		cols = []habilis.Collision{}
-	}
-	for i := range cols {
-		if cols[i].Leaks == nil {
-			cols[i].Leaks = []habilis.Leak{}
-		}
-	}
 	if o.g.json {
 		err = writeJSON(stdout, struct {
 			Collisions []habilis.Collision `json:"collisions"`

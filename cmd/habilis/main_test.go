@@ -224,6 +224,9 @@ func TestSelect(t *testing.T) {
 				t.Errorf("select(%q) match JSON lacks %q", tt.query, k)
 			}
 		}
+		if got := string(ms[0]["collides_with"]); got == "null" {
+			t.Errorf("select(%q) match collides_with = %s, want a list", tt.query, got)
+		}
 	}
 }
 

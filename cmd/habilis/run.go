@@ -189,14 +189,6 @@ func (o *runOptions) selectTool(ctx context.Context, mode habilis.Mode, out *run
 	if err != nil {
 		return nil, fmt.Errorf("run: select: %w", err)
 	}
-	if d.Matches == nil {
-		d.Matches = []habilis.Match{}
-	}
-	for i := range d.Matches {
-		if d.Matches[i].CollidesWith == nil {
-			d.Matches[i].CollidesWith = []string{}
-		}
-	}
 	out.Decision = d
 	if d.Abstained || len(d.Matches) == 0 {
 		out.Abstained = true

@@ -68,14 +68,6 @@ func runSelect(ctx context.Context, o *selectOptions, stdout io.Writer) error {
 	if err != nil {
 		return err // the router's errors already start with "select:"
 	}
-	if d.Matches == nil {
-		d.Matches = []habilis.Match{}
-	}
-	for i := range d.Matches {
-		if d.Matches[i].CollidesWith == nil {
-			d.Matches[i].CollidesWith = []string{}
-		}
-	}
 	if o.g.json {
 		return writeJSON(stdout, d)
 	}

@@ -79,9 +79,6 @@ func runToolsList(ctx context.Context, o *toolsOptions, stdout io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("tools list: %w", err)
 	}
-	if tools == nil {
-		tools = []habilis.Tool{}
-	}
 	if o.g.json {
 		return writeJSON(stdout, struct {
 			Tools []habilis.Tool `json:"tools"`
@@ -106,9 +103,6 @@ func runToolsShow(ctx context.Context, o *toolsOptions, stdout io.Writer) error 
 	info, err := b.Tool(ctx, o.names[0])
 	if err != nil {
 		return fmt.Errorf("tools show: %w", err)
-	}
-	if info.CollidesWith == nil {
-		info.CollidesWith = []string{}
 	}
 	if o.g.json {
 		return writeJSON(stdout, info)
