@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/habilis-router/habilis/fill/executor"
 	"github.com/spf13/cobra"
 )
 
@@ -184,4 +185,28 @@ func (g *globalOptions) noRemote(cmd string) error {
 		return usagef("%s does not support --remote: it works on a local store", cmd)
 	}
 	return nil
+}
+
+// allowedKinds reads --allow: the executor kinds run and serve may run,
+// none when the flag is not given.
+func allowedKinds(flags []string) ([]string, error) {
+	var kinds []string
+	for _, k := range flags {
+		k = strings.ToLower(strings.TrimSpace(k))
+		switch k {
+		case executor.KindHTTP, executor.KindCommand, executor.KindMCP:
+		default:
+			return nil, usagef("--allow %q: want http, command or mcp", k)
+		}
+		kinds = append(kinds, k)
+	}
+	return kinds, nil
+}
+
+// lookupEnv resolves the variables an executor spec names (run, serve's
+// Invoke). Only those names are ever asked for; an empty variable counts as
+// unset.
+func (g *globalOptions) lookupEnv(name string) (string, bool) {
+	v := g.getenv(name)
+	return v, v != ""
 }

@@ -104,15 +104,9 @@ func runRun(ctx context.Context, o *runOptions, stdout io.Writer) error {
 	if err != nil {
 		return &usageError{fmt.Errorf("--mode: %w", err)}
 	}
-	var allowed []string
-	for _, k := range o.allow {
-		k = strings.ToLower(strings.TrimSpace(k))
-		switch k {
-		case executor.KindHTTP, executor.KindCommand, executor.KindMCP:
-		default:
-			return usagef("--allow %q: want http, command or mcp", k)
-		}
-		allowed = append(allowed, k)
+	allowed, err := allowedKinds(o.allow)
+	if err != nil {
+		return err
 	}
 	fillers, err := o.fillers(o.g, time.Now())
 	if err != nil {
@@ -138,7 +132,8 @@ func runRun(ctx context.Context, o *runOptions, stdout io.Writer) error {
 		return o.print(stdout, out)
 	}
 
-	execOpts := executor.Options{AllowedKinds: allowed, LookupEnv: o.lookupEnv}
+	// A selection-only tool has no kind: the executor says so and runs
+	// nothing. A kind not allowed gets an error result, with a hint.
 	kind := ""
 	if hasExecutor(*tool) {
 		spec, err := executor.ParseSpec(tool.Executor)
@@ -147,25 +142,19 @@ func runRun(ctx context.Context, o *runOptions, stdout io.Writer) error {
 		}
 		kind = spec.Kind
 	}
-	switch {
-	case kind == "":
-		// Selection-only: the executor says so and runs nothing.
-	case !slices.Contains(allowed, kind):
-		out.Result, err = executor.RunFilled(ctx, *tool, out.Fill, execOpts)
-		if err != nil {
-			return err
-		}
-		addHint(out.Result, fmt.Sprintf("pass --allow %s to let habilis run %s tools", kind, kind))
-	default:
+	allowedKind := kind != "" && slices.Contains(allowed, kind)
+	if allowedKind {
 		if err := o.confirm(*tool, kind, out.Fill.Arguments); err != nil {
 			return err
 		}
 		out.Ran = true
 	}
-	if out.Result == nil {
-		if out.Result, err = executor.RunFilled(ctx, *tool, out.Fill, execOpts); err != nil {
-			return err
-		}
+	out.Result, err = executor.RunFilled(ctx, *tool, out.Fill, executor.Options{AllowedKinds: allowed, LookupEnv: o.g.lookupEnv})
+	if err != nil {
+		return err
+	}
+	if kind != "" && !allowedKind {
+		addHint(out.Result, fmt.Sprintf("pass --allow %s to let habilis run %s tools", kind, kind))
 	}
 	if err := o.print(stdout, out); err != nil {
 		return err
@@ -200,13 +189,6 @@ func (o *runOptions) selectTool(ctx context.Context, mode habilis.Mode, out *run
 		return nil, fmt.Errorf("run: %w", err)
 	}
 	return &info.Tool, nil
-}
-
-// lookupEnv resolves the variables an executor spec names. Only those
-// names are ever asked for; an empty variable counts as unset.
-func (o *runOptions) lookupEnv(name string) (string, bool) {
-	v := o.g.getenv(name)
-	return v, v != ""
 }
 
 // confirm asks on the terminal before a tool runs, unless --yes was given.

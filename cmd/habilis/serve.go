@@ -15,7 +15,6 @@ import (
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/api"
 	"github.com/habilis-router/habilis/embed/lexical"
-	"github.com/habilis-router/habilis/fill/executor"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/spf13/cobra"
 )
@@ -86,15 +85,10 @@ only the environment variables their catalog entry names.`,
 // serverOptions builds the server's options from the flags: the token and
 // the TLS certificate come from files.
 func (o *serveOptions) serverOptions() (api.ServerOptions, error) {
-	opts := api.ServerOptions{Logger: o.g.logger, InlineEmbedder: lexical.New(lexical.Options{}), LookupEnv: o.lookupEnv}
-	for _, k := range o.allow {
-		k = strings.ToLower(strings.TrimSpace(k))
-		switch k {
-		case executor.KindHTTP, executor.KindCommand, executor.KindMCP:
-		default:
-			return opts, usagef("--allow %q: want http, command or mcp", k)
-		}
-		opts.AllowedKinds = append(opts.AllowedKinds, k)
+	opts := api.ServerOptions{Logger: o.g.logger, InlineEmbedder: lexical.New(lexical.Options{}), LookupEnv: o.g.lookupEnv}
+	var err error
+	if opts.AllowedKinds, err = allowedKinds(o.allow); err != nil {
+		return opts, err
 	}
 	if o.tokenFile != "" {
 		b, err := os.ReadFile(o.tokenFile)
@@ -116,13 +110,6 @@ func (o *serveOptions) serverOptions() (api.ServerOptions, error) {
 		opts.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	return opts, nil
-}
-
-// lookupEnv resolves the variables an executor spec names, as run does:
-// only those names are asked for, and an empty variable counts as unset.
-func (o *serveOptions) lookupEnv(name string) (string, bool) {
-	v := o.g.getenv(name)
-	return v, v != ""
 }
 
 func runServe(ctx context.Context, o *serveOptions, stdout io.Writer) error {
