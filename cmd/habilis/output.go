@@ -9,6 +9,8 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
+
+	"golang.org/x/term"
 )
 
 // writeJSON prints v as indented JSON.
@@ -34,15 +36,13 @@ func truncate(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// isTerminal reports whether w is a character device, without a
-// dependency: progress bars are drawn only there.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+// isTerminal reports whether v, a command's stdin or stderr, is a
+// terminal: progress bars are drawn and confirmations asked only there.
+// /dev/null is a character device but not a terminal, hence the ioctl
+// rather than the file mode.
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // progressDelay is how long work runs before a progress bar appears, so

@@ -8,13 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/fill"
@@ -67,20 +65,12 @@ failed, or its kind is not allowed) is printed and exits 1.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.query = strings.Join(args, " ")
 			o.stdin = cmd.InOrStdin()
-			o.interactive = isTerminalReader(o.stdin)
+			o.interactive = isTerminal(o.stdin)
 			return runRun(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
 	o.addFlags(cmd)
 	return cmd
-}
-
-// isTerminalReader reports whether r is a terminal. /dev/null is a
-// character device but not a terminal, hence the ioctl rather than the
-// file mode.
-func isTerminalReader(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // runOutput is what run prints with --json.
