@@ -103,7 +103,7 @@ func openRouter(ctx context.Context, g *globalOptions, write bool) (*selector.Ro
 			return nil, nil, err
 		}
 	}
-	st, err := openStore(ctx, g, write)
+	st, err := openStore(ctx, g.store, write)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -194,10 +194,11 @@ func (g *globalOptions) newEmbedder() (habilis.Embedder, error) {
 	return nil, usagef("--embedder %q: want lexical, ollama:MODEL[@HOST] or openai:MODEL[@BASEURL]", spec)
 }
 
-// openStore opens --store: a qdrant:// URL or a bbolt file.
-func openStore(ctx context.Context, g *globalOptions, write bool) (habilis.Store, error) {
-	if strings.HasPrefix(g.store, "qdrant://") {
-		cfg, err := qdrantstore.ParseURL(g.store)
+// openStore opens spec, what --store, --from and --to take: a qdrant:// URL
+// or a bbolt file.
+func openStore(ctx context.Context, spec string, write bool) (habilis.Store, error) {
+	if strings.HasPrefix(spec, "qdrant://") {
+		cfg, err := qdrantstore.ParseURL(spec)
 		if err != nil {
 			return nil, &usageError{fmt.Errorf("--store: %w", err)}
 		}
@@ -212,12 +213,12 @@ func openStore(ctx context.Context, g *globalOptions, write bool) (habilis.Store
 	}
 	opts := boltstore.Options{Timeout: storeTimeout}
 	if !write {
-		if _, err := os.Stat(g.store); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("store %s does not exist: load a catalog first (habilis load FILE) or pass --store: %w", g.store, habilis.ErrNotFound)
+		if _, err := os.Stat(spec); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("store %s does not exist: load a catalog first (habilis load FILE) or pass --store: %w", spec, habilis.ErrNotFound)
 		}
 		opts.ReadOnly = true
 	}
-	st, err := boltstore.Open(g.store, opts)
+	st, err := boltstore.Open(spec, opts)
 	if err != nil {
 		if errors.Is(err, habilis.ErrUnavailable) {
 			return nil, fmt.Errorf("%w (if habilis serve holds it, query the server with --remote ADDR)", err)

@@ -90,7 +90,7 @@ func runMigrate(ctx context.Context, o *migrateOptions, stdout io.Writer) error 
 		return usagef("migrate: --from %s and --to %s are the same store", o.from, o.to)
 	}
 
-	src, err := openStoreAt(ctx, o.g, o.from, false)
+	src, err := openStore(ctx, o.from, false)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
@@ -133,7 +133,7 @@ func runMigrate(ctx context.Context, o *migrateOptions, stdout io.Writer) error 
 // write based on the version it read, so that a concurrent writer makes it
 // fail with ErrConflict rather than be overwritten unseen.
 func migrate(ctx context.Context, o *migrateOptions, snap *habilis.Snapshot) (*migrateReport, error) {
-	dst, err := openStoreAt(ctx, o.g, o.to, true)
+	dst, err := openStore(ctx, o.to, true)
 	if err != nil {
 		return nil, err
 	}
@@ -157,13 +157,6 @@ func migrate(ctx context.Context, o *migrateOptions, snap *habilis.Snapshot) (*m
 		rep.Examples += len(snap.Records[i].Tool.Examples)
 	}
 	return rep, nil
-}
-
-// openStoreAt opens spec the way --store is opened.
-func openStoreAt(ctx context.Context, g *globalOptions, spec string, write bool) (habilis.Store, error) {
-	at := *g
-	at.store = spec
-	return openStore(ctx, &at, write)
 }
 
 // storeLocation names the store spec points at, with defaults applied, so
