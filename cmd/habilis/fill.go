@@ -123,7 +123,10 @@ the first leaves missing or gets rejected; the result says who filled what.`,
 }
 
 func runFill(ctx context.Context, o *fillOptions, stdout io.Writer) error {
-	fillers, err := o.fillers(o.g, time.Now())
+	// One reference time for relative dates, for the fillers and for the
+	// check of what they propose.
+	now := time.Now()
+	fillers, err := o.fillers(o.g, now)
 	if err != nil {
 		return err
 	}
@@ -139,7 +142,7 @@ func runFill(ctx context.Context, o *fillOptions, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("fill: %w", err)
 	}
-	r, err := fill.Fill(ctx, info.Tool, o.query, fill.Options{Fillers: fillers, Now: time.Now()})
+	r, err := fill.Fill(ctx, info.Tool, o.query, fill.Options{Fillers: fillers, Now: now})
 	if err != nil {
 		return err
 	}

@@ -98,7 +98,10 @@ func runRun(ctx context.Context, o *runOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fillers, err := o.fillers(o.g, time.Now())
+	// One reference time for relative dates, for the fillers and for the
+	// check of what they propose.
+	now := time.Now()
+	fillers, err := o.fillers(o.g, now)
 	if err != nil {
 		return err
 	}
@@ -114,7 +117,7 @@ func runRun(ctx context.Context, o *runOptions, stdout io.Writer) error {
 	if tool == nil {
 		return o.print(stdout, out)
 	}
-	out.Fill, err = fill.Fill(ctx, *tool, o.query, fill.Options{Fillers: fillers, Now: time.Now()})
+	out.Fill, err = fill.Fill(ctx, *tool, o.query, fill.Options{Fillers: fillers, Now: now})
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
