@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -159,7 +160,7 @@ func printFill(w io.Writer, r *fill.Result) {
 	if len(r.Arguments) > 0 {
 		tw := newTable(w)
 		fmt.Fprintln(tw, "ARGUMENT\tVALUE\tFILLED BY")
-		for _, name := range sortedNames(r.Arguments) {
+		for _, name := range slices.Sorted(maps.Keys(r.Arguments)) {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", name, truncate(valueText(r.Arguments[name]), 60), r.FilledBy[name])
 		}
 		tw.Flush()
@@ -168,7 +169,7 @@ func printFill(w io.Writer, r *fill.Result) {
 	}
 	if len(r.Defaults) > 0 {
 		fmt.Fprintln(w, "\ndefaults (not said, left to the tool):")
-		for _, name := range sortedNames(r.Defaults) {
+		for _, name := range slices.Sorted(maps.Keys(r.Defaults)) {
 			fmt.Fprintf(w, "  %s = %s\n", name, valueText(r.Defaults[name]))
 		}
 	}
@@ -215,15 +216,6 @@ func valueText(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
 }
 
 // Reasons eval --fill gives for rows it cannot score (keys of skipped_by).
@@ -428,7 +420,7 @@ func printFillReport(w io.Writer, r *fillReport) {
 	tw.Flush()
 	if r.Skipped > 0 {
 		fmt.Fprintf(w, "\nskipped %d rows:\n", r.Skipped)
-		for _, reason := range sortedNames(r.SkippedBy) {
+		for _, reason := range slices.Sorted(maps.Keys(r.SkippedBy)) {
 			fmt.Fprintf(w, "  %s: %d\n", reason, r.SkippedBy[reason])
 		}
 	}
