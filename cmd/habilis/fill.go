@@ -17,14 +17,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/embed/ollamaembed"
 	"github.com/habilis-router/habilis/eval"
 	"github.com/habilis-router/habilis/fill"
 	"github.com/habilis-router/habilis/fill/ollamafill"
 )
-
-// defaultOllamaHost is where an ollama filler looks when neither its spec
-// nor OLLAMA_HOST names a server.
-const defaultOllamaHost = "http://127.0.0.1:11434"
 
 // fillerFlags are the flags that choose who fills arguments, shared by fill,
 // run and eval --fill.
@@ -58,7 +55,7 @@ func (o *fillerFlags) fillers(g *globalOptions, now time.Time) ([]fill.Filler, e
 
 // parseFiller reads one filler spec: "builtin" or "ollama:MODEL[@HOST]". A
 // model name may hold a colon ("ollama:qwen3:0.6b"); the host defaults to
-// OLLAMA_HOST, then to the local server.
+// OLLAMA_HOST, then to the local server the ollama embedder uses too.
 func parseFiller(g *globalOptions, flag, spec string, now time.Time) (fill.Filler, error) {
 	spec = strings.TrimSpace(spec)
 	kind, rest, _ := strings.Cut(spec, ":")
@@ -77,14 +74,14 @@ func parseFiller(g *globalOptions, flag, spec string, now time.Time) (fill.Fille
 			host = g.getenv("OLLAMA_HOST")
 		}
 		if host == "" {
-			host = defaultOllamaHost
+			host = ollamaembed.DefaultHost
 		}
 		if !strings.Contains(host, "://") {
 			host = "http://" + host
 		}
 		u, err := url.Parse(host)
 		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-			return nil, usagef("%s %q: host %q: want a URL like %s", flag, spec, host, defaultOllamaHost)
+			return nil, usagef("%s %q: host %q: want a URL like %s", flag, spec, host, ollamaembed.DefaultHost)
 		}
 		return ollamafill.New(api.NewClient(u, http.DefaultClient), model, ollamafill.Options{}), nil
 	}
@@ -111,7 +108,7 @@ come back as missing, each with a question to ask the user. Nothing runs.
 
 --filler builtin (the default) needs no model; ollama:MODEL[@HOST] asks a chat
 model on an Ollama server (HOST defaults to OLLAMA_HOST, then
-` + defaultOllamaHost + `). --escalate names a second filler asked only for what
+` + ollamaembed.DefaultHost + `). --escalate names a second filler asked only for what
 the first leaves missing or gets rejected; the result says who filled what.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
