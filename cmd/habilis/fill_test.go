@@ -27,26 +27,10 @@ import (
 // a terminal) and extra environment variables.
 func habilisWith(t *testing.T, stdin string, env []string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "HABILIS_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
+	cmd := habilisCmd(args...)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdin = strings.NewReader(stdin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			t.Fatalf("run habilis %v: %v", args, err)
-		}
-		code = ee.ExitCode()
-	}
-	return result{stdout.String(), stderr.String(), code}
+	return runHabilis(t, cmd)
 }
 
 func TestFill(t *testing.T) {

@@ -47,21 +47,22 @@ type result struct {
 	code           int
 }
 
-// habilisCmd runs the binary with args in dir (the test's own directory
-// when ""), with no HABILIS_ variables inherited and TMPDIR set to tmp
-// when not "".
-func habilisIn(t *testing.T, dir, tmp string, args ...string) result {
-	t.Helper()
+// habilisCmd returns a command running the binary with args and the
+// test's environment, less every HABILIS_ variable.
+func habilisCmd(args ...string) *exec.Cmd {
 	cmd := exec.Command(binary, args...)
-	cmd.Dir = dir
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "HABILIS_") && !strings.HasPrefix(kv, "TMPDIR=") {
+		if !strings.HasPrefix(kv, "HABILIS_") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	if tmp != "" {
-		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
-	}
+	return cmd
+}
+
+// runHabilis runs cmd, made by habilisCmd, and returns what it printed and
+// its exit code.
+func runHabilis(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -69,11 +70,25 @@ func habilisIn(t *testing.T, dir, tmp string, args ...string) result {
 	if err != nil {
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) {
-			t.Fatalf("run habilis %v: %v", args, err)
+			t.Fatalf("run habilis %v: %v", cmd.Args[1:], err)
 		}
 		code = ee.ExitCode()
 	}
 	return result{stdout.String(), stderr.String(), code}
+}
+
+// habilisIn runs the binary with args in dir (the test's own directory
+// when ""), with no HABILIS_ variables inherited and TMPDIR set to tmp
+// when not "".
+func habilisIn(t *testing.T, dir, tmp string, args ...string) result {
+	t.Helper()
+	cmd := habilisCmd(args...)
+	cmd.Dir = dir
+	cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") })
+	if tmp != "" {
+		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+	}
+	return runHabilis(t, cmd)
 }
 
 func habilisRun(t *testing.T, args ...string) result {

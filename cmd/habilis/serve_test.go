@@ -32,12 +32,7 @@ type server struct {
 // says where it listens. The process is killed if the test ends first.
 func startServe(t *testing.T, args ...string) *server {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "HABILIS_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
+	cmd := habilisCmd(args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
