@@ -65,19 +65,18 @@ func TestExecuteEnvironment(t *testing.T) {
 
 func TestNewEmbedder(t *testing.T) {
 	tests := []struct {
-		spec     string
-		kind     string // "" means a usage error
-		model    string
-		apiKeyOK bool
+		spec  string
+		kind  string // "" means a usage error
+		model string
 	}{
-		{"lexical", "lexical", "", true},
-		{"ollama:nomic-embed-text", "ollama", "nomic-embed-text", true},
-		{"ollama:all-minilm:l6-v2@gpu-box:11434", "ollama", "all-minilm:l6-v2", true},
-		{"openai:text-embedding-3-small@http://localhost:8080/v1", "openai", "text-embedding-3-small", true},
-		{"ollama:", "", "", true},
-		{"openai", "", "", true},
-		{"lexical:big", "", "", true},
-		{"bert", "", "", true},
+		{"lexical", "lexical", ""},
+		{"ollama:nomic-embed-text", "ollama", "nomic-embed-text"},
+		{"ollama:all-minilm:l6-v2@gpu-box:11434", "ollama", "all-minilm:l6-v2"},
+		{"openai:text-embedding-3-small@http://localhost:8080/v1", "openai", "text-embedding-3-small"},
+		{"ollama:", "", ""},
+		{"openai", "", ""},
+		{"lexical:big", "", ""},
+		{"bert", "", ""},
 	}
 	for _, tt := range tests {
 		g := &globalOptions{embedder: tt.spec, getenv: noEnv}
