@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,19 +30,6 @@ func ollamaEmbedder(t *testing.T) (emb, emb24 string) {
 	ollamatest.CreateEmbedModel(t, s.Client, e2eModel, 0)
 	ollamatest.CreateEmbedModel(t, s.Client, e2eModel24, 24)
 	return "ollama:" + e2eModel + "@" + s.Host, "ollama:" + e2eModel24 + "@" + s.Host
-}
-
-// closedAddr returns a loopback address nothing listens on: a port the
-// kernel just handed out and that is closed again.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
 }
 
 // snapshotOf reads the catalog a store file holds, as the CLI left it.
@@ -174,7 +160,7 @@ func TestOllamaBadConfigurations(t *testing.T) {
 	host := strings.TrimPrefix(emb, "ollama:"+e2eModel+"@")
 	store, _ := ollamaStore(t, emb)
 	before := snapshotOf(t, store)
-	closed := closedAddr(t)
+	closed := ollamatest.ClosedAddr(t)
 	fresh := filepath.Join(t.TempDir(), "fresh.db")
 
 	tests := []struct {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -164,20 +163,8 @@ func TestTruncate(t *testing.T) {
 	embed(t, newEmbedder(t, Options{Host: s.Host, Model: model}), []string{long}, habilis.Document)
 }
 
-// closedPort returns a loopback address nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 func TestServerDown(t *testing.T) {
-	host := "http://" + closedPort(t)
+	host := "http://" + ollamatest.ClosedAddr(t)
 	e := newEmbedder(t, Options{Host: host, Model: "nomic-embed-text", Backoff: time.Millisecond})
 	_, err := e.Embed(context.Background(), []string{"hello"}, habilis.Query)
 	prefix := fmt.Sprintf("ollamaembed: embed with nomic-embed-text at %s: server unreachable: ", host)
@@ -225,7 +212,7 @@ func TestCancel(t *testing.T) {
 	// Cancelled while waiting to retry an unreachable server.
 	ctx, cancel = context.WithCancel(context.Background())
 	tr = &cancelAfter{cancel: cancel}
-	e = newEmbedder(t, Options{Host: closedPort(t), Model: model, Backoff: time.Hour, HTTPClient: &http.Client{Transport: tr}})
+	e = newEmbedder(t, Options{Host: ollamatest.ClosedAddr(t), Model: model, Backoff: time.Hour, HTTPClient: &http.Client{Transport: tr}})
 	if _, err := e.Embed(ctx, texts, habilis.Query); !errors.Is(err, context.Canceled) || tr.sent != 1 {
 		t.Errorf("Embed() cancelled while backing off = %v after %d requests, want context.Canceled after 1", err, tr.sent)
 	}
@@ -277,7 +264,7 @@ func TestNew(t *testing.T) {
 
 func TestEmbedNothingOrBadPurpose(t *testing.T) {
 	// Neither call reaches the (absent) server.
-	e := newEmbedder(t, Options{Host: closedPort(t), Model: model, Retries: -1})
+	e := newEmbedder(t, Options{Host: ollamatest.ClosedAddr(t), Model: model, Retries: -1})
 	if vs, err := e.Embed(context.Background(), nil, habilis.Query); err != nil || len(vs) != 0 {
 		t.Errorf("Embed(nil) = %v, %v, want no vectors and no error", vs, err)
 	}

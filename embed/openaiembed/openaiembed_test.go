@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"os"
 	"strings"
 	"testing"
@@ -196,19 +195,8 @@ func TestModelMissing(t *testing.T) {
 	}
 }
 
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 func TestServerDown(t *testing.T) {
-	base := "http://" + closedPort(t) + "/v1"
+	base := "http://" + ollamatest.ClosedAddr(t) + "/v1"
 	e := newEmbedder(t, Options{BaseURL: base, Model: "text-embedding-3-small", Backoff: time.Millisecond})
 	_, err := e.Embed(context.Background(), []string{"hello"}, habilis.Query)
 	prefix := fmt.Sprintf("openaiembed: embed with text-embedding-3-small at %s: server unreachable: ", base)

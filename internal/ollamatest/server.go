@@ -148,7 +148,7 @@ func Start(bin string) (*Instance, error) {
 }
 
 func start(bin string) (*Instance, error) {
-	port, err := freePort()
+	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +168,6 @@ func start(bin string) (*Instance, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(environ(),
 		"OLLAMA_HOST="+addr,
@@ -281,11 +280,25 @@ func environ() []string {
 	return env
 }
 
-func freePort() (int, error) {
+// ClosedAddr returns a loopback address ("127.0.0.1:40123") that nothing
+// listens on, for tests of an unreachable server: a port the kernel just
+// handed out and that is closed again.
+func ClosedAddr(tb testing.TB) string {
+	tb.Helper()
+	addr, err := freeAddr()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return addr
+}
+
+// freeAddr returns a 127.0.0.1 address with a port that was free a moment
+// ago.
+func freeAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, err
+		return "", err
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return l.Addr().String(), nil
 }
