@@ -39,28 +39,16 @@ func newEmbedder(t *testing.T, opts Options) *Embedder {
 	return e
 }
 
-func embed(t *testing.T, e *Embedder, texts []string, p habilis.Purpose) []habilis.Vector {
-	t.Helper()
-	vs, err := e.Embed(context.Background(), texts, p)
-	if err != nil {
-		t.Fatalf("Embed(%q) error: %v", texts, err)
-	}
-	if len(vs) != len(texts) {
-		t.Fatalf("Embed(%q) returned %d vectors, want %d", texts, len(vs), len(texts))
-	}
-	return vs
-}
-
 func TestEmbedBatchesInOrder(t *testing.T) {
 	s := server(t)
 	texts := make([]string, 40)
 	for i := range texts {
 		texts[i] = fmt.Sprintf("note %d about the weather in city %d", i, i*7)
 	}
-	batched := embed(t, newEmbedder(t, Options{Host: s.Host, Model: model, BatchSize: 7, Concurrency: 3}), texts, habilis.Document)
+	batched := ollamatest.Embed(t, newEmbedder(t, Options{Host: s.Host, Model: model, BatchSize: 7, Concurrency: 3}), texts, habilis.Document)
 	one := newEmbedder(t, Options{Host: s.Host, Model: model})
 	for i, text := range texts {
-		alone := embed(t, one, []string{text}, habilis.Document)[0]
+		alone := ollamatest.Embed(t, one, []string{text}, habilis.Document)[0]
 		if got := vec.Dot(batched[i].Dense, alone.Dense); got < 0.999 {
 			t.Errorf("Embed(%d texts in batches of 7)[%d]·Embed(%q) = %v, want 1", len(texts), i, text, got)
 		}
@@ -97,7 +85,7 @@ func TestDimensionAndNorm(t *testing.T) {
 			t.Errorf("Info() after Probe = %+v, want %+v", got, want)
 		}
 		texts := []string{"hello", "What's the WEATHER like in Paris?", "日本語のテキスト", "x"}
-		for i, v := range embed(t, e, texts, habilis.Query) {
+		for i, v := range ollamatest.Embed(t, e, texts, habilis.Query) {
 			if len(v.Dense) != tt.dim {
 				t.Errorf("Embed(%q) has dimension %d, want %d", texts[i], len(v.Dense), tt.dim)
 			}
@@ -110,22 +98,7 @@ func TestDimensionAndNorm(t *testing.T) {
 
 func TestParaphraseScoresHigher(t *testing.T) {
 	s := server(t)
-	e := newEmbedder(t, Options{Host: s.Host, Model: model})
-	tests := []struct {
-		query, paraphrase, unrelated string
-	}{
-		{"what is the weather in paris", "weather forecast for paris today", "send an email to my boss"},
-		{"play a song by my favourite band", "play music songs", "convert currency from euro to dollar"},
-		{"remind me to call mom tomorrow", "set a reminder for tomorrow", "find flights to tokyo"},
-	}
-	for _, tt := range tests {
-		q := embed(t, e, []string{tt.query}, habilis.Query)[0]
-		d := embed(t, e, []string{tt.paraphrase, tt.unrelated}, habilis.Document)
-		para, unrelated := vec.Dot(q.Dense, d[0].Dense), vec.Dot(q.Dense, d[1].Dense)
-		if para <= unrelated+0.2 {
-			t.Errorf("%q scores %.3f with paraphrase %q and %.3f with unrelated %q, want the paraphrase well above", tt.query, para, tt.paraphrase, unrelated, tt.unrelated)
-		}
-	}
+	ollamatest.CheckParaphrases(t, newEmbedder(t, Options{Host: s.Host, Model: model}))
 }
 
 func TestPrefixes(t *testing.T) {
@@ -134,8 +107,8 @@ func TestPrefixes(t *testing.T) {
 	prefixed := newEmbedder(t, Options{Host: s.Host, Model: model, QueryPrefix: "search query: ", DocumentPrefix: "search document: "})
 	for _, p := range []habilis.Purpose{habilis.Query, habilis.Document} {
 		prefix := map[habilis.Purpose]string{habilis.Query: "search query: ", habilis.Document: "search document: "}[p]
-		got := embed(t, prefixed, []string{"weather in paris"}, p)[0]
-		want := embed(t, plain, []string{prefix + "weather in paris"}, p)[0]
+		got := ollamatest.Embed(t, prefixed, []string{"weather in paris"}, p)[0]
+		want := ollamatest.Embed(t, plain, []string{prefix + "weather in paris"}, p)[0]
 		if d := vec.Dot(got.Dense, want.Dense); d < 0.999 {
 			t.Errorf("purpose %d: prefixed Embed(%q)·Embed(%q) = %v, want 1", p, "weather in paris", prefix+"weather in paris", d)
 		}
@@ -160,7 +133,7 @@ func TestTruncate(t *testing.T) {
 	if !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), "context length") {
 		t.Errorf("Embed(600 words) with Truncate false = %v, want ErrInvalid about the context length", err)
 	}
-	embed(t, newEmbedder(t, Options{Host: s.Host, Model: model}), []string{long}, habilis.Document)
+	ollamatest.Embed(t, newEmbedder(t, Options{Host: s.Host, Model: model}), []string{long}, habilis.Document)
 }
 
 func TestServerDown(t *testing.T) {
@@ -220,21 +193,9 @@ func TestCancel(t *testing.T) {
 
 func TestDimensionChangeRefused(t *testing.T) {
 	s := server(t)
-	const swapped = "habilis-tiny-embed-swapped"
-	ollamatest.CreateEmbedModel(t, s.Client, swapped, 32)
-	e := newEmbedder(t, Options{Host: s.Host, Model: swapped})
-	embed(t, e, []string{"hello"}, habilis.Query)
-
-	// The server's model is replaced by one of another dimension under the
-	// same name: vectors from the two cannot be compared.
-	ollamatest.CreateEmbedModel(t, s.Client, swapped, 48)
-	_, err := e.Embed(context.Background(), []string{"hello"}, habilis.Query)
-	if !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(fmt.Sprint(err), "dimension 48 for text 0, want 32") {
-		t.Errorf("Embed() after the model changed dimension = %v, want ErrInvalid naming dimensions 48 and 32", err)
-	}
-	if got := e.Info().Dim; got != 32 {
-		t.Errorf("Info().Dim = %d, want 32", got)
-	}
+	ollamatest.CheckDimensionChange(t, s, func(name string) habilis.Embedder {
+		return newEmbedder(t, Options{Host: s.Host, Model: name})
+	})
 }
 
 func TestNew(t *testing.T) {

@@ -39,18 +39,6 @@ func newEmbedder(t *testing.T, opts Options) *Embedder {
 	return e
 }
 
-func embed(t *testing.T, e *Embedder, texts []string, p habilis.Purpose) []habilis.Vector {
-	t.Helper()
-	vs, err := e.Embed(context.Background(), texts, p)
-	if err != nil {
-		t.Fatalf("Embed(%q) error: %v", texts, err)
-	}
-	if len(vs) != len(texts) {
-		t.Fatalf("Embed(%q) returned %d vectors, want %d", texts, len(vs), len(texts))
-	}
-	return vs
-}
-
 // native embeds texts through Ollama's own /api/embed, as a reference.
 func native(t *testing.T, s *ollamatest.Instance, texts []string) [][]float32 {
 	t.Helper()
@@ -67,7 +55,7 @@ func TestEmbedBatchesInOrder(t *testing.T) {
 	for i := range texts {
 		texts[i] = fmt.Sprintf("note %d about the weather in city %d", i, i*7)
 	}
-	got := embed(t, newEmbedder(t, Options{BaseURL: s.Host, Model: model, BatchSize: 7, Concurrency: 3}), texts, habilis.Document)
+	got := ollamatest.Embed(t, newEmbedder(t, Options{BaseURL: s.Host, Model: model, BatchSize: 7, Concurrency: 3}), texts, habilis.Document)
 	want := native(t, s, texts)
 	for i := range texts {
 		vec.Normalize(want[i])
@@ -112,7 +100,7 @@ func TestDimensionAndNorm(t *testing.T) {
 			t.Errorf("Probe() = %+v, %v, want %+v", got, err, want)
 		}
 		texts := []string{"hello", "What's the WEATHER like in Paris?", "日本語のテキスト"}
-		for i, v := range embed(t, e, texts, habilis.Document) {
+		for i, v := range ollamatest.Embed(t, e, texts, habilis.Document) {
 			if len(v.Dense) != tt.want {
 				t.Errorf("Embed(%q) with dimensions %d has dimension %d, want %d", texts[i], tt.dimensions, len(v.Dense), tt.want)
 			}
@@ -138,42 +126,22 @@ func TestDimensionsMismatchRefused(t *testing.T) {
 
 func TestDimensionChangeRefused(t *testing.T) {
 	s := server(t)
-	const swapped = "habilis-tiny-embed-swapped"
-	ollamatest.CreateEmbedModel(t, s.Client, swapped, 32)
-	e := newEmbedder(t, Options{BaseURL: s.Host, Model: swapped})
-	embed(t, e, []string{"hello"}, habilis.Query)
-	ollamatest.CreateEmbedModel(t, s.Client, swapped, 48)
-	_, err := e.Embed(context.Background(), []string{"hello"}, habilis.Query)
-	if !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(fmt.Sprint(err), "dimension 48 for text 0, want 32") {
-		t.Errorf("Embed() after the model changed dimension = %v, want ErrInvalid naming dimensions 48 and 32", err)
-	}
+	ollamatest.CheckDimensionChange(t, s, func(name string) habilis.Embedder {
+		return newEmbedder(t, Options{BaseURL: s.Host, Model: name})
+	})
 }
 
 func TestParaphraseScoresHigher(t *testing.T) {
 	s := server(t)
-	e := newEmbedder(t, Options{BaseURL: s.Host, Model: model})
-	tests := []struct {
-		query, paraphrase, unrelated string
-	}{
-		{"what is the weather in paris", "weather forecast for paris today", "send an email to my boss"},
-		{"remind me to call mom tomorrow", "set a reminder for tomorrow", "find flights to tokyo"},
-	}
-	for _, tt := range tests {
-		q := embed(t, e, []string{tt.query}, habilis.Query)[0]
-		d := embed(t, e, []string{tt.paraphrase, tt.unrelated}, habilis.Document)
-		para, unrelated := vec.Dot(q.Dense, d[0].Dense), vec.Dot(q.Dense, d[1].Dense)
-		if para <= unrelated+0.2 {
-			t.Errorf("%q scores %.3f with paraphrase %q and %.3f with unrelated %q, want the paraphrase well above", tt.query, para, tt.paraphrase, unrelated, tt.unrelated)
-		}
-	}
+	ollamatest.CheckParaphrases(t, newEmbedder(t, Options{BaseURL: s.Host, Model: model}))
 }
 
 func TestPrefixes(t *testing.T) {
 	s := server(t)
 	e := newEmbedder(t, Options{BaseURL: s.Host, Model: model, QueryPrefix: "search query: ", DocumentPrefix: "search document: "})
 	got := []habilis.Vector{
-		embed(t, e, []string{"weather in paris"}, habilis.Query)[0],
-		embed(t, e, []string{"weather in paris"}, habilis.Document)[0],
+		ollamatest.Embed(t, e, []string{"weather in paris"}, habilis.Query)[0],
+		ollamatest.Embed(t, e, []string{"weather in paris"}, habilis.Document)[0],
 	}
 	want := native(t, s, []string{"search query: weather in paris", "search document: weather in paris"})
 	for i := range got {
