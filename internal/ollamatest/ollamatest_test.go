@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ollama/ollama/api"
+
+	"github.com/habilis-router/habilis/internal/vec"
 )
 
 func TestMain(m *testing.M) { os.Exit(Main(m)) }
@@ -22,14 +24,6 @@ func TestServerShared(t *testing.T) {
 	if err != nil || v == "" {
 		t.Fatalf("Version() = %q, %v, want a version", v, err)
 	}
-}
-
-func dot(a, b []float32) float32 {
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
 }
 
 func TestCreateEmbedModel(t *testing.T) {
@@ -58,7 +52,7 @@ func TestCreateEmbedModel(t *testing.T) {
 			if len(v) != want {
 				t.Errorf("Embed(%q) has dimension %d, want %d", texts[i], len(v), want)
 			}
-			if n := dot(v, v); n < 0.99 || n > 1.01 {
+			if n := vec.Dot(v, v); n < 0.99 || n > 1.01 {
 				t.Errorf("Embed(%q) has squared norm %v, want 1", texts[i], n)
 			}
 		}
@@ -83,7 +77,7 @@ func TestEmbedModelIsBagOfWords(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := dot(resp.Embeddings[0], resp.Embeddings[1])
+		got := vec.Dot(resp.Embeddings[0], resp.Embeddings[1])
 		if got < tt.low || got > tt.high {
 			t.Errorf("similarity of %q and %q = %.3f, want in [%v, %v]", tt.a, tt.b, got, tt.low, tt.high)
 		}
