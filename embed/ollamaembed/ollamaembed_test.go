@@ -23,18 +23,18 @@ func TestMain(m *testing.M) { os.Exit(ollamatest.Main(m)) }
 const model = "habilis-tiny-embed"
 
 // server returns the shared server with the tiny model registered.
-func server(t *testing.T) *ollamatest.Instance {
-	t.Helper()
-	s := ollamatest.Server(t)
-	ollamatest.CreateEmbedModel(t, s.Client, model, 0)
+func server(tb testing.TB) *ollamatest.Instance {
+	tb.Helper()
+	s := ollamatest.Server(tb)
+	ollamatest.CreateEmbedModel(tb, s.Client, model, 0)
 	return s
 }
 
-func newEmbedder(t *testing.T, opts Options) *Embedder {
-	t.Helper()
+func newEmbedder(tb testing.TB, opts Options) *Embedder {
+	tb.Helper()
 	e, err := New(opts)
 	if err != nil {
-		t.Fatalf("New(%+v) error: %v", opts, err)
+		tb.Fatalf("New(%+v) error: %v", opts, err)
 	}
 	return e
 }

@@ -2,9 +2,7 @@ package openaiembed
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -13,34 +11,14 @@ import (
 	"github.com/habilis-router/habilis/internal/ollamatest"
 )
 
-func benchTexts(n int) []string {
-	texts := make([]string, n)
-	for i := range texts {
-		texts[i] = fmt.Sprintf("example %d: what is the weather like in city %d tomorrow", i, i*7)
-	}
-	return texts
-}
-
 // BenchmarkEmbed1000 embeds 1,000 catalog examples per op through Ollama's
 // /v1/embeddings with the default batching (64 texts per request, 2 in
 // flight).
 func BenchmarkEmbed1000(b *testing.B) {
-	s := ollamatest.Server(b)
-	ollamatest.CreateEmbedModel(b, s.Client, model, 0)
-	e, err := New(Options{BaseURL: s.Host, Model: model})
-	if err != nil {
-		b.Fatal(err)
-	}
-	texts := benchTexts(1000)
-	ctx := context.Background()
-	if _, err := e.Probe(ctx); err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		if _, err := e.Embed(ctx, texts, habilis.Document); err != nil {
-			b.Fatal(err)
-		}
-	}
+	s := server(b)
+	e := newEmbedder(b, Options{BaseURL: s.Host, Model: model})
+	texts := ollamatest.BenchExamples(1000)
+	ollamatest.BenchEmbed(b, e, texts, habilis.Document)
 	b.ReportMetric(float64(len(texts)*b.N)/b.Elapsed().Seconds(), "examples/s")
 }
 
@@ -48,28 +26,14 @@ func BenchmarkEmbed1000(b *testing.B) {
 // embedder; BenchmarkQueryRaw posts the same request with bare net/http, so
 // their difference is the embedder's own cost.
 func BenchmarkQuery(b *testing.B) {
-	s := ollamatest.Server(b)
-	ollamatest.CreateEmbedModel(b, s.Client, model, 0)
-	e, err := New(Options{BaseURL: s.Host, Model: model})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	q := []string{"what is the weather like in paris tomorrow"}
-	if _, err := e.Probe(ctx); err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		if _, err := e.Embed(ctx, q, habilis.Query); err != nil {
-			b.Fatal(err)
-		}
-	}
+	s := server(b)
+	e := newEmbedder(b, Options{BaseURL: s.Host, Model: model})
+	ollamatest.BenchEmbed(b, e, []string{ollamatest.BenchQuery}, habilis.Query)
 }
 
 func BenchmarkQueryRaw(b *testing.B) {
-	s := ollamatest.Server(b)
-	ollamatest.CreateEmbedModel(b, s.Client, model, 0)
-	body, _ := json.Marshal(request{Model: model, Input: []string{"what is the weather like in paris tomorrow"}})
+	s := server(b)
+	body, _ := json.Marshal(request{Model: model, Input: []string{ollamatest.BenchQuery}})
 	post := func() {
 		resp, err := http.Post(s.Host+"/v1/embeddings", "application/json", bytes.NewReader(body))
 		if err != nil {

@@ -72,3 +72,30 @@ func CheckDimensionChange(t *testing.T, s *Instance, embedderOf func(model strin
 		t.Errorf("Info().Dim = %d, want 32", got)
 	}
 }
+
+// BenchQuery is the request the model embedders' latency benchmarks embed,
+// through the embedder and through a bare request; it and BenchExamples are
+// the same for every embedder so that their figures compare.
+const BenchQuery = "what is the weather like in paris tomorrow"
+
+// BenchExamples returns n texts like a catalog's examples, each different.
+func BenchExamples(n int) []string {
+	texts := make([]string, n)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("example %d: what is the weather like in city %d tomorrow", i, i*7)
+	}
+	return texts
+}
+
+// BenchEmbed measures e embedding texts for purpose p, once per op, after a
+// first call that loads the model.
+func BenchEmbed(b *testing.B, e habilis.Embedder, texts []string, p habilis.Purpose) {
+	b.Helper()
+	ctx := context.Background()
+	Embed(b, e, texts[:1], p) // loads the model
+	for b.Loop() {
+		if _, err := e.Embed(ctx, texts, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
