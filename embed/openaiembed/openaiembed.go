@@ -182,9 +182,6 @@ func (e *Embedder) send(ctx context.Context, texts []string) ([][]float32, error
 	}
 	var r response
 	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
 		return nil, embedutil.Mark(fmt.Errorf("malformed answer from %s: %w", e.endpoint, err), habilis.ErrInvalid)
 	}
 	if len(r.Data) != len(texts) {

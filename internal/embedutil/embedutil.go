@@ -45,6 +45,8 @@ const MaxBackoff = 30 * time.Second
 
 // SendFunc embeds one batch of texts in one request, returning one raw
 // vector per text in order. It marks failures worth retrying with Retry.
+// Once ctx is done its error does not matter: the Batcher reports the
+// caller's ctx.Err() or its own per-request timeout instead.
 type SendFunc func(ctx context.Context, texts []string) ([][]float32, error)
 
 // Batcher turns Embed calls into requests. It is safe for concurrent use.
