@@ -10,43 +10,56 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 )
 
-// apply returns the catalog after batch b on cur (sorted by name), or
-// ErrInvalid for a malformed batch. Neither cur nor b is modified.
+// validate refuses what habilis.Batch.Validate refuses, and what Qdrant
+// could not store or give back exactly.
+func validate(b *habilis.Batch) error {
+	if err := b.Validate(); err != nil {
+		return err
+	}
+	for i := range b.Put {
+		if err := validRecord(&b.Put[i]); err != nil {
+			return fmt.Errorf("put %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// validRecord refuses what Qdrant could not store or give back exactly.
+func validRecord(r *habilis.Record) error {
+	name := r.Tool.Name
+	if len(name) > 64 {
+		return fmt.Errorf("tool %q: name longer than 64 bytes: %w", name, habilis.ErrInvalid)
+	}
+	for field, f := range map[string]float32{"radius": r.Radius, "margin": r.Margin} {
+		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+			return fmt.Errorf("tool %q: %s %v is not finite: %w", name, field, f, habilis.ErrInvalid)
+		}
+	}
+	if m := r.Tool.Margin; m != nil && (math.IsNaN(float64(*m)) || math.IsInf(float64(*m), 0)) {
+		return fmt.Errorf("tool %q: tool margin %v is not finite: %w", name, *m, habilis.ErrInvalid)
+	}
+	return nil
+}
+
+// apply returns the catalog after the validated batch b on cur (sorted by
+// name), or ErrInvalid for a delete of an unknown tool or two tools that
+// would share a collection. Neither cur nor b is modified.
 func apply(cur []habilis.Record, b *habilis.Batch) ([]habilis.Record, error) {
 	byName := make(map[string]habilis.Record, len(cur)+len(b.Put))
-	if !b.Replace {
-		for _, r := range cur {
-			byName[r.Tool.Name] = r
-		}
-	}
-	known := make(map[string]bool, len(cur))
 	for _, r := range cur {
-		known[r.Tool.Name] = true
+		byName[r.Tool.Name] = r
 	}
-	put := make(map[string]bool, len(b.Put))
-	for i := range b.Put {
-		r := &b.Put[i]
-		if err := validRecord(r); err != nil {
-			return nil, fmt.Errorf("put %d: %w", i, err)
-		}
-		if put[r.Tool.Name] {
-			return nil, fmt.Errorf("put %q twice: %w", r.Tool.Name, habilis.ErrInvalid)
-		}
-		put[r.Tool.Name] = true
-		byName[r.Tool.Name] = *r
-	}
-	deleted := make(map[string]bool, len(b.Delete))
 	for _, name := range b.Delete {
-		switch {
-		case put[name]:
-			return nil, fmt.Errorf("tool %q both put and deleted: %w", name, habilis.ErrInvalid)
-		case deleted[name]:
-			return nil, fmt.Errorf("delete %q twice: %w", name, habilis.ErrInvalid)
-		case !known[name]:
+		if _, ok := byName[name]; !ok {
 			return nil, fmt.Errorf("delete %q: no such tool: %w", name, habilis.ErrInvalid)
 		}
-		deleted[name] = true
 		delete(byName, name)
+	}
+	if b.Replace {
+		clear(byName)
+	}
+	for i := range b.Put {
+		byName[b.Put[i].Tool.Name] = b.Put[i]
 	}
 	next := make([]habilis.Record, 0, len(byName))
 	for _, r := range byName {
@@ -63,29 +76,6 @@ func apply(cur []habilis.Record, b *habilis.Batch) ([]habilis.Record, error) {
 	return next, nil
 }
 
-// validRecord refuses what Qdrant could not store or give back exactly.
-func validRecord(r *habilis.Record) error {
-	name := r.Tool.Name
-	if name == "" {
-		return fmt.Errorf("record without a tool name: %w", habilis.ErrInvalid)
-	}
-	if len(name) > 64 {
-		return fmt.Errorf("tool %q: name longer than 64 bytes: %w", name, habilis.ErrInvalid)
-	}
-	if r.ExampleVectors != nil && len(r.ExampleVectors) != len(r.Tool.Examples) {
-		return fmt.Errorf("tool %q: %d example vectors for %d examples: %w", name, len(r.ExampleVectors), len(r.Tool.Examples), habilis.ErrInvalid)
-	}
-	for field, f := range map[string]float32{"radius": r.Radius, "margin": r.Margin} {
-		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-			return fmt.Errorf("tool %q: %s %v is not finite: %w", name, field, f, habilis.ErrInvalid)
-		}
-	}
-	if m := r.Tool.Margin; m != nil && (math.IsNaN(float64(*m)) || math.IsInf(float64(*m), 0)) {
-		return fmt.Errorf("tool %q: tool margin %v is not finite: %w", name, *m, habilis.ErrInvalid)
-	}
-	return nil
-}
-
 // vectorSpace returns the dense size of the catalog's vectors, 0 for sparse
 // ones, checking that every vector agrees with every other and with the
 // embedder's dimension. A catalog without any vector takes the embedder's.
@@ -96,15 +86,11 @@ func vectorSpace(recs []habilis.Record, info habilis.EmbedderInfo) (int, error) 
 		if v.IsZero() {
 			return nil
 		}
+		// Records read back from Qdrant are held to the form puts are.
+		if err := v.Validate(); err != nil {
+			return fmt.Errorf("tool %q: %s: %w", tool, what, err)
+		}
 		if len(v.Dense) == 0 {
-			if len(v.Indices) != len(v.Values) {
-				return fmt.Errorf("tool %q: %s has %d indices and %d values: %w", tool, what, len(v.Indices), len(v.Values), habilis.ErrInvalid)
-			}
-			for i := 1; i < len(v.Indices); i++ {
-				if v.Indices[i] <= v.Indices[i-1] {
-					return fmt.Errorf("tool %q: %s: sparse indices not strictly ascending: %w", tool, what, habilis.ErrInvalid)
-				}
-			}
 			if dim > 0 {
 				return fmt.Errorf("tool %q: %s is sparse but tool %q has dense vectors of size %d: %w", tool, what, first, dim, habilis.ErrInvalid)
 			}

@@ -55,6 +55,9 @@ func TestApply(t *testing.T) {
 	}
 }
 
+// TestApplyInvalid checks that every malformed batch is refused before
+// anything is built: by validate, or by apply for what depends on the
+// stored catalog.
 func TestApplyInvalid(t *testing.T) {
 	cur := storetest.Catalog(2, 2, false, 1)
 	nameless := storetest.Record("x", 1, false, 1)
@@ -86,8 +89,12 @@ func TestApplyInvalid(t *testing.T) {
 		{"name too long", habilis.Batch{Put: []habilis.Record{long}}},
 	}
 	for _, tt := range tests {
-		if _, err := apply(cur, &tt.b); !errors.Is(err, habilis.ErrInvalid) {
-			t.Errorf("%s: apply error = %v, want ErrInvalid", tt.name, err)
+		err := validate(&tt.b)
+		if err == nil {
+			_, err = apply(cur, &tt.b)
+		}
+		if !errors.Is(err, habilis.ErrInvalid) {
+			t.Errorf("%s: validate and apply error = %v, want ErrInvalid", tt.name, err)
 		}
 	}
 }

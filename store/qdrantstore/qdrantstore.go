@@ -419,7 +419,7 @@ func (s *Store) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMet
 	if b == nil {
 		return habilis.CatalogMeta{}, fmt.Errorf("qdrantstore: write: nil batch: %w", habilis.ErrInvalid)
 	}
-	if err := b.Validate(); err != nil {
+	if err := validate(b); err != nil {
 		return habilis.CatalogMeta{}, fmt.Errorf("qdrantstore: write: %w", err)
 	}
 	s.writeMu.Lock()
