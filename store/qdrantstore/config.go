@@ -169,11 +169,9 @@ func ParseURL(s string) (Config, error) {
 	}
 	c.Host = u.Hostname()
 	if p := u.Port(); p != "" {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 1 || n > 65535 {
-			return c, fmt.Errorf("qdrantstore: parse url %q: port %q: %w", s, p, habilis.ErrInvalid)
+		if c.Port, err = parsePort(p); err != nil {
+			return c, fmt.Errorf("qdrantstore: parse url %q: %w", s, err)
 		}
-		c.Port = n
 	}
 	if cat := strings.TrimPrefix(u.Path, "/"); cat != "" {
 		if err := validCatalog(cat); err != nil {
@@ -212,4 +210,27 @@ func ParseURL(s string) (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// ParseAddr parses a Qdrant gRPC address, "HOST:PORT" ("[::1]:6334" for an
+// IPv6 host), into a Config with Host and Port set.
+func ParseAddr(addr string) (Config, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return Config{}, fmt.Errorf("qdrantstore: parse address %q: %v: %w", addr, err, habilis.ErrInvalid)
+	}
+	p, err := parsePort(port)
+	if err != nil {
+		return Config{}, fmt.Errorf("qdrantstore: parse address %q: %w", addr, err)
+	}
+	return Config{Host: host, Port: p}, nil
+}
+
+// parsePort accepts a TCP port number, 1 to 65535.
+func parsePort(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 65535 {
+		return 0, fmt.Errorf("port %q: %w", s, habilis.ErrInvalid)
+	}
+	return n, nil
 }

@@ -60,6 +60,33 @@ func TestParseURLErrors(t *testing.T) {
 	}
 }
 
+func TestParseAddr(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Config
+	}{
+		{"localhost:6334", Config{Host: "localhost", Port: 6334}},
+		{"10.0.0.7:7000", Config{Host: "10.0.0.7", Port: 7000}},
+		{"[::1]:6334", Config{Host: "::1", Port: 6334}},
+		{":6334", Config{Port: 6334}},
+	}
+	for _, tt := range tests {
+		got, err := ParseAddr(tt.in)
+		if err != nil {
+			t.Errorf("ParseAddr(%q) error: %v", tt.in, err)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("ParseAddr(%q) mismatch (-want +got):\n%s", tt.in, diff)
+		}
+	}
+	for _, in := range []string{"", "localhost", "localhost:", "localhost:port", "localhost:0", "localhost:65536", "::1:6334", "qdrant://localhost:6334"} {
+		if _, err := ParseAddr(in); !errors.Is(err, habilis.ErrInvalid) {
+			t.Errorf("ParseAddr(%q) error = %v, want ErrInvalid", in, err)
+		}
+	}
+}
+
 func TestConfigDefaults(t *testing.T) {
 	got, err := Config{}.withDefaults()
 	if err != nil {

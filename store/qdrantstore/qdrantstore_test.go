@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -83,17 +82,14 @@ func TestConformance(t *testing.T) {
 	if addr == "" {
 		t.Skip("set HABILIS_QDRANT_ADDR=localhost:6334 to run against Qdrant (docker compose up qdrant)")
 	}
-	host, port, err := net.SplitHostPort(addr)
+	cfg, err := ParseAddr(addr)
 	if err != nil {
-		t.Fatalf("HABILIS_QDRANT_ADDR=%q: %v", addr, err)
-	}
-	p, err := strconv.Atoi(port)
-	if err != nil {
-		t.Fatalf("HABILIS_QDRANT_ADDR=%q: port: %v", addr, err)
+		t.Fatalf("HABILIS_QDRANT_ADDR: %v", err)
 	}
 	for _, layout := range []Layout{LayoutPerTool, LayoutShared} {
 		t.Run(string(layout), func(t *testing.T) {
-			storetest.Run(t, harness(Config{Host: host, Port: p, Layout: layout}))
+			cfg.Layout = layout
+			storetest.Run(t, harness(cfg))
 		})
 	}
 }
