@@ -264,17 +264,7 @@ func readSnapshot(ctx context.Context, tx *bolt.Tx) (*habilis.Snapshot, error) {
 	}
 
 	// Pass 2: decode into slabs of exactly the measured sizes.
-	s = &slabs{
-		need:     need,
-		floats:   make([]float32, 0, need.floats),
-		indices:  make([]uint32, 0, need.indices),
-		raw:      make([]byte, 0, need.raw),
-		margins:  make([]float32, 0, need.margins),
-		examples: make([]string, need.examples),
-		vectors:  make([]habilis.Vector, need.examples),
-		refs:     make([]textRef, 0, need.strs),
-	}
-	s.text.Grow(need.text)
+	s = newSlabs(need)
 	recs := make([]habilis.Record, n)
 	i, nextExample := 0, 0
 	for k, v := c.First(); k != nil; k, v = c.Next() {

@@ -336,6 +336,22 @@ type slabs struct {
 	refs []textRef
 }
 
+// newSlabs returns slabs for decoding what a measuring pass found to need.
+func newSlabs(need sizes) *slabs {
+	s := &slabs{
+		need:     need,
+		floats:   make([]float32, 0, need.floats),
+		indices:  make([]uint32, 0, need.indices),
+		raw:      make([]byte, 0, need.raw),
+		margins:  make([]float32, 0, need.margins),
+		examples: make([]string, need.examples),
+		vectors:  make([]habilis.Vector, need.examples),
+		refs:     make([]textRef, 0, need.strs),
+	}
+	s.text.Grow(need.text)
+	return s
+}
+
 type sizes struct {
 	floats, indices, raw, margins, examples, text, strs int
 }

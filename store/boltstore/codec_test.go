@@ -16,17 +16,7 @@ func decodeTool(v []byte) (habilis.Record, exampleSummary, error) {
 	if _, err := m.tool(v, &scratch); err != nil {
 		return habilis.Record{}, exampleSummary{}, err
 	}
-	// The example part of the summary is not decoded here.
-	need := m.need
-	s := &slabs{
-		need:    need,
-		floats:  make([]float32, 0, need.floats),
-		indices: make([]uint32, 0, need.indices),
-		raw:     make([]byte, 0, need.raw),
-		margins: make([]float32, 0, need.margins),
-		refs:    make([]textRef, 0, need.strs),
-	}
-	s.text.Grow(need.text)
+	s := newSlabs(m.need)
 	var rec habilis.Record
 	sum, err := s.tool(v, &rec)
 	if err != nil {
@@ -94,12 +84,7 @@ func FuzzDecodeExample(f *testing.F) {
 		if m.example(v, &text, &vec) != nil {
 			return
 		}
-		s := &slabs{
-			need:    m.need,
-			floats:  make([]float32, 0, m.need.floats),
-			indices: make([]uint32, 0, m.need.indices),
-			refs:    make([]textRef, 0, m.need.strs),
-		}
+		s := newSlabs(m.need)
 		if err := s.example(v, &text, &vec); err != nil {
 			t.Fatalf("example(%x) decodes measuring but not decoding: %v", v, err)
 		}
