@@ -101,19 +101,21 @@ func appendVector(b []byte, v habilis.Vector) []byte {
 	return b
 }
 
+// appendInfo appends str kind, str model, varint dim, str version.
+func appendInfo(b []byte, i habilis.EmbedderInfo) []byte {
+	b = appendStr(b, i.Kind)
+	b = appendStr(b, i.Model)
+	b = binary.AppendVarint(b, int64(i.Dim))
+	return appendStr(b, i.Version)
+}
+
 func appendMeta(b []byte, m habilis.CatalogMeta) []byte {
 	b = binary.LittleEndian.AppendUint64(b, m.Version)
 	b = binary.LittleEndian.AppendUint64(b, uint64(m.UpdatedAt.UnixNano()))
-	b = appendStr(b, m.Embedder.Kind)
-	b = appendStr(b, m.Embedder.Model)
-	b = binary.AppendVarint(b, int64(m.Embedder.Dim))
-	b = appendStr(b, m.Embedder.Version)
+	b = appendInfo(b, m.Embedder)
 	b = appendOptBytes(b, m.EmbedderState)
 	b = appendOptBytes(b, m.Calibration)
-	b = appendStr(b, m.Lexical.Kind)
-	b = appendStr(b, m.Lexical.Model)
-	b = binary.AppendVarint(b, int64(m.Lexical.Dim))
-	b = appendStr(b, m.Lexical.Version)
+	b = appendInfo(b, m.Lexical)
 	return appendOptBytes(b, m.LexicalState)
 }
 
@@ -275,33 +277,33 @@ func (r *reader) done() error {
 	return r.err
 }
 
+// info reads what appendInfo wrote.
+func (r *reader) info() habilis.EmbedderInfo {
+	var i habilis.EmbedderInfo
+	i.Kind = r.string()
+	i.Model = r.string()
+	dim := r.varint()
+	if dim < math.MinInt32 || dim > math.MaxInt32 {
+		r.fail()
+	}
+	i.Dim = int(dim)
+	i.Version = r.string()
+	return i
+}
+
 func decodeMeta(v []byte) (habilis.CatalogMeta, error) {
 	r := &reader{b: v}
 	var m habilis.CatalogMeta
 	m.Version = r.u64()
 	m.UpdatedAt = time.Unix(0, int64(r.u64())).UTC()
-	m.Embedder.Kind = r.string()
-	m.Embedder.Model = r.string()
-	dim := r.varint()
-	if dim < math.MinInt32 || dim > math.MaxInt32 {
-		r.fail()
-	}
-	m.Embedder.Dim = int(dim)
-	m.Embedder.Version = r.string()
+	m.Embedder = r.info()
 	if p, ok := r.optBytes(); ok {
 		m.EmbedderState = slices.Clone(p)
 	}
 	if p, ok := r.optBytes(); ok {
 		m.Calibration = slices.Clone(p)
 	}
-	m.Lexical.Kind = r.string()
-	m.Lexical.Model = r.string()
-	ldim := r.varint()
-	if ldim < math.MinInt32 || ldim > math.MaxInt32 {
-		r.fail()
-	}
-	m.Lexical.Dim = int(ldim)
-	m.Lexical.Version = r.string()
+	m.Lexical = r.info()
 	if p, ok := r.optBytes(); ok {
 		m.LexicalState = slices.Clone(p)
 	}
