@@ -458,6 +458,7 @@ func write(ctx context.Context, tx *bolt.Tx, b *habilis.Batch) (habilis.CatalogM
 	}
 	// The caller's meta must not alias the batch, which it may reuse.
 	meta.EmbedderState = bytes.Clone(meta.EmbedderState)
+	meta.LexicalState = bytes.Clone(meta.LexicalState)
 	meta.Calibration = bytes.Clone(meta.Calibration)
 	return meta, nil
 }

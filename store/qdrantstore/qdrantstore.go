@@ -48,6 +48,7 @@
 package qdrantstore
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -542,6 +543,10 @@ func (s *Store) write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMet
 	}
 	committed = true
 	s.dropStale(context.WithoutCancel(ctx), next)
+	// The caller's meta must not alias the batch, which it may reuse.
+	meta.EmbedderState = bytes.Clone(meta.EmbedderState)
+	meta.LexicalState = bytes.Clone(meta.LexicalState)
+	meta.Calibration = bytes.Clone(meta.Calibration)
 	return meta, nil
 }
 

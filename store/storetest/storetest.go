@@ -505,14 +505,21 @@ func testNoAliasing(t *testing.T, h Harness) {
 	r := Record("tool", 3, false, 1)
 	pristine := Record("tool", 3, false, 1)
 	b := &habilis.Batch{Put: []habilis.Record{r}, Meta: Meta(8, 1)}
-	write(t, s, b)
+	m := write(t, s, b)
+	wantMeta := Meta(8, 1)
+	wantMeta.Version, wantMeta.UpdatedAt = m.Version, m.UpdatedAt
 
 	// Changing the batch after Write, or a snapshot after Snapshot, must
-	// not change what the store returns next.
+	// not change what the store returned or returns next.
 	r.ExampleVectors[0].Dense[0] = 42
 	r.Tool.Examples[0] = "changed"
 	r.Tool.InputSchema[0] = '['
 	b.Meta.EmbedderState[0]++
+	b.Meta.LexicalState[0]++
+	b.Meta.Calibration[0] = '['
+	if diff := cmp.Diff(wantMeta, m, recordOpts); diff != "" {
+		t.Errorf("Write() meta after mutating the batch mismatch (-want +got):\n%s", diff)
+	}
 	snap := snapshot(t, s)
 	snap.Records[0].DescriptionVector.Dense[0] = 42
 	snap.Records[0].ExampleVectors[1].Dense[1] = 42
@@ -525,6 +532,9 @@ func testNoAliasing(t *testing.T, h Harness) {
 	}
 	if diff := cmp.Diff(Meta(8, 1).Calibration, got.Meta.Calibration); diff != "" {
 		t.Errorf("Snapshot().Meta.Calibration mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantMeta, got.Meta, recordOpts); diff != "" {
+		t.Errorf("Snapshot().Meta after mutating earlier results mismatch (-want +got):\n%s", diff)
 	}
 }
 
