@@ -123,26 +123,14 @@ func liveFromPayload(p map[string]*qdrant.Value) (live, error) {
 		Dim:     int(r.int(keyEmbedderDim)),
 		Version: r.str(keyEmbedderVersion),
 	}
-	if s, ok := r.optStr(keyEmbedderState); ok {
-		b, err := base64.StdEncoding.DecodeString(s)
-		if err != nil {
-			return l, fmt.Errorf("meta point: %s: %v", keyEmbedderState, err)
-		}
-		l.meta.EmbedderState = b
-	}
+	l.meta.EmbedderState = r.optBase64(keyEmbedderState)
 	l.meta.Lexical = habilis.EmbedderInfo{
 		Kind:    r.str(keyLexicalKind),
 		Model:   r.str(keyLexicalModel),
 		Dim:     int(r.int(keyLexicalDim)),
 		Version: r.str(keyLexicalVersion),
 	}
-	if s, ok := r.optStr(keyLexicalState); ok {
-		b, err := base64.StdEncoding.DecodeString(s)
-		if err != nil {
-			return l, fmt.Errorf("meta point: %s: %v", keyLexicalState, err)
-		}
-		l.meta.LexicalState = b
-	}
+	l.meta.LexicalState = r.optBase64(keyLexicalState)
 	if s, ok := r.optStr(keyCalibration); ok {
 		l.meta.Calibration = json.RawMessage(s)
 	}
@@ -400,6 +388,22 @@ func (r *payloadReader) optStr(key string) (string, bool) {
 		return "", false
 	}
 	return v.StringValue, true
+}
+
+// optBase64 decodes a base64 string field; nil when it is absent.
+func (r *payloadReader) optBase64(key string) []byte {
+	s, ok := r.optStr(key)
+	if !ok {
+		return nil
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		if r.err == nil {
+			r.err = fmt.Errorf("payload %q: %v", key, err)
+		}
+		return nil
+	}
+	return b
 }
 
 func (r *payloadReader) int(key string) int64 {
