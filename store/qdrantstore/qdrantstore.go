@@ -433,7 +433,7 @@ func (s *Store) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMet
 }
 
 func (s *Store) write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMeta, error) {
-	cur, curLive, err := s.snapshot(ctx)
+	cur, curLive, err := s.current(ctx, b)
 	if err != nil {
 		return habilis.CatalogMeta{}, err
 	}
@@ -548,6 +548,20 @@ func (s *Store) write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMet
 	meta.LexicalState = bytes.Clone(meta.LexicalState)
 	meta.Calibration = bytes.Clone(meta.Calibration)
 	return meta, nil
+}
+
+// current reads what b applies to: the live version and its records. A
+// batch that replaces every record and deletes none keeps nothing of them,
+// so for it only the live version is read.
+func (s *Store) current(ctx context.Context, b *habilis.Batch) (*habilis.Snapshot, live, error) {
+	if !b.Replace || len(b.Delete) > 0 {
+		return s.snapshot(ctx)
+	}
+	l, _, err := s.readLive(ctx)
+	if err != nil {
+		return nil, live{}, err
+	}
+	return &habilis.Snapshot{Meta: l.meta}, l, nil
 }
 
 // upload fills the collections of plan: tools, examples, then the meta

@@ -277,6 +277,40 @@ func TestRetriesUnavailable(t *testing.T) {
 	}
 }
 
+// TestReplaceReadsNoRecords checks that a replacing write reads the live
+// version only, not the records it replaces.
+func TestReplaceReadsNoRecords(t *testing.T) {
+	f, s := openFake(t, LayoutPerTool)
+	ctx := context.Background()
+	m, err := s.Write(ctx, &habilis.Batch{Put: storetest.Catalog(3, 2, false, 1), Meta: storetest.Meta(8, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scrolls := 0
+	f.setHook(func(method string) error {
+		if method == "Scroll" {
+			scrolls++
+		}
+		return nil
+	})
+	recs := storetest.Catalog(2, 3, false, 7)
+	_, err = s.Write(ctx, &habilis.Batch{BaseVersion: m.Version, Replace: true, Put: recs, Meta: storetest.Meta(8, 2)})
+	f.setHook(nil)
+	if err != nil {
+		t.Fatalf("Write(replace) error = %v", err)
+	}
+	if scrolls != 0 {
+		t.Errorf("Write(replace) scrolled %d times, want 0", scrolls)
+	}
+	snap, err := s.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(recs, snap.Records); diff != "" {
+		t.Errorf("Snapshot() after Write(replace) mismatch (-want +got):\n%s", diff)
+	}
+}
+
 func TestConcurrentWriterDetected(t *testing.T) {
 	f, s := openFake(t, LayoutPerTool)
 	ctx := context.Background()
