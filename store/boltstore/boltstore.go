@@ -114,12 +114,11 @@ var errFresh = errors.New("fresh file")
 // reads, and creates the buckets of a new one. It writes only to a fresh
 // file, so opening a foreign file leaves it as it was.
 func initialize(db *bolt.DB, readOnly bool) error {
-	err := db.View(checkFormat)
-	if !errors.Is(err, errFresh) || readOnly {
-		if errors.Is(err, errFresh) {
-			return nil // read-only and empty: snapshots are empty
-		}
+	switch err := db.View(checkFormat); {
+	case !errors.Is(err, errFresh):
 		return err
+	case readOnly:
+		return nil // read-only and empty: snapshots are empty
 	}
 	return db.Update(func(tx *bolt.Tx) error {
 		if err := checkFormat(tx); !errors.Is(err, errFresh) {
