@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -555,4 +556,19 @@ func TestFit(t *testing.T) {
 	if _, ok := decode[map[string]json.RawMessage](t, out)["fit"]; !ok {
 		t.Errorf("eval --fit JSON lacks the fit report")
 	}
+}
+
+// snapshotOf reads the catalog a store file holds, as the CLI left it.
+func snapshotOf(t *testing.T, path string) *habilis.Snapshot {
+	t.Helper()
+	st, err := boltstore.Open(path, boltstore.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	snap, err := st.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
 }

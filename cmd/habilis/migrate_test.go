@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/store/boltstore"
+	"github.com/habilis-router/habilis/store/qdrantstore"
 	"github.com/habilis-router/habilis/store/storetest"
 	"github.com/qdrant/go-client/qdrant"
 )
@@ -243,15 +244,11 @@ func qdrantAddr(t *testing.T) (string, int) {
 	if addr == "" {
 		t.Skip("set HABILIS_QDRANT_ADDR=localhost:6334 to run against Qdrant (docker compose up qdrant)")
 	}
-	host, port, err := net.SplitHostPort(addr)
+	cfg, err := qdrantstore.ParseAddr(addr)
 	if err != nil {
-		t.Fatalf("HABILIS_QDRANT_ADDR=%q: %v", addr, err)
+		t.Fatalf("HABILIS_QDRANT_ADDR: %v", err)
 	}
-	p, err := strconv.Atoi(port)
-	if err != nil {
-		t.Fatalf("HABILIS_QDRANT_ADDR=%q: port: %v", addr, err)
-	}
-	return host, p
+	return cfg.Host, cfg.Port
 }
 
 // qdrantCatalog returns the URL of a catalog no other test uses, deleted

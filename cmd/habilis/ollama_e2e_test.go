@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/internal/ollamatest"
 	"github.com/habilis-router/habilis/selector"
-	"github.com/habilis-router/habilis/store/boltstore"
 )
 
 // Tiny embedding models the end-to-end tests register on a real Ollama
@@ -30,21 +28,6 @@ func ollamaEmbedder(t *testing.T) (emb, emb24 string) {
 	ollamatest.CreateEmbedModel(t, s.Client, e2eModel, 0)
 	ollamatest.CreateEmbedModel(t, s.Client, e2eModel24, 24)
 	return "ollama:" + e2eModel + "@" + s.Host, "ollama:" + e2eModel24 + "@" + s.Host
-}
-
-// snapshotOf reads the catalog a store file holds, as the CLI left it.
-func snapshotOf(t *testing.T, path string) *habilis.Snapshot {
-	t.Helper()
-	st, err := boltstore.Open(path, boltstore.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	snap, err := st.Snapshot(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return snap
 }
 
 // ollamaStore loads testdata/tools.json into a fresh store with emb and
