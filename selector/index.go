@@ -91,7 +91,7 @@ func (ix *index) gate(i int) (threshold, radius float32, source string) {
 //
 // tri, when not nil, is the merged space of recs sorted by name, built
 // already for calibration; it is used as is.
-func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embedder, sameLex bool, recs []habilis.Record, tri *triSpace, collisionThreshold float32) (*index, error) {
+func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embedder, sameLex bool, recs []habilis.Record, tri *triSpace) (*index, error) {
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Tool.Name < recs[j].Tool.Name })
 	ix := &index{meta: meta, cal: cal, emb: emb, lex: lex, sameLex: sameLex, byName: make(map[string]int, len(recs))}
 	dim := meta.Embedder.Dim

@@ -127,7 +127,7 @@ func (r *Router) restore(ctx context.Context, snap *habilis.Snapshot) (*index, e
 	if err != nil {
 		return nil, err
 	}
-	return buildIndex(snap.Meta, cal, emb, lex, r.sameLex(), snap.Records, nil, r.cfg.CollisionThreshold)
+	return buildIndex(snap.Meta, cal, emb, lex, r.sameLex(), snap.Records, nil)
 }
 
 func (r *Router) sameLex() bool {
@@ -599,7 +599,7 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 	if err != nil {
 		return nil, fmt.Errorf("selector: write: %w", err)
 	}
-	ix, err := buildIndex(newMeta, cal, emb, lex, r.sameLex(), recs, tri, r.cfg.CollisionThreshold)
+	ix, err := buildIndex(newMeta, cal, emb, lex, r.sameLex(), recs, tri)
 	if err != nil {
 		return nil, err
 	}
