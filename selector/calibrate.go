@@ -2,13 +2,13 @@ package selector
 
 import (
 	"cmp"
-	"github.com/habilis-router/habilis/collision"
 	"hash/fnv"
 	"math"
 	"slices"
 	"sort"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/collision"
 )
 
 // Calibration is the catalog-wide part of selection: the default margin,
@@ -195,10 +195,10 @@ func calibrate(recs []habilis.Record, fixed *Calibration, tri *triSpace, heldOut
 		if len(vs) > maxCalibrationExamples {
 			vs = vs[:maxCalibrationExamples]
 		}
-		var gaps, held, roc []float32
+		var held, roc []float32
 		var ownDocs []habilis.Vector
 		if len(vs) >= 3 {
-			gaps, held, roc = leaveOneOut(vs, r.DescriptionVector)
+			held, roc = leaveOneOut(vs, r.DescriptionVector)
 			if heldOutDoc != nil {
 				ownDocs = heldOutDoc(a)
 			}
@@ -234,7 +234,7 @@ func calibrate(recs []habilis.Record, fixed *Calibration, tri *triSpace, heldOut
 			}
 			posDesc = append(posDesc, ds[a])
 			negDesc = append(negDesc, bestDesc)
-			if k < len(gaps) && len(gaps) == len(vs) {
+			if len(held) == len(vs) {
 				// At serving time the gate is the full radius minus the
 				// margin, and a new request scores like a held-out example.
 				posEx = append(posEx, held[k]-r.Radius)
@@ -409,11 +409,12 @@ func youdenCut(pos, neg []float32, minPass float64) float32 {
 	return min(best, floor)
 }
 
-// leaveOneOut returns, for each example i of one tool, the gap
-// r₋ᵢ − s₋ᵢ between the radius and the example's score against the
-// centroid and radius recomputed without it (the margin that example needs
-// to pass), and s₋ᵢ itself.
-func leaveOneOut(vs []habilis.Vector, u habilis.Vector) (gaps, held, roc []float32) {
+// leaveOneOut returns, for each example i of one tool, its score s₋ᵢ
+// against the centroid recomputed without it (held) and its Rocchio score
+// against that centroid with the description u as one more example (roc).
+// An example whose leave-one-out centroid is zero is skipped, so callers
+// use the results only when they hold one value per example.
+func leaveOneOut(vs []habilis.Vector, u habilis.Vector) (held, roc []float32) {
 	n := len(vs)
 	g := make([]float32, n*n) // Gram matrix of the examples
 	for i := range vs {
@@ -447,17 +448,9 @@ func leaveOneOut(vs []habilis.Vector, u habilis.Vector) (gaps, held, roc []float
 		rn2 := norm2 + 2*(su-vu[i]) + 1
 		roc = append(roc, (row[i]-g[i*n+i]+vu[i])/float32(math.Sqrt(float64(max(rn2, 1e-12)))))
 		inv := 1 / float32(math.Sqrt(float64(norm2)))
-		s := (row[i] - g[i*n+i]) * inv
-		r := float32(math.Inf(1))
-		for j := range n {
-			if j != i {
-				r = min(r, (row[j]-g[j*n+i])*inv)
-			}
-		}
-		gaps = append(gaps, r-s)
-		held = append(held, s)
+		held = append(held, (row[i]-g[i*n+i])*inv)
 	}
-	return gaps, held, roc
+	return held, roc
 }
 
 // crossDescriptionQuantile returns the q-quantile of the similarity between
