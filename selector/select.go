@@ -120,7 +120,7 @@ func (ix *index) selectQuery(ctx context.Context, query string, opts habilis.Sel
 		d.Matches = rk.Matches
 	case len(passed) == 0:
 		d.Abstained = true
-		d.Reason = abstainReason(rk, ix.cal, mode)
+		d.Reason = abstainReason(rk, mode)
 		if opts.FailOpen {
 			d.Matches = rk.Matches
 		}
@@ -142,7 +142,7 @@ func (ix *index) selectQuery(ctx context.Context, query string, opts habilis.Sel
 	return d, rk, nil
 }
 
-func abstainReason(rk *Ranking, cal Calibration, mode habilis.Mode) string {
+func abstainReason(rk *Ranking, mode habilis.Mode) string {
 	if len(rk.Matches) == 0 {
 		return "no tool shares any feature with the query"
 	}
@@ -219,9 +219,6 @@ func (ix *index) rank(ctx context.Context, query string, mode habilis.Mode, k in
 		return nil, fmt.Errorf("select: %w", err)
 	}
 	n := len(ix.tools)
-	if k <= 0 {
-		k = DefaultK
-	}
 	k = min(k, n)
 	q, ql, err := ix.queryVectors(ctx, query)
 	if err != nil {
