@@ -22,6 +22,9 @@ type index struct {
 
 	tools  []toolInfo // sorted by name
 	byName map[string]int
+	// bare lists the tools without examples, so that a selection need not
+	// look at every tool to find them.
+	bare []int32
 
 	// cent, desc and doc score a query against every tool; with the
 	// lexical embedder as the main one, tri holds all three instead.
@@ -116,6 +119,9 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embe
 		}
 		ix.byName[r.Tool.Name] = i
 		ix.tools[i] = toolInfo{tool: r.Tool, hash: r.Hash, radius: r.Radius, hasRadius: r.HasRadius, radiusExample: r.RadiusExample, margin: r.Margin}
+		if len(r.Tool.Examples) == 0 {
+			ix.bare = append(ix.bare, int32(i))
+		}
 		cents[i], descs[i], docs[i] = r.Centroid, r.DescriptionVector, r.DocumentVector
 		for _, v := range r.ExampleVectors {
 			if dim > 0 {
@@ -159,14 +165,20 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embe
 
 // scoreAll scores the query against every tool's centroid, description
 // and document (q is the main embedder's vector, ql the lexical one's).
+// Tools without examples have no centroid: their centroid score is their
+// description score, so that their gate and their centroid-mode rank use
+// it.
 func (ix *index) scoreAll(q, ql habilis.Vector, acc, cent, desc, doc []float32) {
 	if ix.tri != nil {
 		ix.tri.scoreAll(q, acc, cent, desc, doc)
-		return
+	} else {
+		ix.cent.scoreAll(q, cent)
+		ix.desc.scoreAll(q, desc)
+		ix.doc.scoreAll(ql, doc)
 	}
-	ix.cent.scoreAll(q, cent)
-	ix.desc.scoreAll(q, desc)
-	ix.doc.scoreAll(ql, doc)
+	for _, i := range ix.bare {
+		cent[i] = desc[i]
+	}
 }
 
 // nearestExample returns the best similarity of q to one of tool i's

@@ -228,13 +228,6 @@ func (ix *index) rank(ctx context.Context, query string, mode habilis.Mode, k in
 	defer scratchPool.Put(s)
 	s.size(n)
 	ix.scoreAll(q, ql, s.acc, s.cent, s.desc, s.doc)
-	// Tools without examples have no centroid: their gate and their
-	// centroid-mode rank use the description score.
-	for i := range ix.tools {
-		if len(ix.tools[i].tool.Examples) == 0 {
-			s.cent[i] = s.desc[i]
-		}
-	}
 	var key []float32
 	switch mode {
 	case habilis.ModeDescription:
@@ -404,9 +397,6 @@ func (r *Router) Scores(ctx context.Context, query string) (*Scores, error) {
 		t := &ix.tools[i]
 		sc.Tools[i] = t.tool.Name
 		sc.HasExamples[i] = len(t.tool.Examples) > 0
-		if !sc.HasExamples[i] {
-			sc.Centroid[i] = sc.Description[i]
-		}
 		sc.Rocchio[i] = ix.rocchio(i, sc.Centroid[i], sc.Description[i])
 		sc.Evidence[i] = ix.evidence(sc.Rocchio[i], sc.Document[i])
 		if t.hasRadius {
