@@ -400,9 +400,11 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 
 	// Fit corpus embedders on the new catalog's documents.
 	var corpus []string
-	for _, n := range names {
+	descTexts := make([]string, len(names))
+	for i, n := range names {
 		t := next[n]
-		corpus = append(corpus, descriptionText(t))
+		descTexts[i] = descriptionText(t)
+		corpus = append(corpus, descTexts[i])
 		corpus = append(corpus, t.Examples...)
 	}
 	meta := habilis.CatalogMeta{Calibration: nil}
@@ -445,6 +447,10 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 		t := next[n]
 		rec := habilis.Record{Tool: t, Hash: t.Hash(), ExampleVectors: make([]habilis.Vector, len(t.Examples))}
 		o := old[n]
+		var oldDesc string
+		if o != nil {
+			oldDesc = descriptionText(o.Tool)
+		}
 		var oldEx map[string]habilis.Vector
 		if o != nil && sameEmb {
 			oldEx = make(map[string]habilis.Vector, len(o.Tool.Examples))
@@ -452,11 +458,11 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 				oldEx[e] = o.ExampleVectors[k]
 			}
 		}
-		if o != nil && sameEmb && descriptionText(o.Tool) == descriptionText(t) {
+		if o != nil && sameEmb && oldDesc == descTexts[i] {
 			rec.DescriptionVector = o.DescriptionVector
 			rep.Reused++
 		} else {
-			embTexts = append(embTexts, descriptionText(t))
+			embTexts = append(embTexts, descTexts[i])
 			embSlots = append(embSlots, slot{rec: i, kind: 0})
 		}
 		for k, e := range t.Examples {
@@ -469,11 +475,12 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 			embSlots = append(embSlots, slot{rec: i, kind: 1, ex: k})
 		}
 		if lex != nil {
-			if o != nil && sameLexInfo && documentText(o.Tool) == documentText(t) {
+			doc := documentText(descTexts[i], t.Examples)
+			if o != nil && sameLexInfo && documentText(oldDesc, o.Tool.Examples) == doc {
 				rec.DocumentVector = o.DocumentVector
 				rep.Reused++
 			} else {
-				lexTexts = append(lexTexts, documentText(t))
+				lexTexts = append(lexTexts, doc)
 				lexSlots = append(lexSlots, slot{rec: i, kind: 2})
 			}
 		}

@@ -30,11 +30,12 @@ func descriptionText(t habilis.Tool) string {
 	return b.String()
 }
 
-// documentText is the whole tool as one document, the lexical signal's view.
-func documentText(t habilis.Tool) string {
+// documentText is the whole tool as one document, the lexical signal's
+// view: its description text (descriptionText) and its examples.
+func documentText(desc string, examples []string) string {
 	var b strings.Builder
-	b.WriteString(descriptionText(t))
-	for _, e := range t.Examples {
+	b.WriteString(desc)
+	for _, e := range examples {
 		b.WriteString("\n")
 		b.WriteString(e)
 	}
@@ -48,11 +49,10 @@ func documentText(t habilis.Tool) string {
 // lexical embedder fail), and calibration then leaves the document out.
 func heldOutDocuments(ctx context.Context, lex habilis.Embedder, t habilis.Tool) []habilis.Vector {
 	n := min(len(t.Examples), maxCalibrationExamples)
+	desc := descriptionText(t)
 	texts := make([]string, n)
 	for k := range n {
-		u := t
-		u.Examples = slices.Delete(slices.Clone(t.Examples), k, k+1)
-		texts[k] = documentText(u)
+		texts[k] = documentText(desc, slices.Delete(slices.Clone(t.Examples), k, k+1))
 	}
 	vs, err := lex.Embed(ctx, texts, habilis.Document)
 	if err != nil || len(vs) != n {
