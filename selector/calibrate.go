@@ -151,13 +151,10 @@ func calibrate(recs []habilis.Record, fixed *Calibration, tri *triSpace, heldOut
 		acc := make([]float32, 4*len(recs))
 		score = func(v habilis.Vector) { tri.scoreAll(v, acc, cs, ds, ls) }
 	} else {
-		cents := make([]habilis.Vector, len(recs))
-		descs := make([]habilis.Vector, len(recs))
-		docs := make([]habilis.Vector, len(recs))
+		cents, descs, docs := columns(recs)
 		dim := 0
-		for i := range recs {
-			cents[i], descs[i], docs[i] = recs[i].Centroid, recs[i].DescriptionVector, recs[i].DocumentVector
-			if n := len(recs[i].DescriptionVector.Dense); n > 0 {
+		for _, v := range descs {
+			if n := len(v.Dense); n > 0 {
 				dim = n
 			}
 		}

@@ -98,9 +98,6 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embe
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Tool.Name < recs[j].Tool.Name })
 	ix := &index{meta: meta, cal: cal, emb: emb, lex: lex, sameLex: sameLex, byName: make(map[string]int, len(recs))}
 	dim := meta.Embedder.Dim
-	cents := make([]habilis.Vector, len(recs))
-	descs := make([]habilis.Vector, len(recs))
-	docs := make([]habilis.Vector, len(recs))
 	ix.tools = make([]toolInfo, len(recs))
 	ix.exStart = make([]int32, len(recs)+1)
 	nEx := 0
@@ -122,7 +119,6 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embe
 		if len(r.Tool.Examples) == 0 {
 			ix.bare = append(ix.bare, int32(i))
 		}
-		cents[i], descs[i], docs[i] = r.Centroid, r.DescriptionVector, r.DocumentVector
 		for _, v := range r.ExampleVectors {
 			if dim > 0 {
 				if len(v.Dense) != dim {
@@ -150,8 +146,9 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embe
 	case dim == 0 && sameLex && tri != nil:
 		ix.tri = tri
 	case dim == 0 && sameLex:
-		ix.tri = newTriSpace(cents, descs, docs)
+		ix.tri = newTriSpace(columns(recs))
 	default:
+		cents, descs, docs := columns(recs)
 		ix.cent = newSpace(cents, dim)
 		ix.desc = newSpace(descs, dim)
 		ix.doc = newSpace(docs, 0)

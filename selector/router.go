@@ -545,7 +545,7 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 	// examples with the index's own merged space, built once for both.
 	var tri *triSpace
 	if meta.Embedder.Dim == 0 && r.sameLex() {
-		tri = recordsTriSpace(recs)
+		tri = newTriSpace(columns(recs))
 	}
 	cal := calibrate(recs, fixed, tri, heldOutDoc)
 	if r.cfg.Margin != nil && !cal.Fitted {

@@ -151,16 +151,16 @@ type triSpace struct {
 	pval    []float32 // three weights a posting
 }
 
-// recordsTriSpace is the triSpace of recs' centroids, descriptions and
-// documents, in the order of recs.
-func recordsTriSpace(recs []habilis.Record) *triSpace {
-	cents := make([]habilis.Vector, len(recs))
-	descs := make([]habilis.Vector, len(recs))
-	docs := make([]habilis.Vector, len(recs))
+// columns returns recs' centroids, descriptions and documents, in the
+// order of recs: the rows of the spaces a query is scored in.
+func columns(recs []habilis.Record) (cents, descs, docs []habilis.Vector) {
+	cents = make([]habilis.Vector, len(recs))
+	descs = make([]habilis.Vector, len(recs))
+	docs = make([]habilis.Vector, len(recs))
 	for i := range recs {
 		cents[i], descs[i], docs[i] = recs[i].Centroid, recs[i].DescriptionVector, recs[i].DocumentVector
 	}
-	return newTriSpace(cents, descs, docs)
+	return cents, descs, docs
 }
 
 func newTriSpace(a, b, c []habilis.Vector) *triSpace {
