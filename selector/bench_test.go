@@ -10,9 +10,7 @@ import (
 	"testing"
 
 	"github.com/habilis-router/habilis"
-	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/selector"
-	"github.com/habilis-router/habilis/store/boltstore"
 )
 
 // synth makes a catalog of n tools with nEx examples each, and queries
@@ -85,15 +83,7 @@ func synth(n, nEx int, seed uint64) ([]habilis.Tool, []string) {
 func benchRouter(b *testing.B, n, nEx int) (*selector.Router, []string) {
 	b.Helper()
 	tools, qs := synth(n, nEx, 1)
-	st, err := boltstore.Open(filepath.Join(b.TempDir(), "bench.db"), boltstore.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
-	r, err := selector.New(context.Background(), st, selector.Config{Embedder: lexical.New(lexical.Options{})})
-	if err != nil {
-		b.Fatal(err)
-	}
+	r := lexicalRouter(b, openStore(b, filepath.Join(b.TempDir(), "bench.db")))
 	if _, err := r.Load(context.Background(), tools, selector.LoadOptions{}); err != nil {
 		b.Fatal(err)
 	}
@@ -135,14 +125,8 @@ func BenchmarkLoad(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
 		b.StopTimer()
-		st, err := boltstore.Open(filepath.Join(b.TempDir(), "load.db"), boltstore.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		r, err := selector.New(ctx, st, selector.Config{Embedder: lexical.New(lexical.Options{})})
-		if err != nil {
-			b.Fatal(err)
-		}
+		st := openStore(b, filepath.Join(b.TempDir(), "load.db"))
+		r := lexicalRouter(b, st)
 		b.StartTimer()
 		if _, err := r.Load(ctx, tools, selector.LoadOptions{}); err != nil {
 			b.Fatal(err)
@@ -177,15 +161,9 @@ func BenchmarkReloadUnchanged(b *testing.B) {
 func BenchmarkMemory(b *testing.B) {
 	for b.Loop() {
 		tools, _ := synth(10_000, 5, 3)
-		st, err := boltstore.Open(filepath.Join(b.TempDir(), "mem.db"), boltstore.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
+		st := openStore(b, filepath.Join(b.TempDir(), "mem.db"))
 		ctx := context.Background()
-		r, err := selector.New(ctx, st, selector.Config{Embedder: lexical.New(lexical.Options{})})
-		if err != nil {
-			b.Fatal(err)
-		}
+		r := lexicalRouter(b, st)
 		if _, err := r.Load(ctx, tools, selector.LoadOptions{}); err != nil {
 			b.Fatal(err)
 		}
@@ -209,14 +187,8 @@ func BenchmarkMemory(b *testing.B) {
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
 		// Reopen: the index alone, built from the stored catalog.
-		st2, err := boltstore.Open(st.Path(), boltstore.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		r2, err := selector.New(ctx, st2, selector.Config{Embedder: lexical.New(lexical.Options{})})
-		if err != nil {
-			b.Fatal(err)
-		}
+		st2 := openStore(b, st.Path())
+		r2 := lexicalRouter(b, st2)
 		runtime.GC()
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)

@@ -51,18 +51,6 @@ func ollamaEmbedder(tb testing.TB, host, model string) *ollamaembed.Embedder {
 	return e
 }
 
-// openStore opens (or creates) the bbolt store at path, closed when the
-// test ends.
-func openStore(tb testing.TB, path string) *boltstore.Store {
-	tb.Helper()
-	st, err := boltstore.Open(path, boltstore.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { st.Close() })
-	return st
-}
-
 // modelRouter opens a router over st with a model embedder, paired with
 // the lexical embedder as the CLI does so that hybrid mode keeps its
 // lexical signal.
@@ -390,10 +378,7 @@ func BenchmarkOllamaLoad(b *testing.B) {
 			var elapsed time.Duration
 			for b.Loop() {
 				b.StopTimer()
-				st, err := boltstore.Open(filepath.Join(b.TempDir(), "habilis.db"), boltstore.Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
+				st := openStore(b, filepath.Join(b.TempDir(), "habilis.db"))
 				r, err := modelRouter(b, st, timed, false)
 				if err != nil {
 					b.Fatal(err)

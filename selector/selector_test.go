@@ -15,20 +15,34 @@ import (
 	"github.com/habilis-router/habilis/store/boltstore"
 )
 
+// openStore opens (or creates) the bbolt store at path, closed when the
+// test ends.
+func openStore(tb testing.TB, path string) *boltstore.Store {
+	tb.Helper()
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	return st
+}
+
+// lexicalRouter opens a router over st with the lexical embedder.
+func lexicalRouter(tb testing.TB, st habilis.Store) *selector.Router {
+	tb.Helper()
+	r, err := selector.New(context.Background(), st, selector.Config{Embedder: lexical.New(lexical.Options{})})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}
+
 // open returns a router over a fresh embedded store with the lexical
 // embedder, and the store.
 func open(t *testing.T) (*selector.Router, *boltstore.Store) {
 	t.Helper()
-	st, err := boltstore.Open(filepath.Join(t.TempDir(), "habilis.db"), boltstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	r, err := selector.New(context.Background(), st, selector.Config{Embedder: lexical.New(lexical.Options{})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r, st
+	st := openStore(t, filepath.Join(t.TempDir(), "habilis.db"))
+	return lexicalRouter(t, st), st
 }
 
 func catalog(t *testing.T) []habilis.Tool {
@@ -310,14 +324,8 @@ func TestFailedWriteKeepsServingOldCatalog(t *testing.T) {
 func TestReopenRestoresSameAnswers(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "habilis.db")
 	ctx := context.Background()
-	st, err := boltstore.Open(path, boltstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := selector.New(ctx, st, selector.Config{Embedder: lexical.New(lexical.Options{})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openStore(t, path)
+	r := lexicalRouter(t, st)
 	if _, err := r.Load(ctx, catalog(t), selector.LoadOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -327,15 +335,7 @@ func TestReopenRestoresSameAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
-	st2, err := boltstore.Open(path, boltstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st2.Close()
-	r2, err := selector.New(ctx, st2, selector.Config{Embedder: lexical.New(lexical.Options{})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r2 := lexicalRouter(t, openStore(t, path))
 	got, err := r2.Select(ctx, q, habilis.SelectOptions{K: 3})
 	if err != nil {
 		t.Fatal(err)
