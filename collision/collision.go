@@ -152,19 +152,7 @@ func isBad(x float32) bool {
 // vectors or dimensions, hold malformed vectors, or when a dense catalog
 // exceeds Options.MaxTools.
 func Pairs(recs []habilis.Record, opts Options) ([]habilis.Collision, error) {
-	opts, err := opts.resolved()
-	if err != nil {
-		return nil, err
-	}
-	c, err := newCatalog(recs, opts)
-	if err != nil {
-		return nil, err
-	}
-	ps, err := c.pairs(opts)
-	if err != nil {
-		return nil, err
-	}
-	return c.report(ps, opts), nil
+	return analyse(recs, opts, false)
 }
 
 // Find returns Pairs' collisions plus example leaks, and pairs that only
@@ -174,6 +162,11 @@ func Pairs(recs []habilis.Record, opts Options) ([]habilis.Collision, error) {
 // above Options.MaxTools, and for example vectors whose form differs from
 // the centroids'.
 func Find(recs []habilis.Record, opts Options) ([]habilis.Collision, error) {
+	return analyse(recs, opts, true)
+}
+
+// analyse is Pairs, and Find when withLeaks is set.
+func analyse(recs []habilis.Record, opts Options, withLeaks bool) ([]habilis.Collision, error) {
 	opts, err := opts.resolved()
 	if err != nil {
 		return nil, err
@@ -182,7 +175,7 @@ func Find(recs []habilis.Record, opts Options) ([]habilis.Collision, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.MaxTools >= 0 && len(c.tools) > opts.MaxTools {
+	if withLeaks && opts.MaxTools >= 0 && len(c.tools) > opts.MaxTools {
 		return nil, fmt.Errorf("collision: %d tools exceed the limit of %d for example leaks: %w",
 			len(c.tools), opts.MaxTools, habilis.ErrInvalid)
 	}
@@ -190,8 +183,10 @@ func Find(recs []habilis.Record, opts Options) ([]habilis.Collision, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.leaks(ps, opts); err != nil {
-		return nil, err
+	if withLeaks {
+		if err := c.leaks(ps, opts); err != nil {
+			return nil, err
+		}
 	}
 	return c.report(ps, opts), nil
 }
