@@ -123,6 +123,19 @@ func zero(v habilis.Vector) bool {
 	return true
 }
 
+// openGates returns the tools whose gate is at most 0: they pass even a
+// score of 0, so the sparse passes, which only see tools that share a term
+// with what they score, must check them against everything.
+func (c *catalog) openGates() []int {
+	var open []int
+	for i, t := range c.tools {
+		if t.gate <= 0 {
+			open = append(open, i)
+		}
+	}
+	return open
+}
+
 // dot returns centroid i · centroid j.
 func (c *catalog) dot(i, j int) float32 {
 	if c.sparse {

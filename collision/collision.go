@@ -258,13 +258,28 @@ func leakOrder(a, b habilis.Leak) int {
 	return cmp.Compare(a.Example, b.Example)
 }
 
-// add records a leak, trimming to the worst limit leaks once twice as many
-// have gathered, so memory stays bounded whatever the catalog.
+// add records a leak.
 func (p *pair) add(l habilis.Leak, limit int) {
 	p.nLeaks++
 	if l.RanksFirst {
 		p.misroutes++
 	}
+	p.keep(l, limit)
+}
+
+// merge adds the leaks that q, the same pair seen by another worker,
+// recorded.
+func (p *pair) merge(q *pair, limit int) {
+	p.nLeaks += q.nLeaks
+	p.misroutes += q.misroutes
+	for _, l := range q.leaks {
+		p.keep(l, limit)
+	}
+}
+
+// keep holds on to l, trimming to the worst limit leaks once twice as many
+// have gathered, so memory stays bounded whatever the catalog.
+func (p *pair) keep(l habilis.Leak, limit int) {
 	p.leaks = append(p.leaks, l)
 	if len(p.leaks) >= 2*limit {
 		p.trim(limit)

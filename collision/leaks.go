@@ -31,12 +31,7 @@ func (c *catalog) leaks(ps pairSet, opts Options) error {
 	var ix *index
 	var open []int
 	if c.sparse {
-		ix = c.newIndex()
-		for i, t := range c.tools {
-			if t.gate <= 0 {
-				open = append(open, i)
-			}
-		}
+		ix, open = c.newIndex(), c.openGates()
 	}
 	nw := max(1, min(runtime.GOMAXPROCS(0), n))
 	found := make([]pairSet, nw)
@@ -55,14 +50,7 @@ func (c *catalog) leaks(ps pairSet, opts Options) error {
 				p = &pair{i: q.i, j: q.j, sim: c.dot(q.i, q.j)}
 				ps[k] = p
 			}
-			p.nLeaks += q.nLeaks
-			p.misroutes += q.misroutes
-			for _, l := range q.leaks {
-				p.leaks = append(p.leaks, l)
-				if len(p.leaks) >= 2*opts.MaxLeaksPerPair {
-					p.trim(opts.MaxLeaksPerPair)
-				}
-			}
+			p.merge(q, opts.MaxLeaksPerPair)
 		}
 	}
 	return nil

@@ -110,13 +110,7 @@ func (c *catalog) denseAll(threshold float32) []hit {
 // pass even with a similarity of 0, so they are checked against every row.
 func (c *catalog) sparseAll(threshold float32) []hit {
 	n := len(c.tools)
-	ix := c.newIndex()
-	var open []int
-	for i, t := range c.tools {
-		if t.gate <= 0 {
-			open = append(open, i)
-		}
-	}
+	ix, open := c.newIndex(), c.openGates()
 	nw := max(1, min(runtime.GOMAXPROCS(0), n))
 	outs := make([][]hit, nw)
 	accs := make([][]float32, nw)
