@@ -57,13 +57,15 @@ func (c *catalog) leaks(ps pairSet, opts Options) error {
 }
 
 // leakScratch is one worker's reusable buffers: scores against every
-// centroid and, for sparse catalogs, which tools share a term with the
-// example and the sum of the current tool's examples.
+// centroid, the sum of the current tool's examples (sumD for dense
+// catalogs, sum for sparse ones) and, for sparse catalogs, which tools
+// share a term with the example.
 type leakScratch struct {
 	scores  []float32
 	seen    []bool
 	touched []int32
 	sum     map[uint32]float64
+	sumD    []float64
 }
 
 // toolLeaks finds the leaks of tool a's examples into found.
@@ -89,7 +91,11 @@ func (c *catalog) toolLeaks(a int, ix *index, open []int, s *leakScratch, found 
 			}
 		}
 	} else {
-		sumD = make([]float64, c.dim)
+		if s.sumD == nil {
+			s.sumD = make([]float64, c.dim)
+		}
+		sumD = s.sumD
+		clear(sumD)
 		for _, ev := range evs {
 			for k, x := range ev.Dense {
 				sumD[k] += float64(x)
