@@ -175,11 +175,7 @@ func (c *catalog) sparseAbove(threshold float32) []hit {
 	ix := c.newIndex()
 	var maxNorm float64
 	for i := range n {
-		var s float64
-		for _, v := range c.val[i] {
-			s += float64(v) * float64(v)
-		}
-		maxNorm = max(maxNorm, math.Sqrt(s))
+		maxNorm = max(maxNorm, float64(vec.Norm(c.val[i])))
 	}
 	if maxNorm == 0 || threshold <= 0 {
 		return nil
