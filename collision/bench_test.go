@@ -111,51 +111,42 @@ func benchSparse(n, k int) []habilis.Record {
 }
 
 func BenchmarkPairs(b *testing.B) {
-	benches := []struct {
-		name string
-		recs func() []habilis.Record
-	}{
+	benchAnalysis(b, Pairs, []benchCatalog{
 		{"dense64/200x10", func() []habilis.Record { return benchDense(200, 10, 64) }},
 		{"sparse/200x10", func() []habilis.Record { return benchSparse(200, 10) }},
 		{"dense64/10000", func() []habilis.Record { return benchDense(10000, 0, 64) }},
 		{"sparse100/10000", func() []habilis.Record { return benchSparse(10000, 0) }},
 		{"sparse100/100000-restricted", func() []habilis.Record { return benchSparse(100000, 0) }},
-	}
-	for _, bb := range benches {
-		b.Run(bb.name, func(b *testing.B) {
-			recs := bb.recs()
-			var cols []habilis.Collision
-			start := cpuTime()
-			for b.Loop() {
-				var err error
-				if cols, err = Pairs(recs, Options{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
-			b.ReportMetric(float64(len(cols)), "collisions")
-		})
-	}
+	})
 }
 
 func BenchmarkFind(b *testing.B) {
-	benches := []struct {
-		name string
-		recs func() []habilis.Record
-	}{
+	benchAnalysis(b, Find, []benchCatalog{
 		{"dense64/200x10", func() []habilis.Record { return benchDense(200, 10, 64) }},
 		{"sparse/200x10", func() []habilis.Record { return benchSparse(200, 10) }},
 		{"dense64/2000x10", func() []habilis.Record { return benchDense(2000, 10, 64) }},
 		{"sparse/2000x10", func() []habilis.Record { return benchSparse(2000, 10) }},
-	}
-	for _, bb := range benches {
-		b.Run(bb.name, func(b *testing.B) {
-			recs := bb.recs()
+	})
+}
+
+// benchCatalog names a catalog to benchmark on, built only when its
+// benchmark runs.
+type benchCatalog struct {
+	name string
+	recs func() []habilis.Record
+}
+
+// benchAnalysis runs fn (Pairs or Find) over each catalog, reporting the
+// process's CPU time per run and how many collisions fn finds.
+func benchAnalysis(b *testing.B, fn func([]habilis.Record, Options) ([]habilis.Collision, error), cats []benchCatalog) {
+	for _, bc := range cats {
+		b.Run(bc.name, func(b *testing.B) {
+			recs := bc.recs()
 			var cols []habilis.Collision
 			start := cpuTime()
 			for b.Loop() {
 				var err error
-				if cols, err = Find(recs, Options{}); err != nil {
+				if cols, err = fn(recs, Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}

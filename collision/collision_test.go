@@ -3,6 +3,7 @@ package collision
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -375,7 +376,7 @@ func TestForTool(t *testing.T) {
 		}
 		for a, bs := range got {
 			for _, b := range bs {
-				if !contains(got[b], a) {
+				if !slices.Contains(got[b], a) {
 					t.Errorf("ForTool(%s)[%q] lacks %q, which %q lists", tt.name, b, a, a)
 				}
 			}
@@ -390,15 +391,6 @@ func TestForTool(t *testing.T) {
 	if diff := cmp.Diff(want, ForTool(cols)); diff != "" {
 		t.Errorf("ForTool(Pairs(planted)) mismatch (-want +got):\n%s", diff)
 	}
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func TestAtLeast(t *testing.T) {
