@@ -203,14 +203,18 @@ func (ix *index) queryVectors(ctx context.Context, query string) (q, ql habilis.
 	return q, ql, nil
 }
 
-func (ix *index) gateOf(sg *signals) {
-	thr, _, _ := ix.gate(sg.tool)
-	sg.threshold = thr
-	if len(ix.tools[sg.tool].tool.Examples) > 0 {
+// signalsOf returns tool i's signals in description and centroid modes,
+// ranked by key, with its centroid-mode gate: its centroid score (its
+// description score without examples) against its gate threshold.
+func (ix *index) signalsOf(s *scratch, key []float32, i int) signals {
+	sg := signals{tool: i, cent: s.cent[i], desc: s.desc[i], fused: key[i]}
+	sg.threshold, _, _ = ix.gate(i)
+	if len(ix.tools[i].tool.Examples) > 0 {
 		sg.gateScore = sg.cent
 	} else {
 		sg.gateScore = sg.desc
 	}
+	return sg
 }
 
 // rank scores every tool and returns the best k (denied tools excluded).
@@ -237,9 +241,7 @@ func (ix *index) rank(ctx context.Context, query string, mode habilis.Mode, k in
 	default:
 		rk := ix.hybrid(q, s, k, denied)
 		for _, i := range pinned {
-			sg := signals{tool: i, cent: s.cent[i], desc: s.desc[i], doc: s.doc[i], roc: s.roc[i], fused: s.fused[i]}
-			ix.hybridGate(&sg)
-			m := ix.hybridMatch(sg)
+			m := ix.hybridMatch(ix.hybridSignals(s, i))
 			m.Pinned = true
 			rk.pinned = append(rk.pinned, m)
 		}
@@ -248,18 +250,16 @@ func (ix *index) rank(ctx context.Context, query string, mode habilis.Mode, k in
 	top := topK(key, k, denied)
 	rk := &Ranking{Matches: make([]habilis.Match, 0, len(top))}
 	for _, i := range top {
-		sg := signals{tool: i, cent: s.cent[i], desc: s.desc[i]}
-		sg.fused = key[i]
-		ix.gateOf(&sg)
+		sg := ix.signalsOf(s, key, i)
 		rk.Matches = append(rk.Matches, ix.explain(sg))
 		if len(rk.Matches) == 1 {
 			rk.gate, rk.threshold = sg.gateScore, sg.threshold
 		}
 	}
 	for _, i := range pinned {
-		sg := signals{tool: i, cent: s.cent[i], desc: s.desc[i], fused: key[i]}
-		ix.gateOf(&sg)
-		rk.pinned = append(rk.pinned, ix.pin(sg))
+		m := ix.explain(ix.signalsOf(s, key, i))
+		m.Pinned = true
+		rk.pinned = append(rk.pinned, m)
 	}
 	if len(rk.Matches) > 0 {
 		best := rk.Matches[0]
@@ -279,7 +279,7 @@ func (ix *index) rank(ctx context.Context, query string, mode habilis.Mode, k in
 // nearest example, plus any prior learned from labelled traffic. The
 // nearest example, the costliest, is scored only for the candidates the
 // others put near the top. The gate is on the Rocchio score, the best
-// single evidence that some tool applies.
+// evidence that some tool applies (see hybridSignals).
 func (ix *index) hybrid(q habilis.Vector, s *scratch, k int, denied map[int]bool) *Ranking {
 	w := ix.cal.Weights
 	for i := range s.roc {
@@ -294,9 +294,7 @@ func (ix *index) hybrid(q habilis.Vector, s *scratch, k int, denied map[int]bool
 	top := topK(fused, min(pool, len(fused)), denied)
 	sgs := make([]signals, len(top))
 	for j, i := range top {
-		sg := signals{tool: i, cent: s.cent[i], desc: s.desc[i], doc: s.doc[i], roc: s.roc[i], fused: fused[i]}
-		ix.hybridGate(&sg)
-		sgs[j] = sg
+		sgs[j] = ix.hybridSignals(s, i)
 	}
 	if w.Example != 0 {
 		exs := make([]float32, len(sgs))
@@ -415,22 +413,18 @@ func (ix *index) hybridMatch(sg signals) habilis.Match {
 	return m
 }
 
-// pin explains a pinned tool's signals as a match marked Pinned.
-func (ix *index) pin(sg signals) habilis.Match {
-	m := ix.explain(sg)
-	m.Pinned = true
-	return m
-}
-
-// hybridGate sets a tool's hybrid gate: its evidence (see index.evidence)
-// against the catalog's hybrid threshold, or, for a tool without examples, its
-// description score against the description threshold.
-func (ix *index) hybridGate(sg *signals) {
-	if len(ix.tools[sg.tool].tool.Examples) > 0 {
+// hybridSignals returns tool i's hybrid signals with its hybrid gate: its
+// evidence (see index.evidence) against the catalog's hybrid threshold, or,
+// for a tool without examples, its description score against the
+// description threshold.
+func (ix *index) hybridSignals(s *scratch, i int) signals {
+	sg := signals{tool: i, cent: s.cent[i], desc: s.desc[i], doc: s.doc[i], roc: s.roc[i], fused: s.fused[i]}
+	if len(ix.tools[i].tool.Examples) > 0 {
 		sg.gateScore, sg.threshold = ix.evidence(sg.roc, sg.doc), ix.cal.HybridThreshold
 	} else {
 		sg.gateScore, sg.threshold = sg.desc, ix.cal.DescriptionThreshold
 	}
+	return sg
 }
 
 // explain turns signals into a Match.
