@@ -492,11 +492,12 @@ func topK(scores []float32, k int, denied map[int]bool) []int {
 			heap.Fix(h, 0)
 		}
 	}
-	out := make([]int, h.Len())
-	for j := len(out) - 1; j >= 0; j-- {
-		out[j] = heap.Pop(h).(int)
-	}
-	return out
+	// Best first, as popping the heap would give them in reverse, without
+	// boxing each index.
+	slices.SortFunc(h.idx, func(a, b int) int {
+		return cmp.Or(cmp.Compare(scores[b], scores[a]), cmp.Compare(a, b))
+	})
+	return h.idx
 }
 
 // minHeap keeps the worst of the current top k at its root.
