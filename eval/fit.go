@@ -63,6 +63,7 @@ type TuningFigures struct {
 // grid cannot overfit a few hundred labelled queries.
 var (
 	fitWeights = []selector.Weights{
+		{Centroid: 1, Description: 0.1, Document: 0.5}, // the default
 		{Centroid: 1, Document: 0.5},
 		{Centroid: 1},
 		{Centroid: 1, Document: 1},
