@@ -324,10 +324,11 @@ func (x *extraction) numbers(args []*arg) {
 			nums = append(nums, i)
 		}
 	}
-	isNumArg := func(a *arg) bool {
-		return !a.done && len(a.s.Enum) == 0 && (a.s.allows("number") || a.s.allows("integer")) &&
-			len(a.s.Types) > 0 && !a.s.allows("string")
+	// numeric reports a schema that takes numbers and not strings.
+	numeric := func(s *Schema) bool {
+		return len(s.Enum) == 0 && (s.allows("number") || s.allows("integer")) && len(s.Types) > 0 && !s.allows("string")
 	}
+	isNumArg := func(a *arg) bool { return !a.done && numeric(a.s) }
 	fits := func(a *arg, m mention) bool {
 		return a.s.allows("number") || m.num == float64(int64(m.num))
 	}
@@ -375,10 +376,10 @@ func (x *extraction) numbers(args []*arg) {
 		if a.done || !a.required || a.s.Items == nil || !a.s.allows("array") || len(rest) == 0 {
 			continue
 		}
-		if it := a.s.Items; it.allows("number") && len(it.Types) > 0 && !it.allows("string") {
+		if it := a.s.Items; numeric(it) {
 			var vals []any
 			for _, mi := range rest {
-				if it.allows("number") || fits(&arg{s: it}, x.q.numbers[mi]) {
+				if fits(&arg{s: it}, x.q.numbers[mi]) {
 					vals = append(vals, x.q.numbers[mi].num)
 					x.take(numTokens[mi])
 				}

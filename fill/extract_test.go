@@ -89,6 +89,8 @@ func TestExtractor(t *testing.T) {
 			"weather in Paris for 3 days", time.Time{}, `{"body":{"city":"Paris","days":3}}`},
 		{"list of numbers", `{"properties":{"numbers":{"type":"array","items":{"type":"number"}}},"required":["numbers"]}`,
 			"sum of 1, 2.5 and 4", time.Time{}, `{"numbers":[1,2.5,4]}`},
+		{"list of integers", `{"properties":{"ids":{"type":"array","items":{"type":"integer"}}},"required":["ids"]}`,
+			"delete orders 12, 7.5 and 40", time.Time{}, `{"ids":[12,40]}`},
 		{"nothing to find", `{"properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city","days"]}`,
 			"what's the weather like", time.Time{}, `{}`},
 	}
