@@ -245,6 +245,9 @@ func Run(ctx context.Context, r *selector.Router, qs []Query, opts Options) (*Re
 		if err != nil {
 			return nil, fmt.Errorf("eval: query %d %q: %w", qi+1, q.Query, err)
 		}
+		if opts.Progress != nil {
+			opts.Progress(qi+1, len(qs))
+		}
 		ranking := rk.Matches
 		var top string
 		if !d.Abstained && len(d.Matches) > 0 {
@@ -313,9 +316,6 @@ func Run(ctx context.Context, r *selector.Router, qs []Query, opts Options) (*Re
 			if len(c.Queries) < opts.MaxExamples {
 				c.Queries = append(c.Queries, q.Query)
 			}
-		}
-		if opts.Progress != nil {
-			opts.Progress(qi+1, len(qs))
 		}
 	}
 	if toolQ > 0 {

@@ -95,22 +95,34 @@ func TestRun(t *testing.T) {
 		{Query: "how many euros do I get for 20 dollars", Expected: []string{"convert_currency"}},
 		{Query: "what time is it in Lima", Expected: []string{"current_time"}},
 		{Query: "compose a sonnet about autumn leaves", Expected: []string{}},
+		{Query: "write a limerick about a cat", Expected: []string{}},
 	}
-	rep, err := eval.Run(context.Background(), r, qs, eval.Options{Mode: habilis.ModeHybrid, K: 3})
+	var calls []int
+	progress := func(done, total int) {
+		if total != len(qs) {
+			t.Errorf("progress total = %d, want %d", total, len(qs))
+		}
+		calls = append(calls, done)
+	}
+	rep, err := eval.Run(context.Background(), r, qs, eval.Options{Mode: habilis.ModeHybrid, K: 3, Progress: progress})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Queries != 4 || rep.Tools != 7 || rep.K != 3 || rep.Mode != habilis.ModeHybrid {
-		t.Errorf("Run header = %d queries, %d tools, k %d, mode %s; want 4, 7, 3, hybrid", rep.Queries, rep.Tools, rep.K, rep.Mode)
+	// Every query reports progress, no-tool ones included.
+	if want := []int{1, 2, 3, 4, 5}; !slices.Equal(calls, want) {
+		t.Errorf("progress calls = %v, want %v", calls, want)
+	}
+	if rep.Queries != 5 || rep.Tools != 7 || rep.K != 3 || rep.Mode != habilis.ModeHybrid {
+		t.Errorf("Run header = %d queries, %d tools, k %d, mode %s; want 5, 7, 3, hybrid", rep.Queries, rep.Tools, rep.K, rep.Mode)
 	}
 	if rep.AccAt1 != 1 || rep.RecallAtK != 1 || rep.MRR != 1 {
 		t.Errorf("Run on easy queries: acc@1 %v, recall %v, mrr %v; want 1, 1, 1", rep.AccAt1, rep.RecallAtK, rep.MRR)
 	}
-	if rep.NoTool.Queries != 1 || rep.NoTool.AbstainRecall != 1 || rep.DecisionAccuracy != 1 {
-		t.Errorf("Run no-tool figures = %+v, decision accuracy %v; want the sonnet abstained on and every decision right", rep.NoTool, rep.DecisionAccuracy)
+	if rep.NoTool.Queries != 2 || rep.NoTool.AbstainRecall != 1 || rep.DecisionAccuracy != 1 {
+		t.Errorf("Run no-tool figures = %+v, decision accuracy %v; want the sonnet and the limerick abstained on and every decision right", rep.NoTool, rep.DecisionAccuracy)
 	}
 	if rep.NoTool.AUROC != 1 {
-		t.Errorf("Run AUROC = %v, want 1: the three tool queries are more confident than the sonnet", rep.NoTool.AUROC)
+		t.Errorf("Run AUROC = %v, want 1: the three tool queries are more confident than the sonnet and the limerick", rep.NoTool.AUROC)
 	}
 	// A misroute is reported as a confusion with its query.
 	wrong := []eval.Query{{Query: "send an email to dave about the offsite", Expected: []string{"convert_currency"}}}
