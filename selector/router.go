@@ -293,7 +293,7 @@ func (r *Router) Tool(name string) (*ToolInfo, error) {
 	ix := r.cur.Load()
 	i, ok := ix.byName[name]
 	if !ok {
-		return nil, fmt.Errorf("selector: tool %q: %w", name, habilis.ErrNotFound)
+		return nil, fmt.Errorf("tool %q: %w", name, habilis.ErrNotFound)
 	}
 	t := &ix.tools[i]
 	thr, radius, src := ix.gate(i)
