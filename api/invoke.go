@@ -97,45 +97,7 @@ func checkArguments(tool habilis.Tool, text string) (*fill.Result, error) {
 	if err := json.Unmarshal([]byte(text), &args); err != nil || args == nil {
 		return nil, invalidf("arguments_json", "want a JSON object")
 	}
-	schema, err := fill.ParseSchema(tool.InputSchema)
-	if err != nil {
-		return nil, fmt.Errorf("tool %q: %w", tool.Name, err)
-	}
-	r := &fill.Result{
-		Tool:      tool.Name,
-		Arguments: args,
-		FilledBy:  map[string]string{},
-		Rejected:  []fill.Rejection{},
-		Missing:   []fill.MissingArg{},
-		Problems:  []fill.Problem{},
-	}
-	for name := range args {
-		r.FilledBy[name] = callerFiller
-	}
-	for _, p := range fill.Validate(schema, args) {
-		if p.Message != "required argument is missing" {
-			r.Problems = append(r.Problems, p)
-			continue
-		}
-		ps := schema.Properties[p.Path]
-		m := fill.MissingArg{Name: p.Path, Question: fill.Question(p.Path, ps)}
-		if ps != nil {
-			m.Description = ps.Description
-		}
-		r.Missing = append(r.Missing, m)
-	}
-	for _, name := range schema.Order {
-		if ps := schema.Properties[name]; ps.HasDefault {
-			if _, set := args[name]; !set {
-				if r.Defaults == nil {
-					r.Defaults = map[string]any{}
-				}
-				r.Defaults[name] = ps.Default
-			}
-		}
-	}
-	r.Complete = len(r.Missing) == 0 && len(r.Problems) == 0
-	return r, nil
+	return fill.Given(tool, args, callerFiller)
 }
 
 // jsonText marshals v, or returns "" for nil.

@@ -182,6 +182,38 @@ func Fill(ctx context.Context, tool habilis.Tool, query string, opts Options) (*
 	if !answered {
 		return nil, fmt.Errorf("fill %q: %w", tool.Name, lastErr)
 	}
+	r.assess(schema)
+	return r, nil
+}
+
+// Given returns the Result of arguments that a caller supplied itself, all
+// attributed to by: what the schema requires and they lack (nested objects
+// included), what breaks the schema, and the defaults of unset arguments,
+// as Fill reports its own. It returns an error wrapping habilis.ErrInvalid
+// for an unreadable schema.
+func Given(tool habilis.Tool, args map[string]any, by string) (*Result, error) {
+	schema, err := ParseSchema(tool.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q: %w", tool.Name, err)
+	}
+	r := &Result{
+		Tool:      tool.Name,
+		Arguments: args,
+		FilledBy:  make(map[string]string, len(args)),
+		Rejected:  []Rejection{},
+		Missing:   []MissingArg{},
+		Problems:  []Problem{},
+	}
+	for name := range args {
+		r.FilledBy[name] = by
+	}
+	r.assess(schema)
+	return r, nil
+}
+
+// assess fills in what r's arguments lack and break under schema: Missing,
+// Problems (other than missing arguments), Defaults and Complete.
+func (r *Result) assess(schema *Schema) {
 	missingArgs(schema, r.Arguments, "", &r.Missing)
 	for _, p := range Validate(schema, r.Arguments) {
 		if p.Message != missingMessage {
@@ -199,7 +231,6 @@ func Fill(ctx context.Context, tool habilis.Tool, query string, opts Options) (*
 		}
 	}
 	r.Complete = len(r.Missing) == 0 && len(r.Problems) == 0
-	return r, nil
 }
 
 // unroll flattens Escalating fillers so Fill can attribute each argument.

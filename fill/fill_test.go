@@ -225,3 +225,33 @@ func TestQuestion(t *testing.T) {
 		}
 	}
 }
+
+func TestGiven(t *testing.T) {
+	tool := habilis.Tool{Name: "ship", InputSchema: json.RawMessage(`{"type":"object","properties":{
+		"to":{"type":"object","properties":{
+			"city":{"type":"string"},
+			"zip":{"type":"string","description":"The postal code of the address"}},"required":["city","zip"]},
+		"weight":{"type":"number","minimum":0},
+		"speed":{"type":"string","enum":["normal","express"],"default":"normal"}
+	},"required":["to","weight"]}`)}
+	r, err := Given(tool, map[string]any{"to": map[string]any{"city": "Oslo"}, "weight": -2.0}, "caller")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Result{
+		Tool:      "ship",
+		Arguments: map[string]any{"to": map[string]any{"city": "Oslo"}, "weight": -2.0},
+		FilledBy:  map[string]string{"to": "caller", "weight": "caller"},
+		Rejected:  []Rejection{},
+		Missing: []MissingArg{{Name: "to.zip", Description: "The postal code of the address",
+			Question: Question("zip", &Schema{Description: "The postal code of the address"})}},
+		Problems: []Problem{{Path: "weight", Message: "-2 is less than the minimum 0"}},
+		Defaults: map[string]any{"speed": "normal"},
+	}
+	if diff := cmp.Diff(want, r); diff != "" {
+		t.Errorf("Given (-want +got):\n%s", diff)
+	}
+	if _, err := Given(habilis.Tool{Name: "bad", InputSchema: json.RawMessage(`{"type":"nope"}`)}, map[string]any{}, "caller"); !errors.Is(err, habilis.ErrInvalid) {
+		t.Errorf("Given(bad schema) error = %v, want ErrInvalid", err)
+	}
+}
