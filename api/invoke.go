@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/habilis-router/habilis"
@@ -75,19 +74,11 @@ func (s *Server) Invoke(ctx context.Context, req *habilisv1.InvokeRequest) (*hab
 	if err != nil {
 		return nil, err
 	}
-	// RunFilled starts the executor unless the tool is selection-only or its
-	// kind is refused, which is all that it answers without running.
-	out.Ran = !r.SelectionOnly && ranKind(tool, s.opts.AllowedKinds)
+	out.Ran = r.Ran
 	if out.Result, err = resultToProto(r); err != nil {
 		return nil, err
 	}
 	return out, nil
-}
-
-// ranKind reports whether tool's executor kind is allowed to run.
-func ranKind(tool habilis.Tool, allowed []string) bool {
-	spec, err := executor.ParseSpec(tool.Executor)
-	return err == nil && slices.Contains(allowed, spec.Kind)
 }
 
 // checkArguments turns arguments a caller sent into a fill result: they are

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -128,7 +127,7 @@ func runRun(ctx context.Context, o *runOptions, stdout io.Writer) error {
 	// A selection-only tool has no kind: the executor says so and runs
 	// nothing. A kind not allowed gets an error result, with a hint.
 	kind := ""
-	if hasExecutor(*tool) {
+	if executor.Declared(*tool) {
 		spec, err := executor.ParseSpec(tool.Executor)
 		if err != nil {
 			return fmt.Errorf("run %q: %w", tool.Name, err)
@@ -140,12 +139,12 @@ func runRun(ctx context.Context, o *runOptions, stdout io.Writer) error {
 		if err := o.confirm(*tool, kind, out.Fill.Arguments); err != nil {
 			return err
 		}
-		out.Ran = true
 	}
 	out.Result, err = executor.RunFilled(ctx, *tool, out.Fill, executor.Options{AllowedKinds: allowed, LookupEnv: o.g.lookupEnv})
 	if err != nil {
 		return err
 	}
+	out.Ran = out.Result.Ran
 	if kind != "" && !allowedKind {
 		addHint(out.Result, fmt.Sprintf("pass --allow %s to let habilis run %s tools", kind, kind))
 	}
@@ -204,11 +203,6 @@ func (o *runOptions) confirm(tool habilis.Tool, kind string, args map[string]any
 		return nil
 	}
 	return fmt.Errorf("run: %s not confirmed; nothing ran", tool.Name)
-}
-
-func hasExecutor(t habilis.Tool) bool {
-	raw := bytes.TrimSpace(t.Executor)
-	return len(raw) > 0 && string(raw) != "null"
 }
 
 // addHint appends advice to a result's first text item.

@@ -139,7 +139,7 @@ func TestRunSelectionOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.SelectionOnly || r.IsError || !strings.Contains(r.Text(), "selection-only") {
+	if !r.SelectionOnly || r.Ran || r.IsError || !strings.Contains(r.Text(), "selection-only") {
 		t.Errorf("Run(no executor) = %+v, want a selection-only result", r)
 	}
 }
@@ -154,7 +154,7 @@ func TestRunNotAllowed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !r.IsError || !strings.Contains(r.Text(), "not allowed") {
+		if !r.IsError || r.Ran || !strings.Contains(r.Text(), "not allowed") {
 			t.Errorf("Run(allowed %v) = %+v, want a not-allowed error result", allowed, r)
 		}
 	}
@@ -270,7 +270,7 @@ func TestHTTP(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := &Result{Content: []Content{{Type: "text", Text: "no rain"}}, IsError: true}
+		want := &Result{Content: []Content{{Type: "text", Text: "no rain"}}, IsError: true, Ran: true}
 		if diff := cmp.Diff(want, r); diff != "" {
 			t.Errorf("Run(mcp-shaped answer) mismatch (-want +got):\n%s", diff)
 		}

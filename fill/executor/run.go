@@ -43,6 +43,9 @@ type Result struct {
 	IsError bool `json:"isError,omitempty"`
 	// SelectionOnly reports a tool without an executor: nothing ran.
 	SelectionOnly bool `json:"selectionOnly,omitempty"`
+	// Ran reports that the executor was started (whatever came of it). It
+	// is not part of MCP's result shape.
+	Ran bool `json:"-"`
 	// Truncated reports output cut at the output limit.
 	Truncated bool `json:"truncated,omitempty"`
 }
@@ -128,7 +131,7 @@ func (o *Options) lookup(name string) (string, bool) {
 // gives a SelectionOnly result. Run returns an error only for a malformed
 // spec (wrapping habilis.ErrInvalid) or when ctx ends.
 func Run(ctx context.Context, tool habilis.Tool, args map[string]any, opts Options) (*Result, error) {
-	if len(bytes.TrimSpace(tool.Executor)) == 0 || string(bytes.TrimSpace(tool.Executor)) == "null" {
+	if !Declared(tool) {
 		r := textResult(false, "tool %q is selection-only: it declares no executor, so nothing ran", tool.Name)
 		r.SelectionOnly = true
 		return r, nil
@@ -162,7 +165,15 @@ func Run(ctx context.Context, tool habilis.Tool, args map[string]any, opts Optio
 	if rctx.Err() != nil && r.IsError {
 		r = textResult(true, "tool %q timed out after %s", tool.Name, timeout)
 	}
+	r.Ran = true
 	return r, nil
+}
+
+// Declared reports whether tool declares an executor; a tool without one
+// is selection-only.
+func Declared(tool habilis.Tool) bool {
+	raw := bytes.TrimSpace(tool.Executor)
+	return len(raw) > 0 && string(raw) != "null"
 }
 
 func allowedList(kinds []string) string {
