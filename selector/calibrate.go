@@ -151,7 +151,7 @@ func calibrate(recs []habilis.Record, fixed *Calibration, tri *triSpace, heldOut
 	// tool's centroid, description and (with heldOutDoc) document.
 	var score func(v habilis.Vector)
 	if tri != nil {
-		acc := make([]float32, 4*len(recs))
+		acc := make([][4]float32, len(recs))
 		score = func(v habilis.Vector) { tri.scoreAll(v, acc, cs, ds, ls) }
 	} else {
 		cents, descs, docs := columns(recs)

@@ -165,7 +165,7 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embe
 // Tools without examples have no centroid: their centroid score is their
 // description score, so that their gate and their centroid-mode rank use
 // it.
-func (ix *index) scoreAll(q, ql habilis.Vector, acc, cent, desc, doc []float32) {
+func (ix *index) scoreAll(q, ql habilis.Vector, acc [][4]float32, cent, desc, doc []float32) {
 	if ix.tri != nil {
 		ix.tri.scoreAll(q, acc, cent, desc, doc)
 	} else {

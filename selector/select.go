@@ -20,7 +20,7 @@ const DefaultK = 5
 // pool so that a selection over a large catalog allocates little.
 type scratch struct {
 	cent, desc, doc, roc, fused []float32
-	acc                         []float32 // 4 a tool, for triSpace
+	acc                         [][4]float32 // for triSpace
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -30,10 +30,10 @@ func (s *scratch) size(n int) {
 		s.cent, s.desc, s.doc, s.roc, s.fused = make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
 	}
 	s.cent, s.desc, s.doc, s.roc, s.fused = s.cent[:n], s.desc[:n], s.doc[:n], s.roc[:n], s.fused[:n]
-	if cap(s.acc) < 4*n {
-		s.acc = make([]float32, 4*n)
+	if cap(s.acc) < n {
+		s.acc = make([][4]float32, n)
 	}
-	s.acc = s.acc[:4*n]
+	s.acc = s.acc[:n]
 }
 
 // Select returns the tools that fit query, best first, with the figures
@@ -390,7 +390,7 @@ func (r *Router) Scores(ctx context.Context, query string) (*Scores, error) {
 	sc := &Scores{Tools: make([]string, n), Centroid: make([]float32, n), Description: make([]float32, n),
 		Document: make([]float32, n), Rocchio: make([]float32, n), Evidence: make([]float32, n), Gate: make([]float32, n),
 		HasRadius: make([]bool, n), HasExamples: make([]bool, n)}
-	ix.scoreAll(q, ql, make([]float32, 4*n), sc.Centroid, sc.Description, sc.Document)
+	ix.scoreAll(q, ql, make([][4]float32, n), sc.Centroid, sc.Description, sc.Document)
 	for i := range ix.tools {
 		t := &ix.tools[i]
 		sc.Tools[i] = t.tool.Name

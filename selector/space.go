@@ -143,12 +143,37 @@ func mean(vs []habilis.Vector) habilis.Vector {
 // the three weights, so that one pass over a query's terms scores all
 // three: one map lookup per term instead of three, and postings read in
 // order.
+//
+// A term's postings are two runs, each in row order: pairs, for the rows
+// whose description lacks the term (most of them, descriptions being
+// short), carry only the centroid and document weights; triples carry all
+// three. A weight that a run leaves out, or stores as 0, would only add 0
+// to its sum, so the split changes no score.
 type triSpace struct {
-	rows    int
-	terms   map[uint32]int32
-	offsets []int32
-	prow    []int32
-	pval    []float32 // three weights a posting
+	rows  int
+	terms map[uint32]int32
+	// Term k's postings are pairs[offsets[k].pair:offsets[k+1].pair] and
+	// triples[offsets[k].triple:offsets[k+1].triple].
+	offsets []triOffset
+	pairs   []pairPosting
+	triples []triplePosting
+}
+
+// triOffset is where a term's runs of postings start.
+type triOffset struct{ pair, triple int32 }
+
+// pairPosting is a row's centroid and document weights for a term its
+// description lacks.
+type pairPosting struct {
+	row       int32
+	cent, doc float32
+}
+
+// triplePosting is a row's centroid, description and document weights
+// for a term.
+type triplePosting struct {
+	row             int32
+	cent, desc, doc float32
 }
 
 // columns returns recs' centroids, descriptions and documents, in the
@@ -168,7 +193,7 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 	// Each row's three vectors merged by term (their indices ascend), so
 	// postings come out in row order and no per-row map is needed.
 	type entry struct {
-		term uint32
+		term uint32 // the term, then its slot once slots are assigned
 		w    [3]float32
 	}
 	merged := make([][]entry, len(a))
@@ -205,24 +230,41 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 	}
 	slices.Sort(order) // deterministic layout
 	s.terms = make(map[uint32]int32, len(order))
-	s.offsets = make([]int32, len(order)+1)
-	var off int32
 	for k, t := range order {
 		s.terms[t] = int32(k)
-		s.offsets[k] = off
-		off += counts[t]
 	}
-	s.offsets[len(order)] = off
-	s.prow = make([]int32, off)
-	s.pval = make([]float32, 3*off)
-	fill := make([]int32, len(order))
+	// Count each slot's pairs and triples (offsets[k+1] for now).
+	s.offsets = make([]triOffset, len(order)+1)
+	for _, row := range merged {
+		for i := range row {
+			e := &row[i]
+			k := s.terms[e.term]
+			e.term = uint32(k)
+			if e.w[1] == 0 {
+				s.offsets[k+1].pair++
+			} else {
+				s.offsets[k+1].triple++
+			}
+		}
+	}
+	for k := range order {
+		s.offsets[k+1].pair += s.offsets[k].pair
+		s.offsets[k+1].triple += s.offsets[k].triple
+	}
+	s.pairs = make([]pairPosting, s.offsets[len(order)].pair)
+	s.triples = make([]triplePosting, s.offsets[len(order)].triple)
+	fill := make([]triOffset, len(order))
+	copy(fill, s.offsets)
 	for r, row := range merged {
 		for _, e := range row {
-			k := s.terms[e.term]
-			p := s.offsets[k] + fill[k]
-			fill[k]++
-			s.prow[p] = int32(r)
-			copy(s.pval[3*p:3*p+3], e.w[:])
+			f := &fill[e.term]
+			if e.w[1] == 0 {
+				s.pairs[f.pair] = pairPosting{row: int32(r), cent: e.w[0], doc: e.w[2]}
+				f.pair++
+			} else {
+				s.triples[f.triple] = triplePosting{row: int32(r), cent: e.w[0], desc: e.w[1], doc: e.w[2]}
+				f.triple++
+			}
 		}
 	}
 	return s
@@ -230,10 +272,21 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 
 // scoreAll writes the query's score against every row of each set into
 // oa, ob and oc (each of length s.rows). acc is scratch space of at least
-// 4·rows: the three sums of a row are accumulated side by side, so each
-// posting touches one cache line rather than three.
-func (s *triSpace) scoreAll(q habilis.Vector, acc, oa, ob, oc []float32) {
-	acc = acc[:4*s.rows]
+// s.rows (see accumulate).
+func (s *triSpace) scoreAll(q habilis.Vector, acc [][4]float32, oa, ob, oc []float32) {
+	acc = acc[:s.rows]
+	s.accumulate(q, acc)
+	for r, a := range acc {
+		oa[r], ob[r], oc[r] = a[0], a[1], a[2]
+	}
+}
+
+// accumulate writes the query's scores against row r into acc[r][0],
+// acc[r][1] and acc[r][2] (centroid, description, document) for every
+// row, and 0 into acc[r][3]; acc must have length s.rows. The three sums
+// of a row lie side by side, so that each posting touches one cache line
+// rather than three.
+func (s *triSpace) accumulate(q habilis.Vector, acc [][4]float32) {
 	clear(acc)
 	for i, t := range q.Indices {
 		k, ok := s.terms[t]
@@ -242,16 +295,16 @@ func (s *triSpace) scoreAll(q habilis.Vector, acc, oa, ob, oc []float32) {
 		}
 		w := q.Values[i]
 		lo, hi := s.offsets[k], s.offsets[k+1]
-		vals := s.pval[3*lo : 3*hi]
-		for j, r := range s.prow[lo:hi] {
-			a := acc[4*r : 4*r+3 : 4*r+3]
-			v := vals[3*j : 3*j+3 : 3*j+3]
-			a[0] += w * v[0]
-			a[1] += w * v[1]
-			a[2] += w * v[2]
+		for _, p := range s.pairs[lo.pair:hi.pair] {
+			a := &acc[p.row]
+			a[0] += w * p.cent
+			a[2] += w * p.doc
 		}
-	}
-	for r := range s.rows {
-		oa[r], ob[r], oc[r] = acc[4*r], acc[4*r+1], acc[4*r+2]
+		for _, p := range s.triples[lo.triple:hi.triple] {
+			a := &acc[p.row]
+			a[0] += w * p.cent
+			a[1] += w * p.desc
+			a[2] += w * p.doc
+		}
 	}
 }

@@ -1,0 +1,107 @@
+package selector
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/habilis-router/habilis"
+)
+
+// randSparse returns a random sparse vector over terms [0, vocab) with
+// about density·vocab entries (possibly none), indices ascending.
+func randSparse(rng *rand.Rand, vocab int, density float64) habilis.Vector {
+	var v habilis.Vector
+	for t := range vocab {
+		if rng.Float64() < density {
+			v.Indices = append(v.Indices, uint32(t))
+			v.Values = append(v.Values, rng.Float32()*2-1)
+		}
+	}
+	return v
+}
+
+// naiveDot is q·v summed in q's term order, as the index sums it: the
+// reference the index must match exactly.
+func naiveDot(q, v habilis.Vector) float32 {
+	w := make(map[uint32]float32, len(v.Indices))
+	for i, t := range v.Indices {
+		w[t] = v.Values[i]
+	}
+	var s float32
+	for i, t := range q.Indices {
+		if x, ok := w[t]; ok {
+			s += q.Values[i] * x
+		}
+	}
+	return s
+}
+
+// TestTriSpaceExact checks that the merged index scores every row of each
+// set exactly as a naive dot product does, on random sparse rows where
+// descriptions are short, some rows are empty and the query has terms no
+// row has.
+func TestTriSpaceExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	const vocab = 300
+	for _, rows := range []int{0, 1, 37, 500} {
+		cents := make([]habilis.Vector, rows)
+		descs := make([]habilis.Vector, rows)
+		docs := make([]habilis.Vector, rows)
+		for r := range rows {
+			if r%5 != 0 { // every fifth row has no centroid, like a tool without examples
+				cents[r] = randSparse(rng, vocab, 0.1)
+			}
+			descs[r] = randSparse(rng, vocab, 0.02)
+			if r%7 != 3 { // and some have no document either
+				docs[r] = randSparse(rng, vocab, 0.15)
+			}
+		}
+		if rows > 1 {
+			// A stored zero weight scores like an absent one.
+			descs[1] = habilis.Vector{Indices: []uint32{4, 9}, Values: []float32{0, 0.5}}
+		}
+		s := newTriSpace(cents, descs, docs)
+		acc := make([][4]float32, rows)
+		got := [3][]float32{make([]float32, rows), make([]float32, rows), make([]float32, rows)}
+		for range 20 {
+			q := randSparse(rng, vocab+50, 0.2)
+			s.scoreAll(q, acc, got[0], got[1], got[2])
+			for k, set := range [3][]habilis.Vector{cents, descs, docs} {
+				for r := range rows {
+					if want := naiveDot(q, set[r]); got[k][r] != want {
+						t.Fatalf("rows %d: set %d row %d: score %v, want %v", rows, k, r, got[k][r], want)
+					}
+				}
+			}
+		}
+		// Each (row, term) of the three sets is one posting, in row order
+		// within its run; only triples carry a description weight.
+		want := 0
+		for r := range rows {
+			terms := map[uint32]bool{}
+			for _, v := range []habilis.Vector{cents[r], descs[r], docs[r]} {
+				for _, t := range v.Indices {
+					terms[t] = true
+				}
+			}
+			want += len(terms)
+		}
+		if n := len(s.pairs) + len(s.triples); n != want {
+			t.Fatalf("rows %d: %d postings, want %d", rows, n, want)
+		}
+		for k := range len(s.offsets) - 1 {
+			lo, hi := s.offsets[k], s.offsets[k+1]
+			pairs, triples := s.pairs[lo.pair:hi.pair], s.triples[lo.triple:hi.triple]
+			if !slices.IsSortedFunc(pairs, func(a, b pairPosting) int { return int(a.row - b.row) }) ||
+				!slices.IsSortedFunc(triples, func(a, b triplePosting) int { return int(a.row - b.row) }) {
+				t.Fatalf("rows %d: term slot %d: postings out of row order", rows, k)
+			}
+			for _, p := range triples {
+				if p.desc == 0 {
+					t.Fatalf("rows %d: term slot %d: triple of row %d without a description weight", rows, k, p.row)
+				}
+			}
+		}
+	}
+}
