@@ -160,21 +160,22 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embe
 	return ix, nil
 }
 
-// scoreAll scores the query against every tool's centroid, description
-// and document (q is the main embedder's vector, ql the lexical one's).
-// Tools without examples have no centroid: their centroid score is their
-// description score, so that their gate and their centroid-mode rank use
-// it.
-func (ix *index) scoreAll(q, ql habilis.Vector, acc [][4]float32, cent, desc, doc []float32) {
+// scoreAll writes the query's score against every tool's centroid,
+// description and document into sig[i][sigCent], sig[i][sigDesc] and
+// sig[i][sigDoc], for every tool i (q is the main embedder's vector, ql the
+// lexical one's); col is scratch space of one score a tool. Tools without
+// examples have no centroid: their centroid score is their description
+// score, so that their gate and their centroid-mode rank use it.
+func (ix *index) scoreAll(q, ql habilis.Vector, sig [][4]float32, col []float32) {
 	if ix.tri != nil {
-		ix.tri.scoreAll(q, acc, cent, desc, doc)
+		ix.tri.accumulate(q, sig)
 	} else {
-		ix.cent.scoreAll(q, cent)
-		ix.desc.scoreAll(q, desc)
-		ix.doc.scoreAll(ql, doc)
+		ix.cent.scoreColumn(q, col, sig, sigCent)
+		ix.desc.scoreColumn(q, col, sig, sigDesc)
+		ix.doc.scoreColumn(ql, col, sig, sigDoc)
 	}
 	for _, i := range ix.bare {
-		cent[i] = desc[i]
+		sig[i][sigCent] = sig[i][sigDesc]
 	}
 }
 

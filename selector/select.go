@@ -2,7 +2,6 @@ package selector
 
 import (
 	"cmp"
-	"container/heap"
 	"context"
 	"fmt"
 	"math"
@@ -19,21 +18,30 @@ const DefaultK = 5
 // scratch holds one selection's per-tool score buffers, reused through a
 // pool so that a selection over a large catalog allocates little.
 type scratch struct {
-	cent, desc, doc, roc, fused []float32
-	acc                         [][4]float32 // for triSpace
+	// sig holds each tool's raw scores side by side, indexed by sigCent,
+	// sigDesc, sigDoc and sigRoc, so that a pass over the tools reads one
+	// array.
+	sig   [][4]float32
+	fused []float32
+	col   []float32 // one signal of every tool, for spaces that score one at a time
 }
+
+// The raw scores of a tool in scratch.sig, in the order triSpace
+// accumulates them.
+const (
+	sigCent = iota // centroid (description for a tool without examples)
+	sigDesc        // description
+	sigDoc         // whole document, lexically
+	sigRoc         // Rocchio (hybrid mode only)
+)
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 func (s *scratch) size(n int) {
-	if cap(s.cent) < n {
-		s.cent, s.desc, s.doc, s.roc, s.fused = make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+	if cap(s.sig) < n {
+		s.sig, s.fused, s.col = make([][4]float32, n), make([]float32, n), make([]float32, n)
 	}
-	s.cent, s.desc, s.doc, s.roc, s.fused = s.cent[:n], s.desc[:n], s.doc[:n], s.roc[:n], s.fused[:n]
-	if cap(s.acc) < n {
-		s.acc = make([][4]float32, n)
-	}
-	s.acc = s.acc[:n]
+	s.sig, s.fused, s.col = s.sig[:n], s.fused[:n], s.col[:n]
 }
 
 // Select returns the tools that fit query, best first, with the figures
@@ -204,10 +212,12 @@ func (ix *index) queryVectors(ctx context.Context, query string) (q, ql habilis.
 }
 
 // signalsOf returns tool i's signals in description and centroid modes,
-// ranked by key, with its centroid-mode gate: its centroid score (its
-// description score without examples) against its gate threshold.
-func (ix *index) signalsOf(s *scratch, key []float32, i int) signals {
-	sg := signals{tool: i, cent: s.cent[i], desc: s.desc[i], fused: key[i]}
+// ranked by its score in column key of s.sig, with its centroid-mode gate:
+// its centroid score (its description score without examples) against its
+// gate threshold.
+func (ix *index) signalsOf(s *scratch, key, i int) signals {
+	g := &s.sig[i]
+	sg := signals{tool: i, cent: g[sigCent], desc: g[sigDesc], fused: g[key]}
 	sg.threshold, _, _ = ix.gate(i)
 	if len(ix.tools[i].tool.Examples) > 0 {
 		sg.gateScore = sg.cent
@@ -231,13 +241,13 @@ func (ix *index) rank(ctx context.Context, query string, mode habilis.Mode, k in
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
 	s.size(n)
-	ix.scoreAll(q, ql, s.acc, s.cent, s.desc, s.doc)
-	var key []float32
+	ix.scoreAll(q, ql, s.sig, s.col)
+	var key int
 	switch mode {
 	case habilis.ModeDescription:
-		key = s.desc
+		key = sigDesc
 	case habilis.ModeCentroid:
-		key = s.cent
+		key = sigCent
 	default:
 		rk := ix.hybrid(q, s, k, denied)
 		for _, i := range pinned {
@@ -247,7 +257,13 @@ func (ix *index) rank(ctx context.Context, query string, mode habilis.Mode, k in
 		}
 		return rk, nil
 	}
-	top := topK(key, k, denied)
+	best := newTopK(k)
+	for i := range s.sig {
+		if !isDenied(denied, i) {
+			best.offer(i, s.sig[i][key])
+		}
+	}
+	top := best.indexes()
 	rk := &Ranking{Matches: make([]habilis.Match, 0, len(top))}
 	for _, i := range top {
 		sg := ix.signalsOf(s, key, i)
@@ -282,16 +298,30 @@ func (ix *index) rank(ctx context.Context, query string, mode habilis.Mode, k in
 // evidence that some tool applies (see hybridSignals).
 func (ix *index) hybrid(q habilis.Vector, s *scratch, k int, denied map[int]bool) *Ranking {
 	w := ix.cal.Weights
-	for i := range s.roc {
-		s.roc[i] = ix.rocchio(i, s.cent[i], s.desc[i])
+	// One pass adds each tool's Rocchio score and gathers the moments
+	// the signals are standardised by; a second fuses and keeps the best.
+	var roc, desc, doc moments
+	for i := range s.sig {
+		g := &s.sig[i]
+		g[sigRoc] = ix.rocchio(i, g[sigCent], g[sigDesc])
+		roc.add(g[sigRoc])
+		desc.add(g[sigDesc])
+		doc.add(g[sigDoc])
 	}
-	fused := s.fused
-	fuse(w, ix.prior, s.roc, s.desc, s.doc, fused)
+	f := newFusion(w, ix.prior, roc, desc, doc)
 	pool := k
 	if w.Example != 0 {
 		pool = max(2*k, 16)
 	}
-	top := topK(fused, min(pool, len(fused)), denied)
+	best := newTopK(min(pool, len(s.sig)))
+	for i := range s.sig {
+		g := &s.sig[i]
+		s.fused[i] = f.at(i, g[sigRoc], g[sigDesc], g[sigDoc])
+		if !isDenied(denied, i) {
+			best.offer(i, s.fused[i])
+		}
+	}
+	top := best.indexes()
 	sgs := make([]signals, len(top))
 	for j, i := range top {
 		sgs[j] = ix.hybridSignals(s, i)
@@ -327,19 +357,41 @@ func (ix *index) hybrid(q habilis.Vector, s *scratch, k int, denied map[int]bool
 	return rk
 }
 
-// fuse writes hybrid mode's fused score of every tool into out: the
-// weighted sum of each signal's z-score over the catalog (so that no signal
-// dominates by its scale) plus the tool's prior, if any.
+// fuse writes hybrid mode's fused score of every tool into out (see
+// fusion).
 func fuse(w Weights, prior, roc, desc, doc, out []float32) {
-	rm, rsd := meanStd(roc)
-	dm, dsd := meanStd(desc)
-	lm, lsd := meanStd(doc)
+	f := newFusion(w, prior, momentsOf(roc), momentsOf(desc), momentsOf(doc))
 	for i := range out {
-		out[i] = w.Centroid*z(roc[i], rm, rsd) + w.Description*z(desc[i], dm, dsd) + w.Document*z(doc[i], lm, lsd)
-		if prior != nil {
-			out[i] += prior[i]
-		}
+		out[i] = f.at(i, roc[i], desc[i], doc[i])
 	}
+}
+
+// fusion is hybrid mode's fused score: the weighted sum of each signal's
+// z-score over the catalog (so that no signal dominates by its scale) plus
+// the tool's prior, if any.
+type fusion struct {
+	w                         Weights
+	prior                     []float32
+	rm, rsd, dm, dsd, lm, lsd float32 // Rocchio, description and document means and deviations
+}
+
+// newFusion returns the fusion under weights w and prior (nil for none)
+// of signals with the moments roc, desc and doc over the catalog.
+func newFusion(w Weights, prior []float32, roc, desc, doc moments) fusion {
+	f := fusion{w: w, prior: prior}
+	f.rm, f.rsd = roc.meanStd()
+	f.dm, f.dsd = desc.meanStd()
+	f.lm, f.lsd = doc.meanStd()
+	return f
+}
+
+// at returns the fused score of tool i with the signals roc, desc and doc.
+func (f *fusion) at(i int, roc, desc, doc float32) float32 {
+	s := f.w.Centroid*z(roc, f.rm, f.rsd) + f.w.Description*z(desc, f.dm, f.dsd) + f.w.Document*z(doc, f.lm, f.lsd)
+	if f.prior != nil {
+		s += f.prior[i]
+	}
+	return s
 }
 
 // Scores are one query's raw signals for every tool of the catalog, in the
@@ -390,9 +442,11 @@ func (r *Router) Scores(ctx context.Context, query string) (*Scores, error) {
 	sc := &Scores{Tools: make([]string, n), Centroid: make([]float32, n), Description: make([]float32, n),
 		Document: make([]float32, n), Rocchio: make([]float32, n), Evidence: make([]float32, n), Gate: make([]float32, n),
 		HasRadius: make([]bool, n), HasExamples: make([]bool, n)}
-	ix.scoreAll(q, ql, make([][4]float32, n), sc.Centroid, sc.Description, sc.Document)
+	sig := make([][4]float32, n)
+	ix.scoreAll(q, ql, sig, make([]float32, n))
 	for i := range ix.tools {
 		t := &ix.tools[i]
+		sc.Centroid[i], sc.Description[i], sc.Document[i] = sig[i][sigCent], sig[i][sigDesc], sig[i][sigDoc]
 		sc.Tools[i] = t.tool.Name
 		sc.HasExamples[i] = len(t.tool.Examples) > 0
 		sc.Rocchio[i] = ix.rocchio(i, sc.Centroid[i], sc.Description[i])
@@ -418,7 +472,8 @@ func (ix *index) hybridMatch(sg signals) habilis.Match {
 // for a tool without examples, its description score against the
 // description threshold.
 func (ix *index) hybridSignals(s *scratch, i int) signals {
-	sg := signals{tool: i, cent: s.cent[i], desc: s.desc[i], doc: s.doc[i], roc: s.roc[i], fused: s.fused[i]}
+	g := &s.sig[i]
+	sg := signals{tool: i, cent: g[sigCent], desc: g[sigDesc], doc: g[sigDoc], roc: g[sigRoc], fused: s.fused[i]}
 	if len(ix.tools[i].tool.Examples) > 0 {
 		sg.gateScore, sg.threshold = ix.evidence(sg.roc, sg.doc), ix.cal.HybridThreshold
 	} else {
@@ -453,71 +508,117 @@ func (ix *index) explain(sg signals) habilis.Match {
 	return m
 }
 
-func meanStd(xs []float32) (mean, std float32) {
-	if len(xs) == 0 {
+// moments accumulates the mean and standard deviation of a series one
+// value at a time.
+type moments struct {
+	n     int
+	s, ss float64
+}
+
+func (m *moments) add(x float32) {
+	m.n++
+	m.s += float64(x)
+	m.ss += float64(x) * float64(x)
+}
+
+// meanStd returns the series' mean and standard deviation, with a
+// deviation of 1 for an empty or constant series.
+func (m *moments) meanStd() (mean, std float32) {
+	if m.n == 0 {
 		return 0, 1
 	}
-	var s, ss float64
-	for _, x := range xs {
-		s += float64(x)
-		ss += float64(x) * float64(x)
-	}
-	m := s / float64(len(xs))
-	v := ss/float64(len(xs)) - m*m
+	mu := m.s / float64(m.n)
+	v := m.ss/float64(m.n) - mu*mu
 	if v <= 1e-12 {
-		return float32(m), 1
+		return float32(mu), 1
 	}
-	return float32(m), float32(math.Sqrt(v))
+	return float32(mu), float32(math.Sqrt(v))
+}
+
+func momentsOf(xs []float32) moments {
+	var m moments
+	for _, x := range xs {
+		m.add(x)
+	}
+	return m
+}
+
+func meanStd(xs []float32) (mean, std float32) {
+	m := momentsOf(xs)
+	return m.meanStd()
 }
 
 func z(x, mean, std float32) float32 { return (x - mean) / std }
 
-// topK returns the indexes of the k largest scores, best first, skipping
-// denied ones; ties go to the lower index, so results are deterministic.
-func topK(scores []float32, k int, denied map[int]bool) []int {
-	if k <= 0 {
-		return nil
+// isDenied reports whether tool i is denied, cheaply when none is.
+func isDenied(denied map[int]bool, i int) bool { return len(denied) > 0 && denied[i] }
+
+// topK keeps the k best of the scores offered to it: the largest, ties
+// going to the lower index, so that results are deterministic.
+type topK struct {
+	k    int
+	heap []scored // a min-heap: the worst kept is at the root
+}
+
+// scored is a tool's index and score.
+type scored struct {
+	i     int
+	score float32
+}
+
+// worse reports whether a ranks below b.
+func worse(a, b scored) bool { return a.score < b.score || (a.score == b.score && a.i > b.i) }
+
+func newTopK(k int) *topK { return &topK{k: k, heap: make([]scored, 0, max(k, 0))} }
+
+// offer considers tool i with score.
+func (t *topK) offer(i int, score float32) {
+	x := scored{i, score}
+	h := t.heap
+	if len(h) < t.k {
+		// Sift x up from the end.
+		j := len(h)
+		h = append(h, x)
+		for j > 0 {
+			p := (j - 1) / 2
+			if !worse(h[j], h[p]) {
+				break
+			}
+			h[j], h[p] = h[p], h[j]
+			j = p
+		}
+		t.heap = h
+		return
 	}
-	h := &minHeap{scores: scores}
-	for i, s := range scores {
-		if denied[i] {
-			continue
-		}
-		if h.Len() < k {
-			heap.Push(h, i)
-			continue
-		}
-		if worst := h.idx[0]; s > scores[worst] || (s == scores[worst] && i < worst) {
-			h.idx[0] = i
-			heap.Fix(h, 0)
-		}
+	if len(h) == 0 || !worse(h[0], x) {
+		return
 	}
-	// Best first, as popping the heap would give them in reverse, without
-	// boxing each index.
-	slices.SortFunc(h.idx, func(a, b int) int {
-		return cmp.Or(cmp.Compare(scores[b], scores[a]), cmp.Compare(a, b))
+	// Replace the root and sift it down.
+	h[0] = x
+	for j := 0; ; {
+		c := 2*j + 1
+		if c >= len(h) {
+			break
+		}
+		if r := c + 1; r < len(h) && worse(h[r], h[c]) {
+			c = r
+		}
+		if !worse(h[c], h[j]) {
+			break
+		}
+		h[j], h[c] = h[c], h[j]
+		j = c
+	}
+}
+
+// indexes returns the indexes kept, best first.
+func (t *topK) indexes() []int {
+	slices.SortFunc(t.heap, func(a, b scored) int {
+		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.i, b.i))
 	})
-	return h.idx
-}
-
-// minHeap keeps the worst of the current top k at its root.
-type minHeap struct {
-	idx    []int
-	scores []float32
-}
-
-func (h *minHeap) Len() int { return len(h.idx) }
-func (h *minHeap) Less(a, b int) bool {
-	sa, sb := h.scores[h.idx[a]], h.scores[h.idx[b]]
-	if sa != sb {
-		return sa < sb
+	idx := make([]int, len(t.heap))
+	for j, x := range t.heap {
+		idx[j] = x.i
 	}
-	return h.idx[a] > h.idx[b]
-}
-func (h *minHeap) Swap(a, b int) { h.idx[a], h.idx[b] = h.idx[b], h.idx[a] }
-func (h *minHeap) Push(x any)    { h.idx = append(h.idx, x.(int)) }
-func (h *minHeap) Pop() any {
-	x := h.idx[len(h.idx)-1]
-	h.idx = h.idx[:len(h.idx)-1]
-	return x
+	return idx
 }

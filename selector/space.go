@@ -99,6 +99,15 @@ func (s *space) scoreAll(q habilis.Vector, out []float32) {
 	}
 }
 
+// scoreColumn writes the query's score against every row r into
+// out[r][j]; col is scratch space of length s.rows.
+func (s *space) scoreColumn(q habilis.Vector, col []float32, out [][4]float32, j int) {
+	s.scoreAll(q, col)
+	for r, x := range col {
+		out[r][j] = x
+	}
+}
+
 // dot returns a·b for two vectors of the same form, or 0 when their forms
 // differ or either is zero.
 func dot(a, b habilis.Vector) float32 {
