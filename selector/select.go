@@ -294,8 +294,9 @@ func (ix *index) rank(ctx context.Context, query string, mode habilis.Mode, k in
 // description, the whole-document lexical score and, when weighted, the
 // nearest example, plus any prior learned from labelled traffic. The
 // nearest example, the costliest, is scored only for the candidates the
-// others put near the top. The gate is on the Rocchio score, the best
-// evidence that some tool applies (see hybridSignals).
+// others put near the top. The gate is on the tool's evidence (see
+// index.evidence and hybridSignals), not on the fused score, which says
+// which tool fits best but not whether any does.
 func (ix *index) hybrid(q habilis.Vector, s *scratch, k int, denied map[int]bool) *Ranking {
 	w := ix.cal.Weights
 	// One pass adds each tool's Rocchio score and gathers the moments
