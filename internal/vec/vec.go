@@ -4,8 +4,9 @@
 package vec
 
 import (
+	"cmp"
 	"math"
-	"sort"
+	"slices"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -93,31 +94,85 @@ func MeanDense(xs [][]float32) []float32 {
 
 // MeanSparse returns the normalised mean of sparse vectors as ascending
 // indices and values, or nils when the mean is zero or there are none.
+//
+// Each coordinate is summed in input order (vector by vector, and within a
+// vector by position), so the result does not depend on how the sum is
+// organised. Vectors with ascending indices are merged into the running sum
+// directly; others are sorted first (stably, so repeated indices keep their
+// order).
 func MeanSparse(idx [][]uint32, val [][]float32) ([]uint32, []float32) {
-	acc := make(map[uint32]float32)
+	total := 0
 	for k := range idx {
-		for i, t := range idx[k] {
-			acc[t] += val[k][i]
-		}
+		total += len(idx[k])
 	}
-	if len(acc) == 0 {
+	if total == 0 {
 		return nil, nil
 	}
-	keys := make([]uint32, 0, len(acc))
-	for t, v := range acc {
+	// The running sum and the next one, swapped after every merge.
+	keys, vals := make([]uint32, 0, total), make([]float32, 0, total)
+	nextK, nextV := make([]uint32, 0, total), make([]float32, 0, total)
+	for k := range idx {
+		ii, vv := ascending(idx[k], val[k])
+		nextK, nextV = mergeAdd(nextK[:0], nextV[:0], keys, vals, ii, vv)
+		keys, vals, nextK, nextV = nextK, nextV, keys, vals
+	}
+	n := 0
+	for i, v := range vals {
 		if v != 0 {
-			keys = append(keys, t)
+			keys[n], vals[n] = keys[i], v
+			n++
 		}
 	}
-	sort.Slice(keys, func(a, b int) bool { return keys[a] < keys[b] })
-	vals := make([]float32, len(keys))
-	for i, t := range keys {
-		vals[i] = acc[t]
-	}
+	keys, vals = keys[:n:n], vals[:n:n]
 	if !Normalize(vals) {
 		return nil, nil
 	}
 	return keys, vals
+}
+
+// ascending returns ii and vv, or copies sorted by index when ii does not
+// ascend; entries with equal indices keep their order.
+func ascending(ii []uint32, vv []float32) ([]uint32, []float32) {
+	if slices.IsSorted(ii) {
+		return ii, vv
+	}
+	type entry struct {
+		i uint32
+		v float32
+	}
+	es := make([]entry, len(ii))
+	for k := range ii {
+		es[k] = entry{ii[k], vv[k]}
+	}
+	slices.SortStableFunc(es, func(a, b entry) int { return cmp.Compare(a.i, b.i) })
+	si, sv := make([]uint32, len(es)), make([]float32, len(es))
+	for k, e := range es {
+		si[k], sv[k] = e.i, e.v
+	}
+	return si, sv
+}
+
+// mergeAdd appends to dk, dv the sum of the sparse vectors (ak, av), whose
+// indices strictly ascend, and (bk, bv), whose indices ascend (repeats
+// allowed): one entry per index, summed as a's value plus b's values in
+// order.
+func mergeAdd(dk []uint32, dv []float32, ak []uint32, av []float32, bk []uint32, bv []float32) ([]uint32, []float32) {
+	i, j := 0, 0
+	for i < len(ak) || j < len(bk) {
+		switch {
+		case j == len(bk) || (i < len(ak) && ak[i] <= bk[j]):
+			dk, dv = append(dk, ak[i]), append(dv, av[i])
+			i++
+		case len(dk) > 0 && dk[len(dk)-1] == bk[j]:
+			// b repeats an index, or matches the one a just gave.
+			dv[len(dv)-1] += bv[j]
+			j++
+		default:
+			dk, dv = append(dk, bk[j]), append(dv, bv[j])
+			j++
+		}
+	}
+	return dk, dv
 }
 
 // Slab is a row-major matrix of dense vectors held in one contiguous

@@ -111,3 +111,90 @@ func TestSlabScores(t *testing.T) {
 		t.Errorf("Scores of the zero row = %v, want 0", out[rows])
 	}
 }
+
+// meanSparseMap is MeanSparse as a map of sums: the reference its sorted
+// merge must match bit for bit.
+func meanSparseMap(idx [][]uint32, val [][]float32) ([]uint32, []float32) {
+	acc := make(map[uint32]float32)
+	for k := range idx {
+		for i, t := range idx[k] {
+			acc[t] += val[k][i]
+		}
+	}
+	var keys []uint32
+	for t, v := range acc {
+		if v != 0 {
+			keys = append(keys, t)
+		}
+	}
+	slices.Sort(keys)
+	vals := make([]float32, len(keys))
+	for i, t := range keys {
+		vals[i] = acc[t]
+	}
+	if !Normalize(vals) {
+		return nil, nil
+	}
+	return keys, vals
+}
+
+// TestMeanSparseMatchesMap checks MeanSparse against the map of sums on
+// random vectors: ascending ones as embedders make them, and unsorted ones
+// with repeated indices, whose repeats are summed in order.
+func TestMeanSparseMatchesMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 500 {
+		sorted := trial%2 == 0
+		n := rng.IntN(12)
+		idx, val := make([][]uint32, n), make([][]float32, n)
+		for k := range n {
+			m := rng.IntN(40)
+			for range m {
+				idx[k] = append(idx[k], uint32(rng.IntN(60)))
+				// A few exact cancellations, and values of very different
+				// sizes, so summation order shows in the last bits.
+				v := float32(rng.NormFloat64()) * float32(math.Pow(10, float64(rng.IntN(7)-3)))
+				if rng.IntN(10) == 0 {
+					v = float32(rng.IntN(3) - 1)
+				}
+				val[k] = append(val[k], v)
+			}
+			if sorted {
+				slices.Sort(idx[k])
+				idx[k] = slices.Compact(idx[k])
+				val[k] = val[k][:len(idx[k])]
+			}
+		}
+		wi, wv := meanSparseMap(idx, val)
+		gi, gv := MeanSparse(idx, val)
+		if !slices.Equal(gi, wi) || !slices.EqualFunc(gv, wv, func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }) {
+			t.Fatalf("trial %d: MeanSparse = %v %v, want %v %v", trial, gi, gv, wi, wv)
+		}
+	}
+}
+
+func TestMergeAdd(t *testing.T) {
+	dk, dv := mergeAdd(nil, nil, []uint32{1, 4, 6}, []float32{1, 2, 3}, []uint32{0, 4, 4, 7}, []float32{10, 20, 30, 40})
+	if !slices.Equal(dk, []uint32{0, 1, 4, 6, 7}) || !slices.Equal(dv, []float32{10, 1, 52, 3, 40}) {
+		t.Errorf("mergeAdd = %v %v, want [0 1 4 6 7] [10 1 52 3 40]", dk, dv)
+	}
+}
+
+func BenchmarkMeanSparse(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	idx, val := make([][]uint32, 10), make([][]float32, 10)
+	for k := range idx {
+		for range 150 {
+			idx[k] = append(idx[k], rng.Uint32N(1<<20))
+		}
+		slices.Sort(idx[k])
+		idx[k] = slices.Compact(idx[k])
+		for range idx[k] {
+			val[k] = append(val[k], rng.Float32())
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		MeanSparse(idx, val)
+	}
+}
