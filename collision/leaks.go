@@ -3,9 +3,9 @@ package collision
 import (
 	"fmt"
 	"math"
-	"runtime"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/par"
 )
 
 // leaks adds to ps every example leak, leave-one-out: an example is scored
@@ -33,14 +33,14 @@ func (c *catalog) leaks(ps pairSet, opts Options) error {
 	if c.sparse {
 		ix, open = c.newIndex(), c.openGates()
 	}
-	nw := max(1, min(runtime.GOMAXPROCS(0), n))
+	nw := par.Workers(n)
 	found := make([]pairSet, nw)
 	scratch := make([]*leakScratch, nw)
 	for w := range nw {
 		found[w] = make(pairSet)
 		scratch[w] = &leakScratch{scores: make([]float32, n), seen: make([]bool, n)}
 	}
-	rows(n, func(w, a int) {
+	par.For(n, func(w, a int) {
 		c.toolLeaks(a, ix, open, scratch[w], found[w], opts)
 	})
 	for _, f := range found {

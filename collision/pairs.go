@@ -4,11 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/par"
 	"github.com/habilis-router/habilis/internal/vec"
 )
 
@@ -48,23 +47,6 @@ func (c *catalog) qualifies(i, j int, sim, threshold float32) bool {
 	return sim >= threshold || sim >= c.tools[i].gate || sim >= c.tools[j].gate
 }
 
-// rows runs row(w, i) for every i in [0, n) on up to GOMAXPROCS goroutines,
-// worker w taking rows w, w+W, ... so the long first rows of a triangular
-// pass are shared out evenly.
-func rows(n int, row func(w, i int)) int {
-	nw := max(1, min(runtime.GOMAXPROCS(0), n))
-	var wg sync.WaitGroup
-	for w := range nw {
-		wg.Go(func() {
-			for i := w; i < n; i += nw {
-				row(w, i)
-			}
-		})
-	}
-	wg.Wait()
-	return nw
-}
-
 // denseAll compares every pair of dense centroids by matrix-vector
 // products over tiles of rows small enough to stay in cache (about 32 KB),
 // so each centroid is read from memory once per tile of rows, not once per
@@ -75,13 +57,13 @@ func (c *catalog) denseAll(threshold float32) []hit {
 		return nil
 	}
 	tile := max(8, min(256, 8192/d))
-	nw := max(1, min(runtime.GOMAXPROCS(0), n))
+	nw := par.Workers(n)
 	outs := make([][]hit, nw)
 	bufs := make([][]float32, nw)
 	for w := range bufs {
 		bufs[w] = make([]float32, tile)
 	}
-	rows((n+tile-1)/tile, func(w, bi int) {
+	par.For((n+tile-1)/tile, func(w, bi int) {
 		i0, i1 := bi*tile, min(n, (bi+1)*tile)
 		for j0 := i0; j0 < n; j0 += tile {
 			j1 := min(n, j0+tile)
@@ -111,7 +93,7 @@ func (c *catalog) denseAll(threshold float32) []hit {
 func (c *catalog) sparseAll(threshold float32) []hit {
 	n := len(c.tools)
 	ix, open := c.newIndex(), c.openGates()
-	nw := max(1, min(runtime.GOMAXPROCS(0), n))
+	nw := par.Workers(n)
 	outs := make([][]hit, nw)
 	accs := make([][]float32, nw)
 	seen := make([][]bool, nw)
@@ -120,7 +102,7 @@ func (c *catalog) sparseAll(threshold float32) []hit {
 		accs[w] = make([]float32, n)
 		seen[w] = make([]bool, n)
 	}
-	rows(n, func(w, i int) {
+	par.For(n, func(w, i int) {
 		acc, sn, tc := accs[w], seen[w], touched[w][:0]
 		for k := ix.start[i]; k < ix.start[i+1]; k++ {
 			wi := c.val[i][k-ix.start[i]]
