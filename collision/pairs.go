@@ -152,6 +152,10 @@ func (c *catalog) sparseAll(threshold float32) []hit {
 // are compared in full. Frequent terms, whose postings are long, mostly stay
 // out of the index, and pairs sharing only a few rare terms are dropped by
 // the bound.
+//
+// Row j is probed against the suffixes of rows i < j. The suffixes are all
+// indexed first, postings in row order, so rows are probed independently,
+// spread over GOMAXPROCS goroutines; the hits come in no particular order.
 func (c *catalog) sparseAbove(threshold float32) []hit {
 	n := len(c.tools)
 	ix := c.newIndex()
@@ -162,68 +166,92 @@ func (c *catalog) sparseAbove(threshold float32) []hit {
 	if maxNorm == 0 || threshold <= 0 {
 		return nil
 	}
-	bound := float64(threshold) / maxNorm / 2
-	bound2 := bound * bound
+	suffixes, slack := c.suffixes(ix, float64(threshold)/maxNorm/2, maxNorm)
 
-	// suffixes[i] are the positions (into ix.tids) of row i's indexed terms;
-	// slack[i] is |prefix(i)|·maxNorm.
-	suffixes := make([][]int, n)
-	slack := make([]float32, n)
-	var order []int
-	for i := range n {
-		order = order[:0]
-		for k := ix.start[i]; k < ix.start[i+1]; k++ {
-			order = append(order, k)
+	indexed := make([][]posting, len(ix.off)-1)
+	for j := range n {
+		for _, k := range suffixes[j] {
+			indexed[ix.tids[k]] = append(indexed[ix.tids[k]], posting{tool: int32(j), w: c.val[j][k-ix.start[j]]})
 		}
-		slices.SortFunc(order, func(a, b int) int {
-			if d := cmp.Compare(ix.df(ix.tids[b]), ix.df(ix.tids[a])); d != 0 {
-				return d
+	}
+	nw := par.Workers(n)
+	outs := make([][]hit, nw)
+	accs := make([][]float32, nw)
+	seen := make([][]bool, nw)
+	touched := make([][]int32, nw)
+	for w := range nw {
+		accs[w] = make([]float32, n)
+		seen[w] = make([]bool, n)
+	}
+	par.For(n, func(w, j int) {
+		acc, sn, tc := accs[w], seen[w], touched[w][:0]
+		for k := ix.start[j]; k < ix.start[j+1]; k++ {
+			wj := c.val[j][k-ix.start[j]]
+			for _, p := range indexed[ix.tids[k]] {
+				if int(p.tool) >= j {
+					break
+				}
+				if !sn[p.tool] {
+					sn[p.tool] = true
+					tc = append(tc, p.tool)
+				}
+				acc[p.tool] += wj * p.w
 			}
-			return cmp.Compare(ix.tids[a], ix.tids[b])
-		})
+		}
+		for _, i := range tc {
+			// The bound allows for rounding in the float32 sums.
+			if acc[i]+slack[i]+1e-5 >= threshold {
+				if s := c.dot(int(i), j); s >= threshold {
+					outs[w] = append(outs[w], hit{i, int32(j), s})
+				}
+			}
+			acc[i], sn[i] = 0, false
+		}
+		touched[w] = tc
+	})
+	return slices.Concat(outs...)
+}
+
+// suffixes splits every sparse centroid for sparseAbove: its terms ordered
+// by document frequency, most frequent first (ties by term), lose a prefix
+// whose norm stays within bound. It returns, per row, the positions (into
+// ix.tids) of the terms after the prefix, and |prefix|·maxNorm.
+func (c *catalog) suffixes(ix *index, bound, maxNorm float64) (suffixes [][]int, slack []float32) {
+	n := len(c.tools)
+	bound2 := bound * bound
+	suffixes = make([][]int, n)
+	slack = make([]float32, n)
+	// A term's place in the order: document frequency descending, then
+	// term id, with the position in the low bits.
+	type term struct {
+		key uint64
+		k   int
+	}
+	orders := make([][]term, par.Workers(n))
+	par.For(n, func(w, i int) {
+		order := orders[w][:0]
+		for k := ix.start[i]; k < ix.start[i+1]; k++ {
+			tid := ix.tids[k]
+			order = append(order, term{key: uint64(math.MaxUint32-ix.df(tid))<<32 | uint64(tid), k: k})
+		}
+		slices.SortFunc(order, func(a, b term) int { return cmp.Compare(a.key, b.key) })
 		var s float64
 		cut := len(order)
-		for p, k := range order {
-			v := float64(c.val[i][k-ix.start[i]])
+		for p, t := range order {
+			v := float64(c.val[i][t.k-ix.start[i]])
 			if s+v*v > bound2 {
 				cut = p
 				break
 			}
 			s += v * v
 		}
-		suffixes[i] = slices.Clone(order[cut:])
+		suffix := make([]int, len(order)-cut)
+		for p, t := range order[cut:] {
+			suffix[p] = t.k
+		}
+		suffixes[i] = suffix
 		slack[i] = float32(math.Sqrt(s) * maxNorm)
-	}
-
-	indexed := make([][]posting, len(ix.off)-1)
-	acc := make([]float32, n)
-	seen := make([]bool, n)
-	var touched []int32
-	var hits []hit
-	for j := range n {
-		touched = touched[:0]
-		for k := ix.start[j]; k < ix.start[j+1]; k++ {
-			w := c.val[j][k-ix.start[j]]
-			for _, p := range indexed[ix.tids[k]] {
-				if !seen[p.tool] {
-					seen[p.tool] = true
-					touched = append(touched, p.tool)
-				}
-				acc[p.tool] += w * p.w
-			}
-		}
-		for _, i := range touched {
-			// The bound allows for rounding in the float32 sums.
-			if acc[i]+slack[i]+1e-5 >= threshold {
-				if s := c.dot(int(i), j); s >= threshold {
-					hits = append(hits, hit{i, int32(j), s})
-				}
-			}
-			acc[i], seen[i] = 0, false
-		}
-		for _, k := range suffixes[j] {
-			indexed[ix.tids[k]] = append(indexed[ix.tids[k]], posting{tool: int32(j), w: c.val[j][k-ix.start[j]]})
-		}
-	}
-	return hits
+		orders[w] = order
+	})
+	return suffixes, slack
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -186,6 +187,44 @@ func TestSparseAboveMaxTools(t *testing.T) {
 		}
 		if diff := gocmp.Diff(canonical(want), canonical(got), cmpopts.EquateApprox(0, 1e-4), cmpopts.EquateEmpty()); diff != "" {
 			t.Fatalf("round %d: Pairs(above MaxTools) mismatch (-want +got):\n%s", round, diff)
+		}
+	}
+}
+
+// TestPairsWorkers checks that the analyses spread over goroutines give
+// the same collisions, to the bit, whatever the number of workers: Pairs
+// exact and restricted (above MaxTools), and Find.
+func TestPairsWorkers(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	recs := toSparse(randomCatalog(r, 120, 12))
+	runs := []struct {
+		name string
+		fn   func([]habilis.Record, Options) ([]habilis.Collision, error)
+		opts Options
+	}{
+		{"Pairs", Pairs, Options{Threshold: 0.3}},
+		{"Pairs restricted", Pairs, Options{Threshold: 0.3, MaxTools: 1}},
+		{"Find", Find, Options{Threshold: 0.3}},
+	}
+	for _, run := range runs {
+		var want []habilis.Collision
+		for _, procs := range []int{1, 2, 5} {
+			old := runtime.GOMAXPROCS(procs)
+			got, err := run.fn(recs, run.opts)
+			runtime.GOMAXPROCS(old)
+			if err != nil {
+				t.Fatalf("%s: %v", run.name, err)
+			}
+			if procs == 1 {
+				if len(got) == 0 {
+					t.Fatalf("%s: no collisions; the test needs some", run.name)
+				}
+				want = got
+				continue
+			}
+			if diff := gocmp.Diff(want, got); diff != "" {
+				t.Errorf("%s with GOMAXPROCS %d differs from one worker (-want +got):\n%s", run.name, procs, diff)
+			}
 		}
 	}
 }
