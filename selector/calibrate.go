@@ -9,6 +9,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/collision"
+	"github.com/habilis-router/habilis/internal/par"
 )
 
 // Calibration is the catalog-wide part of selection: the default margin,
@@ -142,113 +143,34 @@ var defaultWeights = Weights{Centroid: 1, Description: 0.1, Document: 0.5}
 // tri, when not nil, is the index's merged space over recs (in the same
 // order), which scores all three signals in one pass. heldOutDoc, when not
 // nil, puts the document signal into hybrid mode's evidence: it returns
-// tool a's document rebuilt without each of its examples.
+// tool a's document rebuilt without each of its examples. It must be safe
+// for concurrent use: the sampled tools are scored on GOMAXPROCS
+// goroutines, and their scores gathered in sampling order, so the result
+// does not depend on how many there are.
 func calibrate(recs []habilis.Record, fixed *Calibration, tri *triSpace, heldOutDoc func(a int) []habilis.Vector) Calibration {
-	cs := make([]float32, len(recs))
-	ds := make([]float32, len(recs))
-	ls := make([]float32, len(recs))
-	// score fills cs, ds and ls with a held-out example's scores at every
-	// tool's centroid, description and (with heldOutDoc) document.
-	var score func(v habilis.Vector)
-	if tri != nil {
-		acc := make([][4]float32, len(recs))
-		score = func(v habilis.Vector) { tri.scoreAll(v, acc, cs, ds, ls) }
-	} else {
-		cents, descs, docs := columns(recs)
-		dim := 0
-		for _, v := range descs {
-			if n := len(v.Dense); n > 0 {
-				dim = n
-			}
+	sc := newScorer(recs, tri, heldOutDoc != nil)
+	sums := make([]float32, len(recs))
+	rocs := make([]float32, len(recs))
+	par.For(len(recs), func(_, i int) { sums[i], rocs[i] = rocchioNorms(&recs[i]) })
+	sampled := calibrationSample(recs)
+	samples := make([]heldOutScores, len(sampled))
+	scratch := make([]*scorerScratch, par.Workers(len(sampled)))
+	par.For(len(sampled), func(w, t int) {
+		if scratch[w] == nil {
+			scratch[w] = sc.scratch()
 		}
-		centSpace, descSpace := newSpace(cents, dim), newSpace(descs, dim)
-		var docSpace *space
-		if heldOutDoc != nil {
-			docSpace = newSpace(docs, 0)
-		}
-		score = func(v habilis.Vector) {
-			centSpace.scoreAll(v, cs)
-			descSpace.scoreAll(v, ds)
-			if docSpace != nil {
-				docSpace.scoreAll(v, ls)
-			}
-		}
-	}
+		samples[t] = heldOut(recs, sampled[t], sc, scratch[w], sums, rocs, heldOutDoc)
+	})
 	// Gate excess (score − (radius − margin) at margin 0) of held-out
 	// examples at their own tool (pos) and at the best other tool (neg);
 	// likewise raw centroid scores and description scores.
 	var posEx, negEx, posRaw, negRaw, posDesc, negDesc, posEv, negEv, noise []float32
-	// A sample of every example's score at the tools it is not for.
-	noiseStride := max(1, len(recs)/64)
-	sums := make([]float32, len(recs))
-	rocs := make([]float32, len(recs))
-	for i := range recs {
-		sums[i], rocs[i] = rocchioNorms(&recs[i])
-	}
-	scored := 0
-	for _, a := range sampleTools(recs) {
-		if scored >= maxCalibrationSamples {
-			break
-		}
-		r := &recs[a]
-		vs := r.ExampleVectors
-		if len(vs) > maxCalibrationExamples {
-			vs = vs[:maxCalibrationExamples]
-		}
-		var held, roc []float32
-		var ownDocs []habilis.Vector
-		if len(vs) >= 3 {
-			held, roc = leaveOneOut(vs, r.DescriptionVector)
-			if heldOutDoc != nil {
-				ownDocs = heldOutDoc(a)
-			}
-		}
-		for k, v := range vs {
-			if v.IsZero() {
-				continue
-			}
-			scored++
-			score(v)
-			withDoc := k < len(ownDocs)
-			bestEx, bestRaw, bestDesc, bestEv := float32(-2), float32(-2), float32(-2), float32(-2)
-			for b := range recs {
-				if b == a {
-					continue
-				}
-				if b%noiseStride == 0 && !recs[b].Centroid.IsZero() {
-					noise = append(noise, cs[b])
-				}
-				bestDesc = max(bestDesc, ds[b])
-				if recs[b].Centroid.IsZero() {
-					continue
-				}
-				rb := rocchioScore(sums[b], rocs[b], cs[b], ds[b])
-				if withDoc {
-					rb = evidence(rb, ls[b])
-				}
-				bestEv = max(bestEv, rb)
-				bestRaw = max(bestRaw, cs[b])
-				if recs[b].HasRadius {
-					bestEx = max(bestEx, cs[b]-recs[b].Radius)
-				}
-			}
-			posDesc = append(posDesc, ds[a])
-			negDesc = append(negDesc, bestDesc)
-			if len(held) == len(vs) {
-				// At serving time the gate is the full radius minus the
-				// margin, and a new request scores like a held-out example.
-				posEx = append(posEx, held[k]-r.Radius)
-				posRaw = append(posRaw, held[k])
-				negEx = append(negEx, bestEx)
-				negRaw = append(negRaw, bestRaw)
-				ev := roc[k]
-				if withDoc {
-					ev = evidence(ev, dot(v, ownDocs[k]))
-				}
-				posEv = append(posEv, ev)
-				negEv = append(negEv, bestEv)
-			}
-		}
+	for _, h := range samples {
+		posEx, negEx = append(posEx, h.posEx...), append(negEx, h.negEx...)
+		posRaw, negRaw = append(posRaw, h.posRaw...), append(negRaw, h.negRaw...)
+		posDesc, negDesc = append(posDesc, h.posDesc...), append(negDesc, h.negDesc...)
+		posEv, negEv = append(posEv, h.posEv...), append(negEv, h.negEv...)
+		noise = append(noise, h.noise...)
 	}
 	c := Calibration{Weights: defaultWeights, Samples: len(posEx), MarginSource: "examples"}
 	if len(posEx) < minSamples {
@@ -281,6 +203,168 @@ func calibrate(recs []habilis.Record, fixed *Calibration, tri *triSpace, heldOut
 		c.Fitted = true
 	}
 	return c
+}
+
+// scorer scores a held-out example against every tool's centroid,
+// description and (with documents) document. It only reads its spaces, so
+// goroutines may share it, each with its own scorerScratch.
+type scorer struct {
+	rows int
+	tri  *triSpace
+	// Without tri, one space per signal; doc is nil without documents.
+	cent, desc, doc *space
+}
+
+// scorerScratch holds one goroutine's scores: cs, ds and ls at every
+// tool's centroid, description and document, and acc for tri.
+type scorerScratch struct {
+	acc        [][4]float32
+	cs, ds, ls []float32
+}
+
+// newScorer returns a scorer over recs: tri when not nil, else spaces of
+// their own (the document one only when docs is set).
+func newScorer(recs []habilis.Record, tri *triSpace, docs bool) *scorer {
+	sc := &scorer{rows: len(recs), tri: tri}
+	if tri != nil {
+		return sc
+	}
+	cents, descs, ds := columns(recs)
+	dim := 0
+	for _, v := range descs {
+		if n := len(v.Dense); n > 0 {
+			dim = n
+		}
+	}
+	sc.cent, sc.desc = newSpace(cents, dim), newSpace(descs, dim)
+	if docs {
+		sc.doc = newSpace(ds, 0)
+	}
+	return sc
+}
+
+func (sc *scorer) scratch() *scorerScratch {
+	s := &scorerScratch{cs: make([]float32, sc.rows), ds: make([]float32, sc.rows), ls: make([]float32, sc.rows)}
+	if sc.tri != nil {
+		s.acc = make([][4]float32, sc.rows)
+	}
+	return s
+}
+
+// score fills s.cs, s.ds and s.ls with v's scores.
+func (sc *scorer) score(v habilis.Vector, s *scorerScratch) {
+	if sc.tri != nil {
+		sc.tri.scoreAll(v, s.acc, s.cs, s.ds, s.ls)
+		return
+	}
+	sc.cent.scoreAll(v, s.cs)
+	sc.desc.scoreAll(v, s.ds)
+	if sc.doc != nil {
+		sc.doc.scoreAll(v, s.ls)
+	}
+}
+
+// calibrationSample returns the tools whose examples calibration holds
+// out, in sampling order (sampleTools): tools are taken until
+// maxCalibrationSamples nonzero examples are, counting at most
+// maxCalibrationExamples of each.
+func calibrationSample(recs []habilis.Record) []int {
+	var sampled []int
+	scored := 0
+	for _, a := range sampleTools(recs) {
+		if scored >= maxCalibrationSamples {
+			break
+		}
+		sampled = append(sampled, a)
+		for _, v := range heldOutExamples(&recs[a]) {
+			if !v.IsZero() {
+				scored++
+			}
+		}
+	}
+	return sampled
+}
+
+// heldOutExamples returns the examples of r that calibration holds out:
+// its first maxCalibrationExamples.
+func heldOutExamples(r *habilis.Record) []habilis.Vector {
+	vs := r.ExampleVectors
+	if len(vs) > maxCalibrationExamples {
+		vs = vs[:maxCalibrationExamples]
+	}
+	return vs
+}
+
+// heldOutScores are what calibration learns from one tool's held-out
+// examples, in example order: see calibrate.
+type heldOutScores struct {
+	posEx, negEx, posRaw, negRaw, posDesc, negDesc, posEv, negEv, noise []float32
+}
+
+// heldOut scores each held-out example of tool a at its own tool and at
+// every other, with s as working memory; sums and rocs are every tool's
+// rocchioNorms.
+func heldOut(recs []habilis.Record, a int, sc *scorer, s *scorerScratch, sums, rocs []float32, heldOutDoc func(a int) []habilis.Vector) heldOutScores {
+	var h heldOutScores
+	// A sample of every example's score at the tools it is not for.
+	noiseStride := max(1, len(recs)/64)
+	r := &recs[a]
+	vs := heldOutExamples(r)
+	var held, roc []float32
+	var ownDocs []habilis.Vector
+	if len(vs) >= 3 {
+		held, roc = leaveOneOut(vs, r.DescriptionVector)
+		if heldOutDoc != nil {
+			ownDocs = heldOutDoc(a)
+		}
+	}
+	cs, ds, ls := s.cs, s.ds, s.ls
+	for k, v := range vs {
+		if v.IsZero() {
+			continue
+		}
+		sc.score(v, s)
+		withDoc := k < len(ownDocs)
+		bestEx, bestRaw, bestDesc, bestEv := float32(-2), float32(-2), float32(-2), float32(-2)
+		for b := range recs {
+			if b == a {
+				continue
+			}
+			if b%noiseStride == 0 && !recs[b].Centroid.IsZero() {
+				h.noise = append(h.noise, cs[b])
+			}
+			bestDesc = max(bestDesc, ds[b])
+			if recs[b].Centroid.IsZero() {
+				continue
+			}
+			rb := rocchioScore(sums[b], rocs[b], cs[b], ds[b])
+			if withDoc {
+				rb = evidence(rb, ls[b])
+			}
+			bestEv = max(bestEv, rb)
+			bestRaw = max(bestRaw, cs[b])
+			if recs[b].HasRadius {
+				bestEx = max(bestEx, cs[b]-recs[b].Radius)
+			}
+		}
+		h.posDesc = append(h.posDesc, ds[a])
+		h.negDesc = append(h.negDesc, bestDesc)
+		if len(held) == len(vs) {
+			// At serving time the gate is the full radius minus the
+			// margin, and a new request scores like a held-out example.
+			h.posEx = append(h.posEx, held[k]-r.Radius)
+			h.posRaw = append(h.posRaw, held[k])
+			h.negEx = append(h.negEx, bestEx)
+			h.negRaw = append(h.negRaw, bestRaw)
+			ev := roc[k]
+			if withDoc {
+				ev = evidence(ev, dot(v, ownDocs[k]))
+			}
+			h.posEv = append(h.posEv, ev)
+			h.negEv = append(h.negEv, bestEv)
+		}
+	}
+	return h
 }
 
 // findMaxTools is the catalog size up to which every write runs the full

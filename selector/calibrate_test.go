@@ -1,0 +1,124 @@
+package selector
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/internal/vec"
+)
+
+// lexicalRecords returns n tools of random words with their lexical
+// vectors, centroids and radii, and the embedder fitted to them.
+func lexicalRecords(t *testing.T, rng *rand.Rand, n int) ([]habilis.Record, habilis.Embedder) {
+	t.Helper()
+	ctx := context.Background()
+	words := make([]string, 300)
+	for i := range words {
+		words[i] = fmt.Sprintf("w%dq%d", i, rng.IntN(9))
+	}
+	text := func(m int) string {
+		var w []string
+		for range m {
+			w = append(w, words[rng.IntN(len(words))])
+		}
+		return strings.Join(w, " ")
+	}
+	recs := make([]habilis.Record, n)
+	var corpus []string
+	for i := range recs {
+		tool := habilis.Tool{Name: fmt.Sprintf("tool_%03d", i), Description: text(6)}
+		for range rng.IntN(6) {
+			tool.Examples = append(tool.Examples, text(5))
+		}
+		recs[i].Tool = tool
+		corpus = append(append(corpus, descriptionText(tool)), tool.Examples...)
+	}
+	fitted, _, err := lexical.New(lexical.Options{}).Fit(ctx, corpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	embed := func(texts ...string) []habilis.Vector {
+		vs, err := fitted.Embed(ctx, texts, habilis.Document)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return vs
+	}
+	for i := range recs {
+		r := &recs[i]
+		desc := descriptionText(r.Tool)
+		r.DescriptionVector = embed(desc)[0]
+		r.DocumentVector = embed(documentText(desc, r.Tool.Examples))[0]
+		r.ExampleVectors = embed(r.Tool.Examples...)
+		shape(r)
+	}
+	return recs, fitted
+}
+
+// denseRecords returns n tools with random unit vectors of dimension dim.
+func denseRecords(rng *rand.Rand, n, dim int) []habilis.Record {
+	unit := func() habilis.Vector {
+		x := make([]float32, dim)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		vec.Normalize(x)
+		return habilis.Vector{Dense: x}
+	}
+	recs := make([]habilis.Record, n)
+	for i := range recs {
+		r := &recs[i]
+		r.Tool.Name = fmt.Sprintf("tool_%03d", i)
+		r.DescriptionVector = unit()
+		for k := range rng.IntN(6) {
+			r.Tool.Examples = append(r.Tool.Examples, fmt.Sprint(k))
+			r.ExampleVectors = append(r.ExampleVectors, unit())
+		}
+		shape(r)
+	}
+	return recs
+}
+
+// TestCalibrateWorkers checks that calibration, which scores sampled tools
+// on GOMAXPROCS goroutines, gives the same calibration to the bit whatever
+// their number: with the merged lexical space and held-out documents, and
+// with dense spaces of their own.
+func TestCalibrateWorkers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	lexRecs, lex := lexicalRecords(t, rng, 150)
+	denseRecs := denseRecords(rng, 150, 16)
+	cases := []struct {
+		name       string
+		recs       []habilis.Record
+		tri        *triSpace
+		heldOutDoc func(int) []habilis.Vector
+	}{
+		{"lexical", lexRecs, newTriSpace(columns(lexRecs)), func(a int) []habilis.Vector {
+			return heldOutDocuments(context.Background(), lex, lexRecs[a].Tool)
+		}},
+		{"dense", denseRecs, nil, nil},
+	}
+	for _, tc := range cases {
+		var want Calibration
+		for _, procs := range []int{1, 2, 5} {
+			old := runtime.GOMAXPROCS(procs)
+			got := calibrate(tc.recs, nil, tc.tri, tc.heldOutDoc)
+			runtime.GOMAXPROCS(old)
+			if procs == 1 {
+				if got.Samples < minSamples {
+					t.Fatalf("%s: %d samples; the test needs at least %d", tc.name, got.Samples, minSamples)
+				}
+				want = got
+			} else if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: GOMAXPROCS %d: calibrate = %+v, want %+v as with one", tc.name, procs, got, want)
+			}
+		}
+	}
+}
