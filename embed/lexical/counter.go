@@ -11,7 +11,10 @@ type counter struct {
 	n      int
 }
 
-func (c *counter) add(id uint32) {
+func (c *counter) add(id uint32) { c.addN(id, 1) }
+
+// addN counts id n more times.
+func (c *counter) addN(id, n uint32) {
 	if 2*(c.n+1) > len(c.keys) {
 		c.grow()
 	}
@@ -19,12 +22,21 @@ func (c *counter) add(id uint32) {
 	for i := slot(id, mask); ; i = (i + 1) & mask {
 		switch c.keys[i] {
 		case id + 1:
-			c.counts[i]++
+			c.counts[i] += n
 			return
 		case 0:
-			c.keys[i], c.counts[i] = id+1, 1
+			c.keys[i], c.counts[i] = id+1, n
 			c.n++
 			return
+		}
+	}
+}
+
+// merge adds o's counts to c's.
+func (c *counter) merge(o *counter) {
+	for i, k := range o.keys {
+		if k != 0 {
+			c.addN(k-1, o.counts[i])
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/par"
 )
 
 // Algorithm is the version of the tokeniser and weighting; it prefixes
@@ -106,18 +107,14 @@ func (e *Embedder) Info() habilis.EmbedderInfo {
 }
 
 // Embed returns one sparse unit vector per text; a text without features
-// gives the zero vector. Queries and documents are embedded alike.
+// gives the zero vector. Queries and documents are embedded alike. Many
+// texts are shared out over GOMAXPROCS goroutines; each text's vector is
+// the same either way.
 func (e *Embedder) Embed(ctx context.Context, texts []string, p habilis.Purpose) ([]habilis.Vector, error) {
 	out := make([]habilis.Vector, len(texts))
-	s := e.scratch()
-	defer e.pool.Put(s)
-	for i, t := range texts {
-		if i%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("lexical: embed: %w", err)
-			}
-		}
-		out[i] = e.embed(s, t, p)
+	err := e.each(ctx, len(texts), func(s *scratch, _, i int) { out[i] = e.embed(s, texts[i], p) })
+	if err != nil {
+		return nil, fmt.Errorf("lexical: embed: %w", err)
 	}
 	return out, nil
 }
@@ -130,28 +127,67 @@ func (e *Embedder) Fit(ctx context.Context, corpus []string) (habilis.CorpusEmbe
 	if uint64(len(corpus)) >= math.MaxUint32 {
 		return nil, nil, fmt.Errorf("lexical: fit: %d documents: %w", len(corpus), habilis.ErrInvalid)
 	}
-	var df counter
-	s := e.scratch()
-	defer e.pool.Put(s)
-	for i, t := range corpus {
-		if i%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, nil, fmt.Errorf("lexical: fit: %w", err)
-			}
-		}
+	// One counter per chunk of the corpus, summed afterwards: counts do
+	// not depend on the order they are added in.
+	dfs := make([]counter, chunks(len(corpus)))
+	err := e.each(ctx, len(corpus), func(s *scratch, c, i int) {
 		s.reset()
-		s.tokenize(t)
+		s.tokenize(corpus[i])
 		s.features(&e.weights)
 		s.tmp = sortIDs(s.feats, s.tmp)
 		for j, id := range s.feats {
 			if j == 0 || id != s.feats[j-1] {
-				df.add(id)
+				dfs[c].add(id)
 			}
 		}
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("lexical: fit: %w", err)
 	}
-	ids, dfs := df.atLeast(minDF)
-	state := encodeState(e.weights, uint32(len(corpus)), ids, dfs)
-	return restore(e.weights, uint32(len(corpus)), ids, dfs), state, nil
+	df := &dfs[0]
+	for c := 1; c < len(dfs); c++ {
+		df.merge(&dfs[c])
+	}
+	ids, counts := df.atLeast(minDF)
+	state := encodeState(e.weights, uint32(len(corpus)), ids, counts)
+	return restore(e.weights, uint32(len(corpus)), ids, counts), state, nil
+}
+
+// parallelMin is the fewest texts a goroutine of Embed or Fit takes: with
+// fewer, starting it costs more than it saves.
+const parallelMin = 64
+
+// chunks returns how many contiguous chunks each splits n texts into: one
+// per goroutine, GOMAXPROCS at most, each of parallelMin texts at least.
+func chunks(n int) int { return max(1, min(par.Workers(n), n/parallelMin)) }
+
+// each runs fn(s, c, i) for every text i in [0, n), the texts split into
+// chunks(n) contiguous chunks run on goroutines of their own; c is the
+// chunk and s the chunk's working memory. Every 256 texts a chunk checks
+// ctx, and each returns the first chunk's error.
+func (e *Embedder) each(ctx context.Context, n int, fn func(s *scratch, c, i int)) error {
+	k := chunks(n)
+	errs := make([]error, k)
+	par.For(k, func(_, c int) {
+		s := e.scratch()
+		defer e.pool.Put(s)
+		lo, hi := c*n/k, (c+1)*n/k
+		for i := lo; i < hi; i++ {
+			if (i-lo)%256 == 0 {
+				if err := ctx.Err(); err != nil {
+					errs[c] = err
+					return
+				}
+			}
+			fn(s, c, i)
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Restore returns the embedder a Fit state describes, family weights

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -322,6 +323,67 @@ func TestCounter(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("atLeast(2) mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestCounterMerge checks that merged counters count what one counter fed
+// everything would.
+func TestCounterMerge(t *testing.T) {
+	var one, a, b counter
+	for i := range uint32(5000) {
+		id := (i * 7919) % 3001
+		one.add(id)
+		if i%3 == 0 {
+			a.add(id)
+		} else {
+			b.add(id)
+		}
+	}
+	a.merge(&b)
+	wantIDs, wantCounts := one.atLeast(1)
+	gotIDs, gotCounts := a.atLeast(1)
+	if !slices.Equal(gotIDs, wantIDs) || !slices.Equal(gotCounts, wantCounts) {
+		t.Errorf("merged counter = %v %v, want %v %v", gotIDs, gotCounts, wantIDs, wantCounts)
+	}
+}
+
+// TestEmbedWorkers checks that Fit and Embed, which share many texts out
+// over GOMAXPROCS goroutines, give the same state and vectors whatever
+// their number, and that a cancelled context still fails them.
+func TestEmbedWorkers(t *testing.T) {
+	ctx := context.Background()
+	corpus := benchCorpus(1000)
+	var wantState []byte
+	var wantVecs []habilis.Vector
+	for _, procs := range []int{1, 2, 5} {
+		old := runtime.GOMAXPROCS(procs)
+		e, state, err := New(Options{}).Fit(ctx, corpus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs, err := e.Embed(ctx, corpus, habilis.Document)
+		if err != nil {
+			t.Fatal(err)
+		}
+		canceled, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := e.Embed(canceled, corpus, habilis.Document); !errors.Is(err, context.Canceled) {
+			t.Errorf("GOMAXPROCS %d: Embed(canceled) error = %v, want context.Canceled", procs, err)
+		}
+		if _, _, err := e.Fit(canceled, corpus); !errors.Is(err, context.Canceled) {
+			t.Errorf("GOMAXPROCS %d: Fit(canceled) error = %v, want context.Canceled", procs, err)
+		}
+		runtime.GOMAXPROCS(old)
+		if procs == 1 {
+			wantState, wantVecs = state, vs
+			continue
+		}
+		if !bytes.Equal(state, wantState) {
+			t.Errorf("GOMAXPROCS %d: Fit state differs from one goroutine's", procs)
+		}
+		if diff := cmp.Diff(wantVecs, vs); diff != "" {
+			t.Errorf("GOMAXPROCS %d: vectors differ from one goroutine's (-want +got):\n%s", procs, diff)
+		}
 	}
 }
 
