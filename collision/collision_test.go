@@ -3,6 +3,7 @@ package collision
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -484,6 +485,30 @@ func TestOddInputsDoNotPanic(t *testing.T) {
 			if _, err := Find(rs, Options{}); err != nil {
 				t.Errorf("Find(%s) error = %v, want none", tt.name, err)
 			}
+		}
+	}
+}
+
+// TestTermHeap checks that popping the heap yields terms by ascending key.
+func TestTermHeap(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, n := range []int{0, 1, 2, 3, 10, 257} {
+		h := make(termHeap, n)
+		keys := make([]uint64, n)
+		for i := range h {
+			keys[i] = r.Uint64N(50) // repeats too
+			h[i] = rankedTerm{key: keys[i], k: i}
+		}
+		h.init()
+		slices.Sort(keys)
+		for _, want := range keys {
+			if got := h[0].key; got != want {
+				t.Fatalf("n %d: popped key %d, want %d", n, got, want)
+			}
+			h = h.pop()
+		}
+		if len(h) != 0 {
+			t.Errorf("n %d: %d terms left", n, len(h))
 		}
 	}
 }

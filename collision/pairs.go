@@ -1,7 +1,6 @@
 package collision
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -215,43 +214,85 @@ func (c *catalog) sparseAbove(threshold float32) []hit {
 // suffixes splits every sparse centroid for sparseAbove: its terms ordered
 // by document frequency, most frequent first (ties by term), lose a prefix
 // whose norm stays within bound. It returns, per row, the positions (into
-// ix.tids) of the terms after the prefix, and |prefix|·maxNorm.
+// ix.tids) of the terms after the prefix, in no particular order, and
+// |prefix|·maxNorm.
+//
+// The prefix is usually a small part of a row, so the terms are not
+// sorted: they are heaped and taken off the top until the prefix is full.
 func (c *catalog) suffixes(ix *index, bound, maxNorm float64) (suffixes [][]int, slack []float32) {
 	n := len(c.tools)
 	bound2 := bound * bound
 	suffixes = make([][]int, n)
 	slack = make([]float32, n)
-	// A term's place in the order: document frequency descending, then
-	// term id, with the position in the low bits.
-	type term struct {
-		key uint64
-		k   int
-	}
-	orders := make([][]term, par.Workers(n))
+	heaps := make([]termHeap, par.Workers(n))
 	par.For(n, func(w, i int) {
-		order := orders[w][:0]
+		h := heaps[w][:0]
 		for k := ix.start[i]; k < ix.start[i+1]; k++ {
 			tid := ix.tids[k]
-			order = append(order, term{key: uint64(math.MaxUint32-ix.df(tid))<<32 | uint64(tid), k: k})
+			h = append(h, rankedTerm{key: uint64(math.MaxUint32-ix.df(tid))<<32 | uint64(tid), k: k})
 		}
-		slices.SortFunc(order, func(a, b term) int { return cmp.Compare(a.key, b.key) })
+		h.init()
 		var s float64
-		cut := len(order)
-		for p, t := range order {
-			v := float64(c.val[i][t.k-ix.start[i]])
+		for len(h) > 0 {
+			v := float64(c.val[i][h[0].k-ix.start[i]])
 			if s+v*v > bound2 {
-				cut = p
 				break
 			}
 			s += v * v
+			h = h.pop()
 		}
-		suffix := make([]int, len(order)-cut)
-		for p, t := range order[cut:] {
+		suffix := make([]int, len(h))
+		for p, t := range h {
 			suffix[p] = t.k
 		}
 		suffixes[i] = suffix
 		slack[i] = float32(math.Sqrt(s) * maxNorm)
-		orders[w] = order
+		heaps[w] = h
 	})
 	return suffixes, slack
+}
+
+// rankedTerm is the term at position k of ix.tids, ranked by key: the
+// smaller, the earlier it joins a prefix.
+type rankedTerm struct {
+	key uint64
+	k   int
+}
+
+// termHeap is a binary min-heap of terms by key.
+type termHeap []rankedTerm
+
+// init orders h as a heap.
+func (h termHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+// pop removes the smallest term, h[0], and returns the shorter heap.
+func (h termHeap) pop() termHeap {
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	h.down(0)
+	return h
+}
+
+// down moves h[i] down to its place.
+func (h termHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r].key < h[l].key {
+			m = r
+		}
+		if h[i].key <= h[m].key {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
