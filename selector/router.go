@@ -22,6 +22,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/collision"
+	"github.com/habilis-router/habilis/internal/par"
 )
 
 // Config configures a Router. Only Embedder is required.
@@ -532,9 +533,7 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 	}
 	rep.Embedded = total
 
-	for i := range recs {
-		shape(&recs[i])
-	}
+	par.For(len(recs), func(_, i int) { shape(&recs[i]) })
 	var heldOutDoc func(int) []habilis.Vector
 	if lex != nil && r.sameLex() {
 		heldOutDoc = func(a int) []habilis.Vector {
