@@ -140,18 +140,15 @@ var defaultWeights = Weights{Centroid: 1, Description: 0.1, Document: 0.5}
 // share of the first passing minus the share of the second passing
 // (Youden's J).
 //
-// tri, when not nil, is the index's merged space over recs (in the same
-// order), which scores all three signals in one pass. heldOutDoc, when not
+// sh is newShared of recs; its merged space, when there is one, scores all
+// three signals in one pass. heldOutDoc, when not
 // nil, puts the document signal into hybrid mode's evidence: it returns
 // tool a's document rebuilt without each of its examples. It must be safe
 // for concurrent use: the sampled tools are scored on GOMAXPROCS
 // goroutines, and their scores gathered in sampling order, so the result
 // does not depend on how many there are.
-func calibrate(recs []habilis.Record, fixed *Calibration, tri *triSpace, heldOutDoc func(a int) []habilis.Vector) Calibration {
-	sc := newScorer(recs, tri, heldOutDoc != nil)
-	sums := make([]float32, len(recs))
-	rocs := make([]float32, len(recs))
-	par.For(len(recs), func(_, i int) { sums[i], rocs[i] = rocchioNorms(&recs[i]) })
+func calibrate(recs []habilis.Record, fixed *Calibration, sh *shared, heldOutDoc func(a int) []habilis.Vector) Calibration {
+	sc := newScorer(recs, sh.tri, heldOutDoc != nil)
 	sampled := calibrationSample(recs)
 	samples := make([]heldOutScores, len(sampled))
 	scratch := make([]*scorerScratch, par.Workers(len(sampled)))
@@ -159,7 +156,7 @@ func calibrate(recs []habilis.Record, fixed *Calibration, tri *triSpace, heldOut
 		if scratch[w] == nil {
 			scratch[w] = sc.scratch()
 		}
-		samples[t] = heldOut(recs, sampled[t], sc, scratch[w], sums, rocs, heldOutDoc)
+		samples[t] = heldOut(recs, sampled[t], sc, scratch[w], sh, heldOutDoc)
 	})
 	// Gate excess (score − (radius − margin) at margin 0) of held-out
 	// examples at their own tool (pos) and at the best other tool (neg);
@@ -302,9 +299,8 @@ type heldOutScores struct {
 }
 
 // heldOut scores each held-out example of tool a at its own tool and at
-// every other, with s as working memory; sums and rocs are every tool's
-// rocchioNorms.
-func heldOut(recs []habilis.Record, a int, sc *scorer, s *scorerScratch, sums, rocs []float32, heldOutDoc func(a int) []habilis.Vector) heldOutScores {
+// every other, with s as working memory and sh's Rocchio norms.
+func heldOut(recs []habilis.Record, a int, sc *scorer, s *scorerScratch, sh *shared, heldOutDoc func(a int) []habilis.Vector) heldOutScores {
 	var h heldOutScores
 	// A sample of every example's score at the tools it is not for.
 	noiseStride := max(1, len(recs)/64)
@@ -337,7 +333,7 @@ func heldOut(recs []habilis.Record, a int, sc *scorer, s *scorerScratch, sums, r
 			if recs[b].Centroid.IsZero() {
 				continue
 			}
-			rb := rocchioScore(sums[b], rocs[b], cs[b], ds[b])
+			rb := rocchioScore(sh.sumNorm[b], sh.rocchioNorm[b], cs[b], ds[b])
 			if withDoc {
 				rb = evidence(rb, ls[b])
 			}

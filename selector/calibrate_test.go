@@ -97,19 +97,19 @@ func TestCalibrateWorkers(t *testing.T) {
 	cases := []struct {
 		name       string
 		recs       []habilis.Record
-		tri        *triSpace
+		sh         *shared
 		heldOutDoc func(int) []habilis.Vector
 	}{
-		{"lexical", lexRecs, newTriSpace(columns(lexRecs)), func(a int) []habilis.Vector {
+		{"lexical", lexRecs, newShared(lexRecs, true), func(a int) []habilis.Vector {
 			return heldOutDocuments(context.Background(), lex, lexRecs[a].Tool)
 		}},
-		{"dense", denseRecs, nil, nil},
+		{"dense", denseRecs, newShared(denseRecs, false), nil},
 	}
 	for _, tc := range cases {
 		var want Calibration
 		for _, procs := range []int{1, 2, 5} {
 			old := runtime.GOMAXPROCS(procs)
-			got := calibrate(tc.recs, nil, tc.tri, tc.heldOutDoc)
+			got := calibrate(tc.recs, nil, tc.sh, tc.heldOutDoc)
 			runtime.GOMAXPROCS(old)
 			if procs == 1 {
 				if got.Samples < minSamples {
@@ -119,6 +119,26 @@ func TestCalibrateWorkers(t *testing.T) {
 			} else if !reflect.DeepEqual(got, want) {
 				t.Errorf("%s: GOMAXPROCS %d: calibrate = %+v, want %+v as with one", tc.name, procs, got, want)
 			}
+		}
+	}
+}
+
+// TestNewShared checks that newShared holds each record's Rocchio norms
+// and, when asked, the merged space newTriSpace builds.
+func TestNewShared(t *testing.T) {
+	recs, _ := lexicalRecords(t, rand.New(rand.NewPCG(9, 10)), 40)
+	for _, tri := range []bool{false, true} {
+		sh := newShared(recs, tri)
+		for i := range recs {
+			if sum, roc := rocchioNorms(&recs[i]); sh.sumNorm[i] != sum || sh.rocchioNorm[i] != roc {
+				t.Errorf("tri %v: tool %d: norms %v %v, want %v %v", tri, i, sh.sumNorm[i], sh.rocchioNorm[i], sum, roc)
+			}
+		}
+		if !tri && sh.tri != nil {
+			t.Errorf("newShared(recs, false) built a merged space")
+		}
+		if tri && !reflect.DeepEqual(sh.tri, newTriSpace(columns(recs))) {
+			t.Errorf("newShared(recs, true) merged space differs from newTriSpace's")
 		}
 	}
 }

@@ -3,8 +3,10 @@ package selector
 import (
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/par"
 	"github.com/habilis-router/habilis/internal/vec"
 )
 
@@ -88,13 +90,37 @@ func (ix *index) gate(i int) (threshold, radius float32, source string) {
 	}
 }
 
+// shared is what both calibration and the index compute over a catalog's
+// records, so that a write computes it once: per tool the Rocchio norms
+// (rocchioNorms), and the merged space of the three signals (nil unless the
+// lexical embedder is the only one).
+type shared struct {
+	sumNorm, rocchioNorm []float32
+	tri                  *triSpace
+}
+
+// newShared computes shared over recs, with a merged space when tri is set.
+// The merged space is built on one goroutine while the norms are computed
+// on the others.
+func newShared(recs []habilis.Record, tri bool) *shared {
+	sh := &shared{sumNorm: make([]float32, len(recs)), rocchioNorm: make([]float32, len(recs))}
+	var wg sync.WaitGroup
+	if tri {
+		wg.Go(func() { sh.tri = newTriSpace(columns(recs)) })
+	}
+	par.For(len(recs), func(_, i int) { sh.sumNorm[i], sh.rocchioNorm[i] = rocchioNorms(&recs[i]) })
+	wg.Wait()
+	return sh
+}
+
 // buildIndex makes an index from records that carry their vectors. It
 // keeps each vector once: dense vectors move into slabs, sparse ones into
 // inverted indexes, and the records' own copies are not retained.
 //
-// tri, when not nil, is the merged space of recs sorted by name, built
-// already for calibration; it is used as is.
-func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embedder, sameLex bool, recs []habilis.Record, tri *triSpace) (*index, error) {
+// sh, when not nil, is newShared of recs sorted by name, computed already
+// for calibration with a merged space exactly when the lexical embedder is
+// the only one (dim 0 and sameLex); it is used as is.
+func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embedder, sameLex bool, recs []habilis.Record, sh *shared) (*index, error) {
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Tool.Name < recs[j].Tool.Name })
 	ix := &index{meta: meta, cal: cal, emb: emb, lex: lex, sameLex: sameLex, byName: make(map[string]int, len(recs))}
 	dim := meta.Embedder.Dim
@@ -131,23 +157,17 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embe
 		}
 		ix.exStart[i+1] = ix.exStart[i] + int32(len(r.ExampleVectors))
 	}
-	ix.sumNorm = make([]float32, len(recs))
-	ix.rocchioNorm = make([]float32, len(recs))
-	for i := range recs {
-		ix.sumNorm[i], ix.rocchioNorm[i] = rocchioNorms(&recs[i])
+	if sh == nil {
+		sh = newShared(recs, dim == 0 && sameLex)
 	}
+	ix.sumNorm, ix.rocchioNorm, ix.tri = sh.sumNorm, sh.rocchioNorm, sh.tri
 	if len(cal.Prior) > 0 {
 		ix.prior = make([]float32, len(recs))
 		for i := range recs {
 			ix.prior[i] = cal.Prior[recs[i].Tool.Name]
 		}
 	}
-	switch {
-	case dim == 0 && sameLex && tri != nil:
-		ix.tri = tri
-	case dim == 0 && sameLex:
-		ix.tri = newTriSpace(columns(recs))
-	default:
+	if ix.tri == nil {
 		cents, descs, docs := columns(recs)
 		ix.cent = newSpace(cents, dim)
 		ix.desc = newSpace(descs, dim)

@@ -540,13 +540,10 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 			return heldOutDocuments(ctx, lex, recs[a].Tool)
 		}
 	}
-	// With the lexical embedder alone, calibration scores held-out
-	// examples with the index's own merged space, built once for both.
-	var tri *triSpace
-	if meta.Embedder.Dim == 0 && r.sameLex() {
-		tri = newTriSpace(columns(recs))
-	}
-	cal := calibrate(recs, fixed, tri, heldOutDoc)
+	// Calibration and the index share the Rocchio norms and, with the
+	// lexical embedder alone, the merged space: built once for both.
+	sh := newShared(recs, meta.Embedder.Dim == 0 && r.sameLex())
+	cal := calibrate(recs, fixed, sh, heldOutDoc)
 	if r.cfg.Margin != nil && !cal.Fitted {
 		cal.Margin, cal.MarginSource = *r.cfg.Margin, "config"
 	}
@@ -605,7 +602,7 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 	if err != nil {
 		return nil, fmt.Errorf("selector: write: %w", err)
 	}
-	ix, err := buildIndex(newMeta, cal, emb, lex, r.sameLex(), recs, tri)
+	ix, err := buildIndex(newMeta, cal, emb, lex, r.sameLex(), recs, sh)
 	if err != nil {
 		return nil, err
 	}
