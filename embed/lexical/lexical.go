@@ -112,6 +112,16 @@ func (e *Embedder) Info() habilis.EmbedderInfo {
 // the same either way.
 func (e *Embedder) Embed(ctx context.Context, texts []string, p habilis.Purpose) ([]habilis.Vector, error) {
 	out := make([]habilis.Vector, len(texts))
+	if len(texts) == 1 {
+		// A query: no goroutine, closure or error slice for one text.
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("lexical: embed: %w", err)
+		}
+		s := e.scratch()
+		out[0] = e.embed(s, texts[0], p)
+		e.pool.Put(s)
+		return out, nil
+	}
 	err := e.each(ctx, len(texts), func(s *scratch, _, i int) { out[i] = e.embed(s, texts[i], p) })
 	if err != nil {
 		return nil, fmt.Errorf("lexical: embed: %w", err)
