@@ -234,14 +234,17 @@ func ParseCatalog(file string, data []byte) ([]Tool, error) {
 		default:
 			t = c.habilisTool(m)
 		}
+		// A duplicate name is reported beside the tool's other problems.
+		if c.nameOK {
+			if j, ok := seen[t.Name]; ok {
+				c.errorf(c.nameField, "duplicates the name of tool %d", j)
+			} else {
+				seen[t.Name] = i
+			}
+		}
 		if c.failed {
 			continue
 		}
-		if j, ok := seen[t.Name]; ok {
-			c.errorf(c.nameField, "duplicates the name of tool %d", j)
-			continue
-		}
-		seen[t.Name] = i
 		tools = append(tools, t)
 	}
 	p.checkEncoding(data)
@@ -494,7 +497,10 @@ type toolCtx struct {
 	// nameField is where the tool's name was read ("name" or
 	// "function.name").
 	nameField string
-	failed    bool
+	// nameOK reports a name that is valid on its own, whatever else is
+	// wrong with the tool: duplicates are looked for among those.
+	nameOK bool
+	failed bool
 }
 
 func (c *toolCtx) errorf(field, format string, args ...any) {
@@ -680,6 +686,8 @@ func (c *toolCtx) toolName(m map[string]json.RawMessage, prefix string) string {
 		c.errorf(field, "is %d bytes long; the limit is %d", len(s), maxNameLen)
 	case !toolNameRE.MatchString(s):
 		c.errorf(field, "must use only letters, digits, '_', '-', '.' and '&'")
+	default:
+		c.nameOK = true
 	}
 	return s
 }

@@ -426,14 +426,18 @@ func TestParseCatalogReportsAllProblems(t *testing.T) {
 	data := `[
 		{"name": "a", "description": ""},
 		{"name": "b c", "description": "d", "exmples": ["x"]},
-		{"name": "d", "description": "d", "margin": 2}
+		{"name": "d", "description": "d", "margin": 2},
+		{"name": "a", "description": "d", "colour": "red"},
+		{"name": "b c", "description": "d"}
 	]`
 	_, err := ParseCatalog("tools.json", []byte(data))
 	var got []string
 	for _, ce := range catalogErrors(t, err) {
 		got = append(got, ce.Tool+"/"+ce.Field)
 	}
-	want := []string{"a/description", "b c/name", "b c/exmples", "d/margin"}
+	// A tool with a problem still counts for duplicate names (the second
+	// "a"), and an invalid name is reported once, not as a duplicate.
+	want := []string{"a/description", "b c/name", "b c/exmples", "d/margin", "a/colour", "a/name", "b c/name"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ParseCatalog() problems mismatch (-want +got):\n%s\nerror: %v", diff, err)
 	}
