@@ -92,30 +92,18 @@ func (c *catalog) denseAll(threshold float32) []hit {
 func (c *catalog) sparseAll(threshold float32) []hit {
 	n := len(c.tools)
 	ix, open := c.newIndex(), c.openGates()
-	nw := par.Workers(n)
-	outs := make([][]hit, nw)
-	accs := make([][]float32, nw)
-	seen := make([][]bool, nw)
-	touched := make([][]int32, nw)
-	for w := range nw {
-		accs[w] = make([]float32, n)
-		seen[w] = make([]bool, n)
-	}
+	accs := newAccumulators(par.Workers(n), n)
 	par.For(n, func(w, i int) {
-		acc, sn, tc := accs[w], seen[w], touched[w][:0]
+		a := &accs[w]
 		for k := ix.start[i]; k < ix.start[i+1]; k++ {
 			wi := c.val[i][k-ix.start[i]]
 			for _, p := range ix.postings(ix.tids[k])[ix.pos[k]+1:] {
-				if !sn[p.tool] {
-					sn[p.tool] = true
-					tc = append(tc, p.tool)
-				}
-				acc[p.tool] += wi * p.w
+				a.add(p.tool, wi*p.w)
 			}
 		}
 		emit := func(j int) {
-			if s := acc[j]; c.qualifies(i, j, s, threshold) {
-				outs[w] = append(outs[w], hit{int32(i), int32(j), s})
+			if s := a.sum[j]; c.qualifies(i, j, s, threshold) {
+				a.hits = append(a.hits, hit{int32(i), int32(j), s})
 			}
 		}
 		switch {
@@ -124,21 +112,63 @@ func (c *catalog) sparseAll(threshold float32) []hit {
 				emit(j)
 			}
 		default:
-			for _, j := range tc {
+			for _, j := range a.touched {
 				emit(int(j))
 			}
 			for _, j := range open {
-				if j > i && !sn[j] {
+				if j > i && !a.seen[j] {
 					emit(j)
 				}
 			}
 		}
-		for _, j := range tc {
-			acc[j] = 0
-			sn[j] = false
-		}
-		touched[w] = tc
+		a.reset()
 	})
+	return hitsOf(accs)
+}
+
+// accumulator is one worker's sums of a row's products with the other
+// rows. It remembers the rows it touched, so that clearing it costs only
+// those, and collects the worker's hits.
+type accumulator struct {
+	sum     []float32
+	seen    []bool
+	touched []int32
+	hits    []hit
+}
+
+// newAccumulators returns nw accumulators over n rows.
+func newAccumulators(nw, n int) []accumulator {
+	accs := make([]accumulator, nw)
+	for w := range accs {
+		accs[w].sum = make([]float32, n)
+		accs[w].seen = make([]bool, n)
+	}
+	return accs
+}
+
+// add adds x to row's sum.
+func (a *accumulator) add(row int32, x float32) {
+	if !a.seen[row] {
+		a.seen[row] = true
+		a.touched = append(a.touched, row)
+	}
+	a.sum[row] += x
+}
+
+// reset clears the touched rows' sums.
+func (a *accumulator) reset() {
+	for _, j := range a.touched {
+		a.sum[j], a.seen[j] = 0, false
+	}
+	a.touched = a.touched[:0]
+}
+
+// hitsOf returns every accumulator's hits, in worker order.
+func hitsOf(accs []accumulator) []hit {
+	outs := make([][]hit, len(accs))
+	for w := range accs {
+		outs[w] = accs[w].hits
+	}
 	return slices.Concat(outs...)
 }
 
@@ -173,42 +203,29 @@ func (c *catalog) sparseAbove(threshold float32) []hit {
 			indexed[ix.tids[k]] = append(indexed[ix.tids[k]], posting{tool: int32(j), w: c.val[j][k-ix.start[j]]})
 		}
 	}
-	nw := par.Workers(n)
-	outs := make([][]hit, nw)
-	accs := make([][]float32, nw)
-	seen := make([][]bool, nw)
-	touched := make([][]int32, nw)
-	for w := range nw {
-		accs[w] = make([]float32, n)
-		seen[w] = make([]bool, n)
-	}
+	accs := newAccumulators(par.Workers(n), n)
 	par.For(n, func(w, j int) {
-		acc, sn, tc := accs[w], seen[w], touched[w][:0]
+		a := &accs[w]
 		for k := ix.start[j]; k < ix.start[j+1]; k++ {
 			wj := c.val[j][k-ix.start[j]]
 			for _, p := range indexed[ix.tids[k]] {
 				if int(p.tool) >= j {
 					break
 				}
-				if !sn[p.tool] {
-					sn[p.tool] = true
-					tc = append(tc, p.tool)
-				}
-				acc[p.tool] += wj * p.w
+				a.add(p.tool, wj*p.w)
 			}
 		}
-		for _, i := range tc {
+		for _, i := range a.touched {
 			// The bound allows for rounding in the float32 sums.
-			if acc[i]+slack[i]+1e-5 >= threshold {
+			if a.sum[i]+slack[i]+1e-5 >= threshold {
 				if s := c.dot(int(i), j); s >= threshold {
-					outs[w] = append(outs[w], hit{i, int32(j), s})
+					a.hits = append(a.hits, hit{i, int32(j), s})
 				}
 			}
-			acc[i], sn[i] = 0, false
 		}
-		touched[w] = tc
+		a.reset()
 	})
-	return slices.Concat(outs...)
+	return hitsOf(accs)
 }
 
 // suffixes splits every sparse centroid for sparseAbove: its terms ordered
