@@ -212,11 +212,13 @@ type scorer struct {
 	cent, desc, doc *space
 }
 
-// scorerScratch holds one goroutine's scores: cs, ds and ls at every
-// tool's centroid, description and document, and acc for tri.
+// scorerScratch holds one goroutine's scores: sig[b] holds a held-out
+// example's scores at tool b's centroid, description and document, in the
+// layout selection uses (sigCent, sigDesc, sigDoc); col is scratch for
+// spaces that score one signal at a time.
 type scorerScratch struct {
-	acc        [][4]float32
-	cs, ds, ls []float32
+	sig [][4]float32
+	col []float32
 }
 
 // newScorer returns a scorer over recs: tri when not nil, else spaces of
@@ -241,23 +243,19 @@ func newScorer(recs []habilis.Record, tri *triSpace, docs bool) *scorer {
 }
 
 func (sc *scorer) scratch() *scorerScratch {
-	s := &scorerScratch{cs: make([]float32, sc.rows), ds: make([]float32, sc.rows), ls: make([]float32, sc.rows)}
-	if sc.tri != nil {
-		s.acc = make([][4]float32, sc.rows)
-	}
-	return s
+	return &scorerScratch{sig: make([][4]float32, sc.rows), col: make([]float32, sc.rows)}
 }
 
-// score fills s.cs, s.ds and s.ls with v's scores.
+// score fills s.sig with v's scores.
 func (sc *scorer) score(v habilis.Vector, s *scorerScratch) {
 	if sc.tri != nil {
-		sc.tri.scoreAll(v, s.acc, s.cs, s.ds, s.ls)
+		sc.tri.accumulate(v, s.sig)
 		return
 	}
-	sc.cent.scoreAll(v, s.cs)
-	sc.desc.scoreAll(v, s.ds)
+	sc.cent.scoreColumn(v, s.col, s.sig, sigCent)
+	sc.desc.scoreColumn(v, s.col, s.sig, sigDesc)
 	if sc.doc != nil {
-		sc.doc.scoreAll(v, s.ls)
+		sc.doc.scoreColumn(v, s.col, s.sig, sigDoc)
 	}
 }
 
@@ -314,7 +312,7 @@ func heldOut(recs []habilis.Record, a int, sc *scorer, s *scorerScratch, sh *sha
 			ownDocs = heldOutDoc(a)
 		}
 	}
-	cs, ds, ls := s.cs, s.ds, s.ls
+	sig := s.sig
 	for k, v := range vs {
 		if v.IsZero() {
 			continue
@@ -327,23 +325,23 @@ func heldOut(recs []habilis.Record, a int, sc *scorer, s *scorerScratch, sh *sha
 				continue
 			}
 			if b%noiseStride == 0 && !recs[b].Centroid.IsZero() {
-				h.noise = append(h.noise, cs[b])
+				h.noise = append(h.noise, sig[b][sigCent])
 			}
-			bestDesc = max(bestDesc, ds[b])
+			bestDesc = max(bestDesc, sig[b][sigDesc])
 			if recs[b].Centroid.IsZero() {
 				continue
 			}
-			rb := rocchioScore(sh.sumNorm[b], sh.rocchioNorm[b], cs[b], ds[b])
+			rb := rocchioScore(sh.sumNorm[b], sh.rocchioNorm[b], sig[b][sigCent], sig[b][sigDesc])
 			if withDoc {
-				rb = evidence(rb, ls[b])
+				rb = evidence(rb, sig[b][sigDoc])
 			}
 			bestEv = max(bestEv, rb)
-			bestRaw = max(bestRaw, cs[b])
+			bestRaw = max(bestRaw, sig[b][sigCent])
 			if recs[b].HasRadius {
-				bestEx = max(bestEx, cs[b]-recs[b].Radius)
+				bestEx = max(bestEx, sig[b][sigCent]-recs[b].Radius)
 			}
 		}
-		h.posDesc = append(h.posDesc, ds[a])
+		h.posDesc = append(h.posDesc, sig[a][sigDesc])
 		h.negDesc = append(h.negDesc, bestDesc)
 		if len(held) == len(vs) {
 			// At serving time the gate is the full radius minus the

@@ -279,17 +279,6 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 	return s
 }
 
-// scoreAll writes the query's score against every row of each set into
-// oa, ob and oc (each of length s.rows). acc is scratch space of at least
-// s.rows (see accumulate).
-func (s *triSpace) scoreAll(q habilis.Vector, acc [][4]float32, oa, ob, oc []float32) {
-	acc = acc[:s.rows]
-	s.accumulate(q, acc)
-	for r, a := range acc {
-		oa[r], ob[r], oc[r] = a[0], a[1], a[2]
-	}
-}
-
 // accumulate writes the query's scores against row r into acc[r][0],
 // acc[r][1] and acc[r][2] (centroid, description, document) for every
 // row, and 0 into acc[r][3]; acc must have length s.rows. The three sums

@@ -66,7 +66,10 @@ func TestTriSpaceExact(t *testing.T) {
 		got := [3][]float32{make([]float32, rows), make([]float32, rows), make([]float32, rows)}
 		for range 20 {
 			q := randSparse(rng, vocab+50, 0.2)
-			s.scoreAll(q, acc, got[0], got[1], got[2])
+			s.accumulate(q, acc)
+			for r, a := range acc {
+				got[0][r], got[1][r], got[2][r] = a[0], a[1], a[2]
+			}
 			for k, set := range [3][]habilis.Vector{cents, descs, docs} {
 				for r := range rows {
 					if want := naiveDot(q, set[r]); got[k][r] != want {
