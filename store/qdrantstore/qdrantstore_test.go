@@ -220,15 +220,7 @@ func TestFailedWriteLeavesNoTrace(t *testing.T) {
 		t.Run(failing, func(t *testing.T) {
 			f, s := openFake(t, LayoutShared)
 			ctx := context.Background()
-			m, err := s.Write(ctx, &habilis.Batch{Put: storetest.Catalog(3, 2, false, 1), Meta: storetest.Meta(8, 1)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			before, beforeAliases := f.names(), f.aliasMap()
-			snap, err := s.Snapshot(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			w := writeFirst(t, f, s)
 			calls := 0
 			f.setHook(func(method string) error {
 				// Fail the second call of the method, once some of the new
@@ -240,12 +232,12 @@ func TestFailedWriteLeavesNoTrace(t *testing.T) {
 				}
 				return nil
 			})
-			_, err = s.Write(ctx, &habilis.Batch{BaseVersion: m.Version, Put: []habilis.Record{storetest.Record("new", 9, false, 2)}, Meta: storetest.Meta(8, 2)})
+			_, err := s.Write(ctx, &habilis.Batch{BaseVersion: w.version, Put: []habilis.Record{storetest.Record("new", 9, false, 2)}, Meta: storetest.Meta(8, 2)})
 			f.setHook(nil)
 			if err == nil || !strings.Contains(err.Error(), "injected failure") {
 				t.Fatalf("Write with failing %s: error = %v, want the injected failure", failing, err)
 			}
-			checkUnchanged(t, f, s, "the failed write", before, beforeAliases, snap)
+			checkUnchanged(t, f, s, "the failed write", w)
 		})
 	}
 }
@@ -424,15 +416,7 @@ func TestSwitchFailsPartway(t *testing.T) {
 		t.Run(string(layout), func(t *testing.T) {
 			f, s := openFake(t, layout)
 			ctx := context.Background()
-			m, err := s.Write(ctx, &habilis.Batch{Put: storetest.Catalog(3, 2, false, 1), Meta: storetest.Meta(8, 1)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			before, beforeAliases := f.names(), f.aliasMap()
-			snap, err := s.Snapshot(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			w := writeFirst(t, f, s)
 			once := false
 			f.setHook(func(method string) error {
 				if method != "UpdateAliases" || once {
@@ -449,13 +433,13 @@ func TestSwitchFailsPartway(t *testing.T) {
 				}
 				return nil
 			})
-			_, err = s.Write(ctx, &habilis.Batch{BaseVersion: m.Version, Put: []habilis.Record{storetest.Record("new", 3, false, 2)}, Meta: storetest.Meta(8, 2)})
+			_, err := s.Write(ctx, &habilis.Batch{BaseVersion: w.version, Put: []habilis.Record{storetest.Record("new", 3, false, 2)}, Meta: storetest.Meta(8, 2)})
 			f.setHook(nil)
 			if err == nil || !strings.Contains(err.Error(), "switch aliases") {
 				t.Fatalf("Write with a switch failing partway: error = %v, want it to name the switch", err)
 			}
-			checkUnchanged(t, f, s, "the failed switch", before, beforeAliases, snap)
-			for _, r := range snap.Records {
+			checkUnchanged(t, f, s, "the failed switch", w)
+			for _, r := range w.snap.Records {
 				texts, _, err := s.Examples(ctx, r.Tool.Name)
 				if err != nil || len(texts) != len(r.Tool.Examples) {
 					t.Errorf("Examples(%q) after the failed switch = %d texts, %v; want %d", r.Tool.Name, len(texts), err, len(r.Tool.Examples))
@@ -513,10 +497,36 @@ func TestAlreadyExists(t *testing.T) {
 	}
 }
 
-// checkUnchanged fails t unless the fake's collections and aliases and the
-// store's snapshot are what they were before what failed.
-func checkUnchanged(t *testing.T, f *fakeQdrant, s *Store, what string, collections []string, aliases map[string]string, snap *habilis.Snapshot) {
+// written is a store's state after writeFirst: what a failed write after
+// it must leave as it was.
+type written struct {
+	version     uint64
+	collections []string
+	aliases     map[string]string
+	snap        *habilis.Snapshot
+}
+
+// writeFirst writes a first catalog of three tools into s and returns the
+// state it leaves.
+func writeFirst(t *testing.T, f *fakeQdrant, s *Store) written {
 	t.Helper()
+	ctx := context.Background()
+	m, err := s.Write(ctx, &habilis.Batch{Put: storetest.Catalog(3, 2, false, 1), Meta: storetest.Meta(8, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := written{version: m.Version, collections: f.names(), aliases: f.aliasMap()}
+	if w.snap, err = s.Snapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// checkUnchanged fails t unless the fake's collections and aliases and the
+// store's snapshot are what they were in w, before what failed.
+func checkUnchanged(t *testing.T, f *fakeQdrant, s *Store, what string, w written) {
+	t.Helper()
+	collections, aliases, snap := w.collections, w.aliases, w.snap
 	if diff := cmp.Diff(collections, f.names()); diff != "" {
 		t.Errorf("collections after %s mismatch (-before +after):\n%s", what, diff)
 	}
