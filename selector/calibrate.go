@@ -125,7 +125,8 @@ const (
 // examples. Over a grid of description weights 0-0.4 and document weights
 // 0.25-0.75, it is the point whose neighbourhood ranks best on half a. The
 // nearest example added nothing there while costing most of the selection
-// time, so it is off unless fit turns it on.
+// time, so it is off; fit does not try it either, and only a calibration
+// stored through SetCalibration can weight it.
 var defaultWeights = Weights{Centroid: 1, Description: 0.1, Document: 0.5}
 
 // calibrate estimates a Calibration from records (with vectors, centroids
