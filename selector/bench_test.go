@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -80,10 +81,18 @@ func synth(n, nEx int, seed uint64) ([]habilis.Tool, []string) {
 	return tools, qs
 }
 
+// benchRouter returns a router over the synthetic catalog of n tools ×
+// nEx examples, and queries for it. With HABILIS_BENCH_DIR set, the store
+// is kept there between runs, so a later run reloads an unchanged catalog
+// (embedding nothing) rather than indexing 100,000 tools again.
 func benchRouter(b *testing.B, n, nEx int) (*selector.Router, []string) {
 	b.Helper()
 	tools, qs := synth(n, nEx, 1)
-	r := lexicalRouter(b, openStore(b, filepath.Join(b.TempDir(), "bench.db")))
+	dir := os.Getenv("HABILIS_BENCH_DIR")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	r := lexicalRouter(b, openStore(b, filepath.Join(dir, fmt.Sprintf("bench-%d-%d.db", n, nEx))))
 	if _, err := r.Load(context.Background(), tools, selector.LoadOptions{}); err != nil {
 		b.Fatal(err)
 	}
