@@ -3,6 +3,7 @@ package collision
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/internal/par"
@@ -65,6 +66,7 @@ type leakScratch struct {
 	seen    []bool
 	touched []int32
 	sum     map[uint32]float64
+	terms   []uint32 // sum's keys, sorted
 	sumD    []float64
 }
 
@@ -106,8 +108,17 @@ func (c *catalog) toolLeaks(a int, ix *index, open []int, s *leakScratch, found 
 	for _, x := range sumD {
 		ss += x * x
 	}
-	for _, x := range sumS {
-		ss += x * x
+	if sumS != nil {
+		// In term order, so that the sum does not depend on the map's
+		// iteration order.
+		s.terms = s.terms[:0]
+		for t := range sumS {
+			s.terms = append(s.terms, t)
+		}
+		slices.Sort(s.terms)
+		for _, t := range s.terms {
+			ss += sumS[t] * sumS[t]
+		}
 	}
 
 	for k, ev := range evs {
