@@ -17,7 +17,7 @@ type space struct {
 	dense *vec.Slab
 	// Sparse inverted index in compressed form: term → postings
 	// [offsets[k], offsets[k+1]) of (row, weight).
-	terms   map[uint32]int32
+	terms   termTable
 	offsets []int32
 	prow    []int32
 	pval    []float32
@@ -46,26 +46,29 @@ func newSpace(vs []habilis.Vector, dim int) *space {
 		}
 		total += len(v.Indices)
 	}
-	s.terms = make(map[uint32]int32, len(counts))
+	slots := make(map[uint32]int32, len(counts))
+	order := make([]uint32, 0, len(counts))
 	s.offsets = make([]int32, 0, len(counts)+1)
 	// Assign term slots in first-seen order so building is deterministic.
 	var off int32
 	for _, v := range vs {
 		for _, t := range v.Indices {
-			if _, ok := s.terms[t]; !ok {
-				s.terms[t] = int32(len(s.offsets))
+			if _, ok := slots[t]; !ok {
+				slots[t] = int32(len(s.offsets))
+				order = append(order, t)
 				s.offsets = append(s.offsets, off)
 				off += counts[t]
 			}
 		}
 	}
 	s.offsets = append(s.offsets, off)
+	s.terms = newTermTable(order)
 	s.prow = make([]int32, total)
 	s.pval = make([]float32, total)
 	fill := make([]int32, len(s.offsets)-1)
 	for r, v := range vs {
 		for i, t := range v.Indices {
-			k := s.terms[t]
+			k := slots[t]
 			p := s.offsets[k] + fill[k]
 			fill[k]++
 			s.prow[p] = int32(r)
@@ -86,7 +89,7 @@ func (s *space) scoreAll(q habilis.Vector, out []float32) {
 		return
 	}
 	for i, t := range q.Indices {
-		k, ok := s.terms[t]
+		k, ok := s.terms.find(t)
 		if !ok {
 			continue
 		}
@@ -160,7 +163,7 @@ func mean(vs []habilis.Vector) habilis.Vector {
 // to its sum, so the split changes no score.
 type triSpace struct {
 	rows  int
-	terms map[uint32]int32
+	terms termTable
 	// Term k's postings are pairs[offsets[k].pair:offsets[k+1].pair] and
 	// triples[offsets[k].triple:offsets[k+1].triple].
 	offsets []triOffset
@@ -238,16 +241,13 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 		order = append(order, t)
 	}
 	slices.Sort(order) // deterministic layout
-	s.terms = make(map[uint32]int32, len(order))
-	for k, t := range order {
-		s.terms[t] = int32(k)
-	}
+	s.terms = newTermTable(order)
 	// Count each slot's pairs and triples (offsets[k+1] for now).
 	s.offsets = make([]triOffset, len(order)+1)
 	for _, row := range merged {
 		for i := range row {
 			e := &row[i]
-			k := s.terms[e.term]
+			k, _ := s.terms.find(e.term)
 			e.term = uint32(k)
 			if e.w[1] == 0 {
 				s.offsets[k+1].pair++
@@ -287,7 +287,7 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 func (s *triSpace) accumulate(q habilis.Vector, acc [][4]float32) {
 	clear(acc)
 	for i, t := range q.Indices {
-		k, ok := s.terms[t]
+		k, ok := s.terms.find(t)
 		if !ok {
 			continue
 		}

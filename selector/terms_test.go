@@ -1,0 +1,45 @@
+package selector
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestTermTable(t *testing.T) {
+	var empty termTable
+	if k, ok := empty.find(7); ok {
+		t.Fatalf("empty table: find(7) = %d, true; want not found", k)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{1, 2, 3, 100, 5000} {
+		// Keys at the edges of uint32, clustered ones and random ones.
+		terms := []uint32{0, math.MaxUint32}
+		seen := map[uint32]bool{0: true, math.MaxUint32: true}
+		for len(terms) < n+2 {
+			x := rng.Uint32()
+			if len(terms)%3 == 0 {
+				x = uint32(len(terms)) // consecutive: probe runs collide
+			}
+			if !seen[x] {
+				seen[x] = true
+				terms = append(terms, x)
+			}
+		}
+		tab := newTermTable(terms)
+		for k, term := range terms {
+			if got, ok := tab.find(term); !ok || got != int32(k) {
+				t.Fatalf("n=%d: find(%d) = %d, %v; want %d, true", n, term, got, ok, k)
+			}
+		}
+		for range 1000 {
+			x := rng.Uint32()
+			if seen[x] {
+				continue
+			}
+			if got, ok := tab.find(x); ok {
+				t.Fatalf("n=%d: find(%d) = %d, true; want not found", n, x, got)
+			}
+		}
+	}
+}
