@@ -7,9 +7,14 @@ package selector
 // an eighth of a selection with a Go map; here they cost a quarter to a
 // third of that.
 type termTable struct {
-	keys []uint32
-	// vals holds slot + 1; 0 marks an empty entry, so any uint32 is a key.
-	vals []int32
+	entries []termEntry
+}
+
+// termEntry is one entry of a termTable, its term beside its slot so that
+// a probe reads one cache line.
+type termEntry struct {
+	term uint32
+	slot int32 // slot + 1; 0 marks an empty entry, so any uint32 is a term
 }
 
 // newTermTable returns the table in which term terms[k] has slot k; terms
@@ -22,30 +27,30 @@ func newTermTable(terms []uint32) termTable {
 	for size < len(terms)+len(terms)/2+1 {
 		size <<= 1
 	}
-	t := termTable{keys: make([]uint32, size), vals: make([]int32, size)}
+	t := termTable{entries: make([]termEntry, size)}
 	mask := uint32(size - 1)
 	for k, term := range terms {
 		i := termHash(term, mask)
-		for t.vals[i] != 0 {
+		for t.entries[i].slot != 0 {
 			i = (i + 1) & mask
 		}
-		t.keys[i], t.vals[i] = term, int32(k)+1
+		t.entries[i] = termEntry{term: term, slot: int32(k) + 1}
 	}
 	return t
 }
 
 // find returns term's slot, or false when the index does not hold it.
 func (t *termTable) find(term uint32) (int32, bool) {
-	if len(t.keys) == 0 {
+	if len(t.entries) == 0 {
 		return 0, false
 	}
-	mask := uint32(len(t.keys) - 1)
+	mask := uint32(len(t.entries) - 1)
 	for i := termHash(term, mask); ; i = (i + 1) & mask {
-		switch v := t.vals[i]; {
-		case v == 0:
+		switch e := t.entries[i]; {
+		case e.slot == 0:
 			return 0, false
-		case t.keys[i] == term:
-			return v - 1, true
+		case e.term == term:
+			return e.slot - 1, true
 		}
 	}
 }
