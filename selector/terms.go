@@ -1,11 +1,11 @@
 package selector
 
 // termTable maps the terms of an inverted index to their slots: an
-// open-addressing hash table with linear probing, at most two thirds
-// full, so that it takes no more memory than a Go map. Selection looks up
-// every query term in it, and at a few hundred tools those lookups were
-// an eighth of a selection with a Go map; here they cost a quarter to a
-// third of that.
+// open-addressing hash table with linear probing, a third to two thirds
+// full, so that it takes about as much memory as a Go map. Selection
+// looks up every query term in it, and at a few hundred tools those
+// lookups were an eighth of a selection with a Go map; here they cost a
+// quarter to a third of that.
 type termTable struct {
 	entries []termEntry
 }
