@@ -16,10 +16,10 @@ func TestTermTable(t *testing.T) {
 		// Keys at the edges of uint32, clustered ones and random ones.
 		terms := []uint32{0, math.MaxUint32}
 		seen := map[uint32]bool{0: true, math.MaxUint32: true}
-		for len(terms) < n+2 {
+		for i := 0; len(terms) < n+2; i++ {
 			x := rng.Uint32()
-			if len(terms)%3 == 0 {
-				x = uint32(len(terms)) // consecutive: probe runs collide
+			if i%3 == 0 {
+				x = 1000 + uint32(i/3) // consecutive: their probes meet
 			}
 			if !seen[x] {
 				seen[x] = true
