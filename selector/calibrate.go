@@ -144,23 +144,23 @@ var defaultWeights = Weights{Centroid: 1, Description: 0.1, Document: 0.5}
 // share of the first passing minus the share of the second passing
 // (Youden's J).
 //
-// sh is newShared of recs; its merged space, when there is one, scores all
-// three signals in one pass. heldOutDoc, when not
+// sh is newShared of recs: the spaces held-out examples are scored in,
+// and the Rocchio norms. heldOutDoc, when not
 // nil, puts the document signal into hybrid mode's evidence: it returns
 // tool a's document rebuilt without each of its examples. It must be safe
 // for concurrent use: the sampled tools are scored on GOMAXPROCS
 // goroutines, and their scores gathered in sampling order, so the result
 // does not depend on how many there are.
 func calibrate(recs []habilis.Record, fixed *Calibration, sh *shared, heldOutDoc func(a int) []habilis.Vector) Calibration {
-	sc := newScorer(recs, sh.tri, heldOutDoc != nil)
 	sampled := calibrationSample(recs)
 	samples := make([]heldOutScores, len(sampled))
-	scratch := make([]*scorerScratch, par.Workers(len(sampled)))
+	bufs := make([]*scratch, par.Workers(len(sampled)))
 	par.For(len(sampled), func(w, t int) {
-		if scratch[w] == nil {
-			scratch[w] = sc.scratch()
+		if bufs[w] == nil {
+			bufs[w] = new(scratch)
+			bufs[w].size(len(recs))
 		}
-		samples[t] = heldOut(recs, sampled[t], sc, scratch[w], sh, heldOutDoc)
+		samples[t] = heldOut(recs, sampled[t], sh, bufs[w], heldOutDoc)
 	})
 	// Gate excess (score − (radius − margin) at margin 0) of held-out
 	// examples at their own tool (pos) and at the best other tool (neg);
@@ -206,63 +206,6 @@ func calibrate(recs []habilis.Record, fixed *Calibration, sh *shared, heldOutDoc
 	return c
 }
 
-// scorer scores a held-out example against every tool's centroid,
-// description and (with documents) document. It only reads its spaces, so
-// goroutines may share it, each with its own scorerScratch.
-type scorer struct {
-	rows int
-	tri  *triSpace
-	// Without tri, one space per signal; doc is nil without documents.
-	cent, desc, doc *space
-}
-
-// scorerScratch holds one goroutine's scores: sig[b] holds a held-out
-// example's scores at tool b's centroid, description and document, in the
-// layout selection uses (sigCent, sigDesc, sigDoc); col is scratch for
-// spaces that score one signal at a time.
-type scorerScratch struct {
-	sig [][4]float32
-	col []float32
-}
-
-// newScorer returns a scorer over recs: tri when not nil, else spaces of
-// their own (the document one only when docs is set).
-func newScorer(recs []habilis.Record, tri *triSpace, docs bool) *scorer {
-	sc := &scorer{rows: len(recs), tri: tri}
-	if tri != nil {
-		return sc
-	}
-	cents, descs, ds := columns(recs)
-	dim := 0
-	for _, v := range descs {
-		if n := len(v.Dense); n > 0 {
-			dim = n
-		}
-	}
-	sc.cent, sc.desc = newSpace(cents, dim), newSpace(descs, dim)
-	if docs {
-		sc.doc = newSpace(ds, 0)
-	}
-	return sc
-}
-
-func (sc *scorer) scratch() *scorerScratch {
-	return &scorerScratch{sig: make([][4]float32, sc.rows), col: make([]float32, sc.rows)}
-}
-
-// score fills s.sig with v's scores.
-func (sc *scorer) score(v habilis.Vector, s *scorerScratch) {
-	if sc.tri != nil {
-		sc.tri.accumulate(v, s.sig)
-		return
-	}
-	sc.cent.scoreColumn(v, s.col, s.sig, sigCent)
-	sc.desc.scoreColumn(v, s.col, s.sig, sigDesc)
-	if sc.doc != nil {
-		sc.doc.scoreColumn(v, s.col, s.sig, sigDoc)
-	}
-}
-
 // calibrationSample returns the tools whose examples calibration holds
 // out, in sampling order (sampleTools): tools are taken until
 // maxCalibrationSamples nonzero examples are, counting at most
@@ -301,8 +244,8 @@ type heldOutScores struct {
 }
 
 // heldOut scores each held-out example of tool a at its own tool and at
-// every other, with s as working memory and sh's Rocchio norms.
-func heldOut(recs []habilis.Record, a int, sc *scorer, s *scorerScratch, sh *shared, heldOutDoc func(a int) []habilis.Vector) heldOutScores {
+// every other in sh's spaces, with s as working memory.
+func heldOut(recs []habilis.Record, a int, sh *shared, s *scratch, heldOutDoc func(a int) []habilis.Vector) heldOutScores {
 	var h heldOutScores
 	// A sample of every example's score at the tools it is not for.
 	noiseStride := max(1, len(recs)/64)
@@ -321,7 +264,12 @@ func heldOut(recs []habilis.Record, a int, sc *scorer, s *scorerScratch, sh *sha
 		if v.IsZero() {
 			continue
 		}
-		sc.score(v, s)
+		// The document signal is scored only when it joins the evidence.
+		var ql habilis.Vector
+		if heldOutDoc != nil {
+			ql = v
+		}
+		sh.scoreAll(v, ql, sig, s.col)
 		withDoc := k < len(ownDocs)
 		bestEx, bestRaw, bestDesc, bestEv := float32(-2), float32(-2), float32(-2), float32(-2)
 		for b := range recs {

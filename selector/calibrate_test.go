@@ -100,10 +100,10 @@ func TestCalibrateWorkers(t *testing.T) {
 		sh         *shared
 		heldOutDoc func(int) []habilis.Vector
 	}{
-		{"lexical", lexRecs, newShared(lexRecs, true), func(a int) []habilis.Vector {
+		{"lexical", lexRecs, newShared(lexRecs, 0, true), func(a int) []habilis.Vector {
 			return heldOutDocuments(context.Background(), lex, lexRecs[a].Tool)
 		}},
-		{"dense", denseRecs, newShared(denseRecs, false), nil},
+		{"dense", denseRecs, newShared(denseRecs, 16, false), nil},
 	}
 	for _, tc := range cases {
 		var want Calibration
@@ -128,17 +128,17 @@ func TestCalibrateWorkers(t *testing.T) {
 func TestNewShared(t *testing.T) {
 	recs, _ := lexicalRecords(t, rand.New(rand.NewPCG(9, 10)), 40)
 	for _, tri := range []bool{false, true} {
-		sh := newShared(recs, tri)
+		sh := newShared(recs, 0, tri)
 		for i := range recs {
 			if sum, roc := rocchioNorms(&recs[i]); sh.sumNorm[i] != sum || sh.rocchioNorm[i] != roc {
 				t.Errorf("tri %v: tool %d: norms %v %v, want %v %v", tri, i, sh.sumNorm[i], sh.rocchioNorm[i], sum, roc)
 			}
 		}
 		if !tri && sh.tri != nil {
-			t.Errorf("newShared(recs, false) built a merged space")
+			t.Errorf("newShared(recs, 0, false) built a merged space")
 		}
 		if tri && !reflect.DeepEqual(sh.tri, newTriSpace(columns(recs))) {
-			t.Errorf("newShared(recs, true) merged space differs from newTriSpace's")
+			t.Errorf("newShared(recs, 0, true) merged space differs from newTriSpace's")
 		}
 	}
 }

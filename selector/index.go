@@ -28,10 +28,8 @@ type index struct {
 	// look at every tool to find them.
 	bare []int32
 
-	// cent, desc and doc score a query against every tool; with the
-	// lexical embedder as the main one, tri holds all three instead.
-	cent, desc, doc *space
-	tri             *triSpace
+	// sh scores a query against every tool and holds the Rocchio norms.
+	sh *shared
 	// Example vectors for nearest-example scoring of candidates: tool i owns
 	// rows exStart[i]:exStart[i+1], in exSlab (dense) or exSparse.
 	exStart  []int32
@@ -40,11 +38,6 @@ type index struct {
 
 	collides [][]string // per tool, sorted
 
-	// For the Rocchio signal (the centroid with the description as one
-	// more example): sumNorm is ‖Σ examples‖ and rocchioNorm is
-	// ‖Σ examples + description‖, so q·(Σ+u)/‖Σ+u‖ follows from the
-	// centroid and description scores without another scan.
-	sumNorm, rocchioNorm []float32
 	// prior is the calibration's per-tool prior by index, or nil.
 	prior []float32
 }
@@ -52,7 +45,7 @@ type index struct {
 // rocchio returns tool i's Rocchio score from its centroid and description
 // scores.
 func (ix *index) rocchio(i int, cent, desc float32) float32 {
-	return rocchioScore(ix.sumNorm[i], ix.rocchioNorm[i], cent, desc)
+	return rocchioScore(ix.sh.sumNorm[i], ix.sh.rocchioNorm[i], cent, desc)
 }
 
 // evidence returns hybrid mode's gate score of a tool with examples from
@@ -92,25 +85,46 @@ func (ix *index) gate(i int) (threshold, radius float32, source string) {
 
 // shared is what both calibration and the index compute over a catalog's
 // records, so that a write computes it once: per tool the Rocchio norms
-// (rocchioNorms), and the merged space of the three signals (nil unless the
-// lexical embedder is the only one).
+// (rocchioNorms), and the spaces a query is scored in: tri, the merged
+// space of the three signals, when the lexical embedder is the only one,
+// else one space per signal.
 type shared struct {
 	sumNorm, rocchioNorm []float32
 	tri                  *triSpace
+	cent, desc, doc      *space
 }
 
-// newShared computes shared over recs, with a merged space when tri is set.
-// The merged space is built on one goroutine while the norms are computed
-// on the others.
-func newShared(recs []habilis.Record, tri bool) *shared {
+// newShared computes shared over recs (vectors of dimension dim, 0 for
+// sparse ones), with a merged space when merged is set. The spaces are
+// built on one goroutine while the norms are computed on the others.
+func newShared(recs []habilis.Record, dim int, merged bool) *shared {
 	sh := &shared{sumNorm: make([]float32, len(recs)), rocchioNorm: make([]float32, len(recs))}
 	var wg sync.WaitGroup
-	if tri {
-		wg.Go(func() { sh.tri = newTriSpace(columns(recs)) })
-	}
+	wg.Go(func() {
+		if merged {
+			sh.tri = newTriSpace(columns(recs))
+			return
+		}
+		cents, descs, docs := columns(recs)
+		sh.cent, sh.desc, sh.doc = newSpace(cents, dim), newSpace(descs, dim), newSpace(docs, 0)
+	})
 	par.For(len(recs), func(_, i int) { sh.sumNorm[i], sh.rocchioNorm[i] = rocchioNorms(&recs[i]) })
 	wg.Wait()
 	return sh
+}
+
+// scoreAll writes the query's score against every tool's centroid,
+// description and document into sig[i][sigCent], sig[i][sigDesc] and
+// sig[i][sigDoc], for every tool i (q is the main embedder's vector, ql the
+// lexical one's); col is scratch space of one score a tool.
+func (sh *shared) scoreAll(q, ql habilis.Vector, sig [][4]float32, col []float32) {
+	if sh.tri != nil {
+		sh.tri.accumulate(q, sig)
+		return
+	}
+	sh.cent.scoreColumn(q, col, sig, sigCent)
+	sh.desc.scoreColumn(q, col, sig, sigDesc)
+	sh.doc.scoreColumn(ql, col, sig, sigDoc)
 }
 
 // buildIndex makes an index from records that carry their vectors. It
@@ -158,20 +172,14 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embe
 		ix.exStart[i+1] = ix.exStart[i] + int32(len(r.ExampleVectors))
 	}
 	if sh == nil {
-		sh = newShared(recs, dim == 0 && sameLex)
+		sh = newShared(recs, dim, dim == 0 && sameLex)
 	}
-	ix.sumNorm, ix.rocchioNorm, ix.tri = sh.sumNorm, sh.rocchioNorm, sh.tri
+	ix.sh = sh
 	if len(cal.Prior) > 0 {
 		ix.prior = make([]float32, len(recs))
 		for i := range recs {
 			ix.prior[i] = cal.Prior[recs[i].Tool.Name]
 		}
-	}
-	if ix.tri == nil {
-		cents, descs, docs := columns(recs)
-		ix.cent = newSpace(cents, dim)
-		ix.desc = newSpace(descs, dim)
-		ix.doc = newSpace(docs, 0)
 	}
 	ix.collides = make([][]string, len(recs))
 	for i := range recs {
@@ -187,13 +195,7 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embe
 // examples have no centroid: their centroid score is their description
 // score, so that their gate and their centroid-mode rank use it.
 func (ix *index) scoreAll(q, ql habilis.Vector, sig [][4]float32, col []float32) {
-	if ix.tri != nil {
-		ix.tri.accumulate(q, sig)
-	} else {
-		ix.cent.scoreColumn(q, col, sig, sigCent)
-		ix.desc.scoreColumn(q, col, sig, sigDesc)
-		ix.doc.scoreColumn(ql, col, sig, sigDoc)
-	}
+	ix.sh.scoreAll(q, ql, sig, col)
 	for _, i := range ix.bare {
 		sig[i][sigCent] = sig[i][sigDesc]
 	}

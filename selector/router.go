@@ -542,7 +542,7 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 	}
 	// Calibration and the index share the Rocchio norms and, with the
 	// lexical embedder alone, the merged space: built once for both.
-	sh := newShared(recs, meta.Embedder.Dim == 0 && r.sameLex())
+	sh := newShared(recs, meta.Embedder.Dim, meta.Embedder.Dim == 0 && r.sameLex())
 	cal := calibrate(recs, fixed, sh, heldOutDoc)
 	if r.cfg.Margin != nil && !cal.Fitted {
 		cal.Margin, cal.MarginSource = *r.cfg.Margin, "config"
