@@ -338,7 +338,7 @@ func (ix *index) hybrid(q habilis.Vector, s *scratch, k int, denied map[int]bool
 			}
 			exs[j] = sgs[j].ex
 		}
-		em, esd := meanStd(exs)
+		em, esd := momentsOf(exs).meanStd()
 		for j := range sgs {
 			sgs[j].fused += w.Example * z(sgs[j].ex, em, esd)
 		}
@@ -524,7 +524,7 @@ func (m *moments) add(x float32) {
 
 // meanStd returns the series' mean and standard deviation, with a
 // deviation of 1 for an empty or constant series.
-func (m *moments) meanStd() (mean, std float32) {
+func (m moments) meanStd() (mean, std float32) {
 	if m.n == 0 {
 		return 0, 1
 	}
@@ -542,11 +542,6 @@ func momentsOf(xs []float32) moments {
 		m.add(x)
 	}
 	return m
-}
-
-func meanStd(xs []float32) (mean, std float32) {
-	m := momentsOf(xs)
-	return m.meanStd()
 }
 
 func z(x, mean, std float32) float32 { return (x - mean) / std }
