@@ -140,14 +140,24 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embe
 	dim := meta.Embedder.Dim
 	ix.tools = make([]toolInfo, len(recs))
 	ix.exStart = make([]int32, len(recs)+1)
-	nEx := 0
+	nEx, nnz := 0, 0
 	for i := range recs {
 		nEx += len(recs[i].ExampleVectors)
+		for _, v := range recs[i].ExampleVectors {
+			nnz += len(v.Indices)
+		}
 	}
+	// Sparse example vectors are copied into two arrays of their own: the
+	// records' vectors may share the store's decoding slabs with the
+	// centroids and descriptions, which the spaces below copy, and keeping
+	// one example would keep those slabs whole.
+	var exIdx []uint32
+	var exVal []float32
 	if dim > 0 {
 		ix.exSlab = vec.NewSlab(dim, nEx)
 	} else {
 		ix.exSparse = make([]habilis.Vector, 0, nEx)
+		exIdx, exVal = make([]uint32, 0, nnz), make([]float32, 0, nnz)
 	}
 	for i := range recs {
 		r := &recs[i]
@@ -165,8 +175,12 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embe
 					return nil, fmt.Errorf("index: tool %q: example vector of dimension %d, want %d: %w", r.Tool.Name, len(v.Dense), dim, habilis.ErrEmbedderMismatch)
 				}
 				ix.exSlab.Append(v.Dense)
+			} else if len(v.Indices) == 0 {
+				ix.exSparse = append(ix.exSparse, habilis.Vector{})
 			} else {
-				ix.exSparse = append(ix.exSparse, v)
+				lo := len(exIdx)
+				exIdx, exVal = append(exIdx, v.Indices...), append(exVal, v.Values...)
+				ix.exSparse = append(ix.exSparse, habilis.Vector{Indices: exIdx[lo:len(exIdx):len(exIdx)], Values: exVal[lo:len(exVal):len(exVal)]})
 			}
 		}
 		ix.exStart[i+1] = ix.exStart[i] + int32(len(r.ExampleVectors))
