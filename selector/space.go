@@ -284,25 +284,61 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 // row, and 0 into acc[r][3]; acc must have length s.rows. The three sums
 // of a row lie side by side, so that each posting touches one cache line
 // rather than three.
+//
+// Every query term is looked up, and the first postings of its runs read,
+// before any term's postings are added: each term's table entry, offsets
+// and postings lie far from the others', and with nothing else between
+// them the processor waits for those reads side by side rather than one
+// term after another.
 func (s *triSpace) accumulate(q habilis.Vector, acc [][4]float32) {
 	clear(acc)
+	var buf [256]termRun
+	runs := buf[:0]
+	if len(q.Indices) > len(buf) {
+		runs = make([]termRun, 0, len(q.Indices))
+	}
 	for i, t := range q.Indices {
-		k, ok := s.terms.find(t)
-		if !ok {
-			continue
+		if k, ok := s.terms.find(t); ok {
+			runs = append(runs, termRun{k: k, w: q.Values[i]})
 		}
-		w := q.Values[i]
-		lo, hi := s.offsets[k], s.offsets[k+1]
-		for _, p := range s.pairs[lo.pair:hi.pair] {
+	}
+	for j := range runs {
+		r := &runs[j]
+		r.lo, r.hi = s.offsets[r.k], s.offsets[r.k+1]
+	}
+	// Read the first posting of each run; the rows are combined and
+	// checked only so that the reads are kept.
+	var first int32
+	for _, r := range runs {
+		if r.lo.pair < r.hi.pair {
+			first |= s.pairs[r.lo.pair].row
+		}
+		if r.lo.triple < r.hi.triple {
+			first |= s.triples[r.lo.triple].row
+		}
+	}
+	if first < 0 {
+		panic("selector: negative row in a posting")
+	}
+	for _, r := range runs {
+		w := r.w
+		for _, p := range s.pairs[r.lo.pair:r.hi.pair] {
 			a := &acc[p.row]
 			a[0] += w * p.cent
 			a[2] += w * p.doc
 		}
-		for _, p := range s.triples[lo.triple:hi.triple] {
+		for _, p := range s.triples[r.lo.triple:r.hi.triple] {
 			a := &acc[p.row]
 			a[0] += w * p.cent
 			a[1] += w * p.desc
 			a[2] += w * p.doc
 		}
 	}
+}
+
+// termRun is a query term's weight and where its postings lie.
+type termRun struct {
+	k      int32
+	w      float32
+	lo, hi triOffset
 }
