@@ -320,19 +320,12 @@ func (s *triSpace) accumulate(q habilis.Vector, acc [][4]float32) {
 	if first < 0 {
 		panic("selector: negative row in a posting")
 	}
+	if len(acc) < s.rows {
+		panic("selector: accumulate into fewer sums than rows")
+	}
 	for _, r := range runs {
-		w := r.w
-		for _, p := range s.pairs[r.lo.pair:r.hi.pair] {
-			a := &acc[p.row]
-			a[0] += w * p.cent
-			a[2] += w * p.doc
-		}
-		for _, p := range s.triples[r.lo.triple:r.hi.triple] {
-			a := &acc[p.row]
-			a[0] += w * p.cent
-			a[1] += w * p.desc
-			a[2] += w * p.doc
-		}
+		addPairs(acc, s.pairs[r.lo.pair:r.hi.pair], r.w)
+		addTriples(acc, s.triples[r.lo.triple:r.hi.triple], r.w)
 	}
 }
 
