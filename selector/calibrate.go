@@ -269,7 +269,7 @@ func heldOut(recs []habilis.Record, a int, sh *shared, s *scratch, heldOutDoc fu
 		if heldOutDoc != nil {
 			ql = v
 		}
-		sh.scoreAll(v, ql, sig, s.col)
+		sh.scoreAll(v, ql, s)
 		withDoc := k < len(ownDocs)
 		bestEx, bestRaw, bestDesc, bestEv := float32(-2), float32(-2), float32(-2), float32(-2)
 		for b := range recs {

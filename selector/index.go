@@ -114,17 +114,17 @@ func newShared(recs []habilis.Record, dim int, merged bool) *shared {
 }
 
 // scoreAll writes the query's score against every tool's centroid,
-// description and document into sig[i][sigCent], sig[i][sigDesc] and
-// sig[i][sigDoc], for every tool i (q is the main embedder's vector, ql the
-// lexical one's); col is scratch space of one score a tool.
-func (sh *shared) scoreAll(q, ql habilis.Vector, sig [][4]float32, col []float32) {
+// description and document into s.sig[i][sigCent], s.sig[i][sigDesc] and
+// s.sig[i][sigDoc], for every tool i (q is the main embedder's vector, ql
+// the lexical one's), with s's other buffers as working space.
+func (sh *shared) scoreAll(q, ql habilis.Vector, s *scratch) {
 	if sh.tri != nil {
-		sh.tri.accumulate(q, sig)
+		s.runs = sh.tri.accumulate(q, s.sig, s.runs)
 		return
 	}
-	sh.cent.scoreColumn(q, col, sig, sigCent)
-	sh.desc.scoreColumn(q, col, sig, sigDesc)
-	sh.doc.scoreColumn(ql, col, sig, sigDoc)
+	sh.cent.scoreColumn(q, s.col, s.sig, sigCent)
+	sh.desc.scoreColumn(q, s.col, s.sig, sigDesc)
+	sh.doc.scoreColumn(ql, s.col, s.sig, sigDoc)
 }
 
 // buildIndex makes an index from records that carry their vectors. It
@@ -202,16 +202,13 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embe
 	return ix, nil
 }
 
-// scoreAll writes the query's score against every tool's centroid,
-// description and document into sig[i][sigCent], sig[i][sigDesc] and
-// sig[i][sigDoc], for every tool i (q is the main embedder's vector, ql the
-// lexical one's); col is scratch space of one score a tool. Tools without
-// examples have no centroid: their centroid score is their description
-// score, so that their gate and their centroid-mode rank use it.
-func (ix *index) scoreAll(q, ql habilis.Vector, sig [][4]float32, col []float32) {
-	ix.sh.scoreAll(q, ql, sig, col)
+// scoreAll is shared.scoreAll, but for tools without examples, which have
+// no centroid: their centroid score is their description score, so that
+// their gate and their centroid-mode rank use it.
+func (ix *index) scoreAll(q, ql habilis.Vector, s *scratch) {
+	ix.sh.scoreAll(q, ql, s)
 	for _, i := range ix.bare {
-		sig[i][sigCent] = sig[i][sigDesc]
+		s.sig[i][sigCent] = s.sig[i][sigDesc]
 	}
 }
 

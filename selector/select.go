@@ -24,6 +24,7 @@ type scratch struct {
 	sig   [][4]float32
 	fused []float32
 	col   []float32 // one signal of every tool, for spaces that score one at a time
+	runs  []termRun // the query's terms that a triSpace holds
 }
 
 // The raw scores of a tool in scratch.sig, in the order triSpace
@@ -241,7 +242,7 @@ func (ix *index) rank(ctx context.Context, query string, mode habilis.Mode, k in
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
 	s.size(n)
-	ix.scoreAll(q, ql, s.sig, s.col)
+	ix.scoreAll(q, ql, s)
 	var key int
 	switch mode {
 	case habilis.ModeDescription:
@@ -443,8 +444,10 @@ func (r *Router) Scores(ctx context.Context, query string) (*Scores, error) {
 	sc := &Scores{Tools: make([]string, n), Centroid: make([]float32, n), Description: make([]float32, n),
 		Document: make([]float32, n), Rocchio: make([]float32, n), Evidence: make([]float32, n), Gate: make([]float32, n),
 		HasRadius: make([]bool, n), HasExamples: make([]bool, n)}
-	sig := make([][4]float32, n)
-	ix.scoreAll(q, ql, sig, make([]float32, n))
+	s := new(scratch)
+	s.size(n)
+	ix.scoreAll(q, ql, s)
+	sig := s.sig
 	for i := range ix.tools {
 		t := &ix.tools[i]
 		sc.Centroid[i], sc.Description[i], sc.Document[i] = sig[i][sigCent], sig[i][sigDesc], sig[i][sigDoc]

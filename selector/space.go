@@ -283,20 +283,20 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 // acc[r][1] and acc[r][2] (centroid, description, document) for every
 // row, and 0 into acc[r][3]; acc must have length s.rows. The three sums
 // of a row lie side by side, so that each posting touches one cache line
-// rather than three.
+// rather than three. runs is working space, returned grown for the next
+// call.
 //
 // Every query term is looked up, and the first postings of its runs read,
 // before any term's postings are added: each term's table entry, offsets
 // and postings lie far from the others', and with nothing else between
 // them the processor waits for those reads side by side rather than one
 // term after another.
-func (s *triSpace) accumulate(q habilis.Vector, acc [][4]float32) {
-	clear(acc)
-	var buf [256]termRun
-	runs := buf[:0]
-	if len(q.Indices) > len(buf) {
-		runs = make([]termRun, 0, len(q.Indices))
+func (s *triSpace) accumulate(q habilis.Vector, acc [][4]float32, runs []termRun) []termRun {
+	if len(acc) != s.rows {
+		panic("selector: accumulate into a number of sums other than the rows")
 	}
+	clear(acc)
+	runs = runs[:0]
 	for i, t := range q.Indices {
 		if k, ok := s.terms.find(t); ok {
 			runs = append(runs, termRun{k: k, w: q.Values[i]})
@@ -320,13 +320,11 @@ func (s *triSpace) accumulate(q habilis.Vector, acc [][4]float32) {
 	if first < 0 {
 		panic("selector: negative row in a posting")
 	}
-	if len(acc) < s.rows {
-		panic("selector: accumulate into fewer sums than rows")
-	}
 	for _, r := range runs {
 		addPairs(acc, s.pairs[r.lo.pair:r.hi.pair], r.w)
 		addTriples(acc, s.triples[r.lo.triple:r.hi.triple], r.w)
 	}
+	return runs
 }
 
 // termRun is a query term's weight and where its postings lie.

@@ -66,7 +66,7 @@ func TestTriSpaceExact(t *testing.T) {
 		got := [3][]float32{make([]float32, rows), make([]float32, rows), make([]float32, rows)}
 		for range 20 {
 			q := randSparse(rng, vocab+50, 0.2)
-			s.accumulate(q, acc)
+			s.accumulate(q, acc, nil)
 			for r, a := range acc {
 				got[0][r], got[1][r], got[2][r] = a[0], a[1], a[2]
 			}
