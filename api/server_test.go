@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http/httptest"
 	"path/filepath"
@@ -821,9 +822,12 @@ func TestErrorRoundTrip(t *testing.T) {
 	if !errors.Is(err, habilis.ErrInvalid) || !errors.As(err, &re) || re.FieldViolations()["query"] == "" {
 		t.Errorf("Select(\"\") error = %v, want %v with a violation of field query", err, habilis.ErrInvalid)
 	}
-	_, err = c.Select(ctx, "weather", habilis.SelectOptions{K: 1 << 40})
+	// One past the proto's int32 (negative where int has 32 bits, which is
+	// invalid too).
+	tooBig := int64(math.MaxInt32) + 1
+	_, err = c.Select(ctx, "weather", habilis.SelectOptions{K: int(tooBig)})
 	if !errors.Is(err, habilis.ErrInvalid) || !errors.As(err, &re) || re.FieldViolations()["k"] == "" {
-		t.Errorf("Select(k 2^40) error = %v, want %v naming k", err, habilis.ErrInvalid)
+		t.Errorf("Select(k 2^31) error = %v, want %v naming k", err, habilis.ErrInvalid)
 	}
 	closed := newRouter(t, testTools(t))
 	_, addr := serve(t, closed, ServerOptions{})

@@ -246,7 +246,7 @@ func (c *catalog) suffixes(ix *index, bound, maxNorm float64) (suffixes [][]int,
 		h := heaps[w][:0]
 		for k := ix.start[i]; k < ix.start[i+1]; k++ {
 			tid := ix.tids[k]
-			h = append(h, rankedTerm{key: uint64(math.MaxUint32-ix.df(tid))<<32 | uint64(tid), k: k})
+			h = append(h, rankedTerm{key: uint64(math.MaxUint32-uint32(ix.df(tid)))<<32 | uint64(tid), k: k})
 		}
 		h.init()
 		var s float64
