@@ -320,10 +320,7 @@ func (s *triSpace) accumulate(q habilis.Vector, acc [][4]float32, runs []termRun
 	if first < 0 {
 		panic("selector: negative row in a posting")
 	}
-	for _, r := range runs {
-		addPairs(acc, s.pairs[r.lo.pair:r.hi.pair], r.w)
-		addTriples(acc, s.triples[r.lo.triple:r.hi.triple], r.w)
-	}
+	addRuns(acc, s.pairs, s.triples, runs)
 	return runs
 }
 
