@@ -286,11 +286,10 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 // rather than three. runs is working space, returned grown for the next
 // call.
 //
-// Every query term is looked up, and the first postings of its runs read,
-// before any term's postings are added: each term's table entry, offsets
-// and postings lie far from the others', and with nothing else between
-// them the processor waits for those reads side by side rather than one
-// term after another.
+// Every query term is looked up, and where its postings lie read, before
+// any term's postings are added: each term's table entry and offsets lie
+// far from the others', and with nothing else between them the processor
+// waits for those reads side by side rather than one term after another.
 func (s *triSpace) accumulate(q habilis.Vector, acc [][4]float32, runs []termRun) []termRun {
 	if len(acc) != s.rows {
 		panic("selector: accumulate into a number of sums other than the rows")
@@ -305,20 +304,6 @@ func (s *triSpace) accumulate(q habilis.Vector, acc [][4]float32, runs []termRun
 	for j := range runs {
 		r := &runs[j]
 		r.lo, r.hi = s.offsets[r.k], s.offsets[r.k+1]
-	}
-	// Read the first posting of each run; the rows are combined and
-	// checked only so that the reads are kept.
-	var first int32
-	for _, r := range runs {
-		if r.lo.pair < r.hi.pair {
-			first |= s.pairs[r.lo.pair].row
-		}
-		if r.lo.triple < r.hi.triple {
-			first |= s.triples[r.lo.triple].row
-		}
-	}
-	if first < 0 {
-		panic("selector: negative row in a posting")
 	}
 	addRuns(acc, s.pairs, s.triples, runs)
 	return runs
