@@ -8,8 +8,9 @@ import (
 
 // TestAddRuns checks that the posting loops in use (assembly on amd64)
 // give the portable loops' sums to the bit: runs of every length up to a
-// few dozen, empty ones among them, rows in any order and weights of
-// either sign or 0.
+// few dozen, empty ones among them, rows in any order, weights of either
+// sign or 0, and the runs split into calls of a few postings each or not
+// at all.
 func TestAddRuns(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	const rows = 50
@@ -36,7 +37,11 @@ func TestAddRuns(t *testing.T) {
 			got[r] = [4]float32{rng.Float32(), rng.Float32(), rng.Float32(), 0}
 			want[r] = got[r]
 		}
-		addRuns(got, pairs, triples, runs)
+		if trial%2 == 0 {
+			addRuns(got, pairs, triples, runs)
+		} else {
+			addRunsBounded(got, pairs, triples, runs, trial%7)
+		}
 		addRunsGo(want, pairs, triples, runs)
 		for r := range rows {
 			if got[r] != want[r] {
