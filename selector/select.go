@@ -444,7 +444,8 @@ func (r *Router) Scores(ctx context.Context, query string) (*Scores, error) {
 	sc := &Scores{Tools: make([]string, n), Centroid: make([]float32, n), Description: make([]float32, n),
 		Document: make([]float32, n), Rocchio: make([]float32, n), Evidence: make([]float32, n), Gate: make([]float32, n),
 		HasRadius: make([]bool, n), HasExamples: make([]bool, n)}
-	s := new(scratch)
+	s := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(s)
 	s.size(n)
 	ix.scoreAll(q, ql, s)
 	sig := s.sig
