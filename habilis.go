@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -55,6 +56,12 @@ func (v Vector) IsSparse() bool { return v.Dense == nil && v.Indices != nil }
 // IsZero reports whether v holds no coordinates at all (e.g. the lexical
 // embedding of a text with no known terms).
 func (v Vector) IsZero() bool { return len(v.Dense) == 0 && len(v.Indices) == 0 }
+
+// Clone returns a copy of v that shares no memory with it, in the same
+// form (a nil slice stays nil).
+func (v Vector) Clone() Vector {
+	return Vector{Dense: slices.Clone(v.Dense), Indices: slices.Clone(v.Indices), Values: slices.Clone(v.Values)}
+}
 
 // Purpose tells an embedder what a text is for. Some models embed queries
 // and documents differently (instruction prefixes, asymmetric weighting).

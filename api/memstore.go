@@ -103,13 +103,13 @@ func cloneMeta(m habilis.CatalogMeta) habilis.CatalogMeta {
 
 func cloneRecord(r habilis.Record) habilis.Record {
 	r.Tool = cloneTool(r.Tool)
-	r.DescriptionVector = cloneVector(r.DescriptionVector)
-	r.Centroid = cloneVector(r.Centroid)
-	r.DocumentVector = cloneVector(r.DocumentVector)
+	r.DescriptionVector = r.DescriptionVector.Clone()
+	r.Centroid = r.Centroid.Clone()
+	r.DocumentVector = r.DocumentVector.Clone()
 	if r.ExampleVectors != nil {
 		vs := make([]habilis.Vector, len(r.ExampleVectors))
 		for i, v := range r.ExampleVectors {
-			vs[i] = cloneVector(v)
+			vs[i] = v.Clone()
 		}
 		r.ExampleVectors = vs
 	}
@@ -126,8 +126,4 @@ func cloneTool(t habilis.Tool) habilis.Tool {
 		t.Margin = &m
 	}
 	return t
-}
-
-func cloneVector(v habilis.Vector) habilis.Vector {
-	return habilis.Vector{Dense: slices.Clone(v.Dense), Indices: slices.Clone(v.Indices), Values: slices.Clone(v.Values)}
 }

@@ -31,7 +31,7 @@ func TestBuildIndexOwnsVectors(t *testing.T) {
 			}
 			queries := make([]habilis.Vector, 0, len(tc.recs))
 			for i := range tc.recs {
-				queries = append(queries, cloneVector(tc.recs[i].DescriptionVector))
+				queries = append(queries, tc.recs[i].DescriptionVector.Clone())
 			}
 			score := func() []float32 {
 				var out []float32
@@ -65,8 +65,4 @@ func TestBuildIndexOwnsVectors(t *testing.T) {
 			}
 		})
 	}
-}
-
-func cloneVector(v habilis.Vector) habilis.Vector {
-	return habilis.Vector{Dense: append([]float32(nil), v.Dense...), Indices: append([]uint32(nil), v.Indices...), Values: append([]float32(nil), v.Values...)}
 }
