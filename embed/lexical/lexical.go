@@ -17,6 +17,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/internal/par"
+	"github.com/habilis-router/habilis/internal/radix"
 )
 
 // Algorithm is the version of the tokeniser and weighting; it prefixes
@@ -144,7 +145,7 @@ func (e *Embedder) Fit(ctx context.Context, corpus []string) (habilis.CorpusEmbe
 		s.reset()
 		s.tokenize(corpus[i])
 		s.features(&e.weights)
-		s.tmp = sortIDs(s.feats, s.tmp)
+		s.tmp = radix.Sort(s.feats, s.tmp)
 		for j, id := range s.feats {
 			if j == 0 || id != s.feats[j-1] {
 				dfs[c].add(id)
@@ -293,7 +294,7 @@ func (e *Embedder) embed(s *scratch, text string, p habilis.Purpose) habilis.Vec
 	if len(s.feats) == 0 {
 		return habilis.Vector{}
 	}
-	s.tmp = sortIDs(s.feats, s.tmp)
+	s.tmp = radix.Sort(s.feats, s.tmp)
 	query := p == habilis.Query
 	var sumsq [numFamilies]float64
 	s.w = s.w[:0]
@@ -343,7 +344,7 @@ type scratch struct {
 	buf   []byte   // folded and stemmed token text
 	toks  []token  // tokens of the text
 	feats []uint32 // feature ids, one per occurrence
-	tmp   []uint32 // working memory of sortIDs
+	tmp   []uint32 // working memory of radix.Sort
 	w     []float64
 	gram  []byte // a word with boundary marks, for character n-grams
 	runes []int  // rune offsets in gram

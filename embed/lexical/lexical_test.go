@@ -386,26 +386,3 @@ func TestEmbedWorkers(t *testing.T) {
 		}
 	}
 }
-
-func TestSortIDs(t *testing.T) {
-	var tmp []uint32
-	for _, n := range []int{0, 1, 5, 63, 64, 65, 300, 5000} {
-		ids := make([]uint32, n)
-		x := uint32(12345)
-		for i := range ids {
-			x ^= x << 13
-			x ^= x >> 17
-			x ^= x << 5
-			ids[i] = x % 0xC0000000
-			if i%7 == 0 {
-				ids[i] = ids[i] & 0xff // shared high digits
-			}
-		}
-		want := slices.Clone(ids)
-		slices.Sort(want)
-		tmp = sortIDs(ids, tmp)
-		if diff := cmp.Diff(want, ids); diff != "" {
-			t.Errorf("sortIDs(%d ids) mismatch (-want +got):\n%s", n, diff)
-		}
-	}
-}

@@ -1,12 +1,14 @@
-package lexical
+// Package radix sorts uint32 keys by their bytes, least significant first.
+// On keys spread like hashes it beats comparison sorting from a few dozen
+// keys up: the lexical embedder sorts each text's feature ids with it, and
+// the selector a catalog's terms.
+package radix
 
 import "slices"
 
-// sortIDs sorts ids ascending, using tmp (grown as needed and returned) as
-// working memory. Feature ids are uniformly spread hashes, so for all but
-// tiny texts an LSD radix sort, 8 bits a pass, beats comparison sorting:
-// sorting was half the cost of embedding before it.
-func sortIDs(ids, tmp []uint32) []uint32 {
+// Sort sorts ids ascending, using tmp (grown as needed and returned) as
+// working memory. Fewer than 64 ids are sorted by comparison.
+func Sort(ids, tmp []uint32) []uint32 {
 	if len(ids) < 64 {
 		slices.Sort(ids)
 		return tmp
