@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/par"
+	"github.com/habilis-router/habilis/internal/radix"
 	"github.com/habilis-router/habilis/internal/vec"
 )
 
@@ -203,17 +205,17 @@ func columns(recs []habilis.Record) (cents, descs, docs []habilis.Vector) {
 func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 	s := &triSpace{rows: len(a)}
 	// Each row's three vectors merged by term (their indices ascend), so
-	// postings come out in row order and no per-row map is needed.
+	// postings come out in row order and no per-row map is needed. Rows
+	// are merged, and later given their slots, on every core.
 	type entry struct {
 		term uint32 // the term, then its slot once slots are assigned
 		w    [3]float32
 	}
 	merged := make([][]entry, len(a))
-	counts := make(map[uint32]int32)
-	for r := range a {
+	par.For(len(a), func(_, r int) {
 		vs := [3]habilis.Vector{a[r], b[r], c[r]}
 		var pos [3]int
-		var row []entry
+		row := make([]entry, 0, max(len(vs[0].Indices), len(vs[1].Indices), len(vs[2].Indices)))
 		for {
 			t, any := uint32(math.MaxUint32), false
 			for k, v := range vs {
@@ -232,27 +234,41 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 				}
 			}
 			row = append(row, e)
-			counts[t]++
 		}
 		merged[r] = row
+	})
+	// The distinct terms in ascending order, which is their slots' order
+	// and makes the layout deterministic: every row's terms sorted
+	// together, then each kept once. A radix sort of them all takes a
+	// fraction of the time that counting them in a map did.
+	total := 0
+	for _, row := range merged {
+		total += len(row)
 	}
-	order := make([]uint32, 0, len(counts))
-	for t := range counts {
-		order = append(order, t)
+	order := make([]uint32, 0, total)
+	for _, row := range merged {
+		for _, e := range row {
+			order = append(order, e.term)
+		}
 	}
-	slices.Sort(order) // deterministic layout
+	radix.Sort(order, nil)
+	order = slices.Compact(order)
 	s.terms = newTermTable(order)
+	par.For(len(merged), func(_, r int) {
+		row := merged[r]
+		for i := range row {
+			k, _ := s.terms.find(row[i].term)
+			row[i].term = uint32(k)
+		}
+	})
 	// Count each slot's pairs and triples (offsets[k+1] for now).
 	s.offsets = make([]triOffset, len(order)+1)
 	for _, row := range merged {
-		for i := range row {
-			e := &row[i]
-			k, _ := s.terms.find(e.term)
-			e.term = uint32(k)
+		for _, e := range row {
 			if e.w[1] == 0 {
-				s.offsets[k+1].pair++
+				s.offsets[e.term+1].pair++
 			} else {
-				s.offsets[k+1].triple++
+				s.offsets[e.term+1].triple++
 			}
 		}
 	}
