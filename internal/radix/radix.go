@@ -1,17 +1,22 @@
-// Package radix sorts uint32 keys by their bytes, least significant first.
-// On keys spread like hashes it beats comparison sorting from a few dozen
-// keys up: the lexical embedder sorts each text's feature ids with it, and
-// the selector a catalog's terms.
+// Package radix sorts uint32 keys by their bytes. On keys spread like
+// hashes it beats comparison sorting from a few dozen keys up: the lexical
+// embedder sorts each text's feature ids with it, and the selector a
+// catalog's terms.
 package radix
 
 import "slices"
 
 // Sort sorts ids ascending, using tmp (grown as needed and returned) as
-// working memory. Fewer than 64 ids are sorted by comparison.
+// working memory. Fewer than 64 ids are sorted by comparison, fewer than
+// topMax by their top byte and insertion, and more by four passes, one a
+// byte.
 func Sort(ids, tmp []uint32) []uint32 {
-	if len(ids) < 64 {
+	switch {
+	case len(ids) < 64:
 		slices.Sort(ids)
 		return tmp
+	case len(ids) < topMax:
+		return sortTop(ids, tmp)
 	}
 	var counts [4][256]uint32
 	for _, id := range ids {
@@ -42,6 +47,44 @@ func Sort(ids, tmp []uint32) []uint32 {
 	}
 	if &src[0] != &ids[0] {
 		copy(ids, src)
+	}
+	return tmp
+}
+
+// topMax is where four byte passes overtake sortTop, on feature ids (two
+// family bits above hash bits, one family holding most ids): sortTop is 3×
+// as fast for 100 ids, 1.8× for 250, and slower from 400 to 500 on, as
+// each bucket's insertion sort grows with the square of its size. A query
+// has a few hundred feature ids.
+const topMax = 400
+
+// sortTop sorts ids by distributing them on their top byte, which leaves
+// only ids of one bucket out of order, and then by insertion, which moves
+// each id past those few alone. Its worst case, every id in one bucket, is
+// bounded by topMax² moves.
+func sortTop(ids, tmp []uint32) []uint32 {
+	var next [256]uint32
+	for _, id := range ids {
+		next[id>>24]++
+	}
+	var sum uint32
+	for d, n := range next {
+		next[d] = sum
+		sum += n
+	}
+	tmp = slices.Grow(tmp[:0], len(ids))[:len(ids)]
+	for _, id := range ids {
+		d := id >> 24
+		tmp[next[d]] = id
+		next[d]++
+	}
+	for i, id := range tmp {
+		j := i
+		for j > 0 && ids[j-1] > id {
+			ids[j] = ids[j-1]
+			j--
+		}
+		ids[j] = id
 	}
 	return tmp
 }

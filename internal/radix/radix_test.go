@@ -5,12 +5,12 @@ import (
 	"testing"
 )
 
-// TestSort checks Sort against slices.Sort on either side of the size
-// where it switches to radix passes, with keys that share their high
+// TestSort checks Sort against slices.Sort on either side of the sizes
+// where it changes method, with keys that share their high
 // bytes (a pass skipped) and keys with every byte in play.
 func TestSort(t *testing.T) {
 	var tmp []uint32
-	for _, n := range []int{0, 1, 5, 63, 64, 65, 300, 5000} {
+	for _, n := range []int{0, 1, 5, 63, 64, 65, 300, topMax - 1, topMax, 5000} {
 		ids := make([]uint32, n)
 		x := uint32(12345)
 		for i := range ids {
