@@ -7,6 +7,7 @@ import (
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/internal/par"
 	"github.com/habilis-router/habilis/internal/radix"
+	"github.com/habilis-router/habilis/internal/terms"
 	"github.com/habilis-router/habilis/internal/vec"
 )
 
@@ -19,7 +20,7 @@ type space struct {
 	dense *vec.Slab
 	// Sparse inverted index in compressed form: term → postings
 	// [offsets[k], offsets[k+1]) of (row, weight).
-	terms   termTable
+	terms   terms.Table
 	offsets []int32
 	prow    []int32
 	pval    []float32
@@ -64,7 +65,7 @@ func newSpace(vs []habilis.Vector, dim int) *space {
 		}
 	}
 	s.offsets = append(s.offsets, off)
-	s.terms = newTermTable(order)
+	s.terms = terms.New(order)
 	s.prow = make([]int32, total)
 	s.pval = make([]float32, total)
 	fill := make([]int32, len(s.offsets)-1)
@@ -91,7 +92,7 @@ func (s *space) scoreAll(q habilis.Vector, out []float32) {
 		return
 	}
 	for i, t := range q.Indices {
-		k, ok := s.terms.find(t)
+		k, ok := s.terms.Find(t)
 		if !ok {
 			continue
 		}
@@ -165,7 +166,7 @@ func mean(vs []habilis.Vector) habilis.Vector {
 // to its sum, so the split changes no score.
 type triSpace struct {
 	rows  int
-	terms termTable
+	terms terms.Table
 	// Term k's postings are pairs[offsets[k].pair:offsets[k+1].pair] and
 	// triples[offsets[k].triple:offsets[k+1].triple].
 	offsets []triOffset
@@ -253,11 +254,11 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 	}
 	radix.Sort(order, nil)
 	order = slices.Compact(order)
-	s.terms = newTermTable(order)
+	s.terms = terms.New(order)
 	par.For(len(merged), func(_, r int) {
 		row := merged[r]
 		for i := range row {
-			k, _ := s.terms.find(row[i].term)
+			k, _ := s.terms.Find(row[i].term)
 			row[i].term = uint32(k)
 		}
 	})
@@ -313,7 +314,7 @@ func (s *triSpace) accumulate(q habilis.Vector, acc [][4]float32, runs []termRun
 	clear(acc)
 	runs = runs[:0]
 	for i, t := range q.Indices {
-		if k, ok := s.terms.find(t); ok {
+		if k, ok := s.terms.Find(t); ok {
 			runs = append(runs, termRun{k: k, w: q.Values[i]})
 		}
 	}

@@ -1,4 +1,4 @@
-package selector
+package terms
 
 import (
 	"math"
@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-func TestTermTable(t *testing.T) {
-	var empty termTable
-	if k, ok := empty.find(7); ok {
-		t.Fatalf("empty table: find(7) = %d, true; want not found", k)
+func TestTable(t *testing.T) {
+	var empty Table
+	if k, ok := empty.Find(7); ok {
+		t.Fatalf("empty table: Find(7) = %d, true; want not found", k)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{1, 2, 3, 100, 5000} {
@@ -26,10 +26,10 @@ func TestTermTable(t *testing.T) {
 				terms = append(terms, x)
 			}
 		}
-		tab := newTermTable(terms)
+		tab := New(terms)
 		for k, term := range terms {
-			if got, ok := tab.find(term); !ok || got != int32(k) {
-				t.Fatalf("n=%d: find(%d) = %d, %v; want %d, true", n, term, got, ok, k)
+			if got, ok := tab.Find(term); !ok || got != int32(k) {
+				t.Fatalf("n=%d: Find(%d) = %d, %v; want %d, true", n, term, got, ok, k)
 			}
 		}
 		for range 1000 {
@@ -37,8 +37,8 @@ func TestTermTable(t *testing.T) {
 			if seen[x] {
 				continue
 			}
-			if got, ok := tab.find(x); ok {
-				t.Fatalf("n=%d: find(%d) = %d, true; want not found", n, x, got)
+			if got, ok := tab.Find(x); ok {
+				t.Fatalf("n=%d: Find(%d) = %d, true; want not found", n, x, got)
 			}
 		}
 	}
