@@ -2,8 +2,12 @@ package collision
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/par"
+	"github.com/habilis-router/habilis/internal/radix"
+	"github.com/habilis-router/habilis/internal/terms"
 	"github.com/habilis-router/habilis/internal/vec"
 )
 
@@ -161,7 +165,7 @@ type index struct {
 	tids  []int32
 	pos   []int32
 	start []int
-	terms map[uint32]int32
+	terms terms.Table
 }
 
 // postings returns the postings of term tid.
@@ -176,33 +180,38 @@ func (c *catalog) newIndex() *index {
 		nnz += len(c.idx[i])
 	}
 	ix := &index{
-		terms: make(map[uint32]int32, nnz/4),
 		start: make([]int, len(c.tools)+1),
-		tids:  make([]int32, 0, nnz),
+		tids:  make([]int32, nnz),
 		pos:   make([]int32, nnz),
 		flat:  make([]posting, nnz),
 	}
-	var count []int32
 	for i := range c.tools {
-		ix.start[i] = len(ix.tids)
-		for _, t := range c.idx[i] {
-			tid, ok := ix.terms[t]
-			if !ok {
-				tid = int32(len(count))
-				ix.terms[t] = tid
-				count = append(count, 0)
-			}
-			count[tid]++
-			ix.tids = append(ix.tids, tid)
+		ix.start[i+1] = ix.start[i] + len(c.idx[i])
+	}
+	// Term ids number the distinct terms in ascending order: every row's
+	// terms sorted together, then each kept once. A radix sort and a
+	// table lookup per nonzero take a fraction of the time that numbering
+	// them in a map did.
+	order := make([]uint32, 0, nnz)
+	for i := range c.tools {
+		order = append(order, c.idx[i]...)
+	}
+	radix.Sort(order, nil)
+	order = slices.Compact(order)
+	ix.terms = terms.New(order)
+	par.For(len(c.tools), func(_, i int) {
+		for m, t := range c.idx[i] {
+			ix.tids[ix.start[i]+m], _ = ix.terms.Find(t)
 		}
+	})
+	ix.off = make([]int32, len(order)+1)
+	for _, tid := range ix.tids {
+		ix.off[tid+1]++
 	}
-	ix.start[len(c.tools)] = len(ix.tids)
-	ix.off = make([]int32, len(count)+1)
-	for t, n := range count {
-		ix.off[t+1] = ix.off[t] + n
+	for t := range order {
+		ix.off[t+1] += ix.off[t]
 	}
-	fill := count[:0:0]
-	fill = append(fill, ix.off[:len(count)]...)
+	fill := slices.Clone(ix.off[:len(order)])
 	for i := range c.tools {
 		for k := ix.start[i]; k < ix.start[i+1]; k++ {
 			tid := ix.tids[k]

@@ -153,7 +153,7 @@ func (c *catalog) toolLeaks(a int, ix *index, open []int, s *leakScratch, found 
 		if c.sparse {
 			s.touched = s.touched[:0]
 			for m, t := range ev.Indices {
-				tid, ok := ix.terms[t]
+				tid, ok := ix.terms.Find(t)
 				if !ok {
 					continue
 				}
