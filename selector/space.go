@@ -2,11 +2,9 @@ package selector
 
 import (
 	"math"
-	"slices"
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/internal/par"
-	"github.com/habilis-router/habilis/internal/radix"
 	"github.com/habilis-router/habilis/internal/terms"
 	"github.com/habilis-router/habilis/internal/vec"
 )
@@ -239,21 +237,14 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 		merged[r] = row
 	})
 	// The distinct terms in ascending order, which is their slots' order
-	// and makes the layout deterministic: every row's terms sorted
-	// together, then each kept once. A radix sort of them all takes a
-	// fraction of the time that counting them in a map did.
-	total := 0
-	for _, row := range merged {
-		total += len(row)
-	}
-	order := make([]uint32, 0, total)
+	// and makes the layout deterministic.
+	var set terms.Set
 	for _, row := range merged {
 		for _, e := range row {
-			order = append(order, e.term)
+			set.Add(e.term)
 		}
 	}
-	radix.Sort(order, nil)
-	order = slices.Compact(order)
+	order := set.Sorted()
 	s.terms = terms.New(order)
 	par.For(len(merged), func(_, r int) {
 		row := merged[r]

@@ -1,6 +1,8 @@
 // Package terms maps the terms of an inverted index to their slots.
 package terms
 
+import "github.com/habilis-router/habilis/internal/radix"
+
 // Table maps the terms of an inverted index to their slots: an
 // open-addressing hash table with linear probing, a third to two thirds
 // full, so that it takes about as much memory as a Go map. Selection
@@ -60,4 +62,68 @@ func (t *Table) Find(term uint32) (int32, bool) {
 // (Fibonacci hashing, so that nearby terms spread out).
 func hash(term, mask uint32) uint32 {
 	return uint32(uint64(term)*0x9e3779b97f4a7c15>>32) & mask
+}
+
+// Set gathers distinct terms: an open-addressing hash set that doubles
+// when half full. Numbering the distinct terms of an index in ascending
+// order with it takes a fraction of the time that sorting every
+// occurrence does, as there are many occurrences of each term and the
+// set stays small enough to sit in cache.
+type Set struct {
+	keys    []uint32 // 0 marks an empty slot; term 0 is hasZero
+	n       int
+	hasZero bool
+}
+
+// Add puts term in the set.
+func (s *Set) Add(term uint32) {
+	if term == 0 {
+		s.hasZero = true
+		return
+	}
+	if 2*(s.n+1) > len(s.keys) {
+		s.grow()
+	}
+	mask := uint32(len(s.keys) - 1)
+	for i := hash(term, mask); ; i = (i + 1) & mask {
+		switch s.keys[i] {
+		case term:
+			return
+		case 0:
+			s.keys[i] = term
+			s.n++
+			return
+		}
+	}
+}
+
+func (s *Set) grow() {
+	old := s.keys
+	s.keys = make([]uint32, max(64, 2*len(old)))
+	mask := uint32(len(s.keys) - 1)
+	for _, term := range old {
+		if term == 0 {
+			continue
+		}
+		i := hash(term, mask)
+		for s.keys[i] != 0 {
+			i = (i + 1) & mask
+		}
+		s.keys[i] = term
+	}
+}
+
+// Sorted returns the set's terms in ascending order.
+func (s *Set) Sorted() []uint32 {
+	out := make([]uint32, 0, s.n+1)
+	if s.hasZero {
+		out = append(out, 0)
+	}
+	for _, term := range s.keys {
+		if term != 0 {
+			out = append(out, term)
+		}
+	}
+	radix.Sort(out, nil)
+	return out
 }

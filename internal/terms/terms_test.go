@@ -43,3 +43,40 @@ func TestTable(t *testing.T) {
 		}
 	}
 }
+
+// TestSet checks Set against a map: terms at the edges of uint32 (0 is
+// kept apart from the empty mark), many repeats, and enough distinct
+// terms to grow the set several times.
+func TestSet(t *testing.T) {
+	var empty Set
+	if got := empty.Sorted(); len(got) != 0 {
+		t.Fatalf("empty set: Sorted() = %v, want none", got)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 10, 1000, 50000} {
+		var s Set
+		want := map[uint32]bool{}
+		add := func(x uint32) {
+			s.Add(x)
+			want[x] = true
+		}
+		add(0)
+		add(math.MaxUint32)
+		for i := range n {
+			x := rng.Uint32() % uint32(2*n) // repeats
+			if i%5 == 0 {
+				x = rng.Uint32()
+			}
+			add(x)
+		}
+		got := s.Sorted()
+		if len(got) != len(want) {
+			t.Fatalf("n=%d: %d distinct terms, want %d", n, len(got), len(want))
+		}
+		for i, x := range got {
+			if !want[x] || (i > 0 && got[i-1] >= x) {
+				t.Fatalf("n=%d: Sorted()[%d] = %d: not a distinct term in ascending order", n, i, x)
+			}
+		}
+	}
+}
