@@ -1,4 +1,5 @@
-// Package terms maps the terms of an inverted index to their slots.
+// Package terms numbers the terms of an inverted index: a Set gathers the
+// distinct ones, and a Table maps each to its slot.
 package terms
 
 import "github.com/habilis-router/habilis/internal/radix"
@@ -65,10 +66,9 @@ func hash(term, mask uint32) uint32 {
 }
 
 // Set gathers distinct terms: an open-addressing hash set that doubles
-// when half full. Numbering the distinct terms of an index in ascending
-// order with it takes a fraction of the time that sorting every
-// occurrence does, as there are many occurrences of each term and the
-// set stays small enough to sit in cache.
+// when half full. An index has many occurrences of each term, and the set
+// of them stays small enough to sit in cache, so gathering them in it and
+// sorting only the distinct ones is faster than sorting every occurrence.
 type Set struct {
 	keys    []uint32 // 0 marks an empty slot; term 0 is hasZero
 	n       int
