@@ -197,10 +197,24 @@ func (c *catalog) sparseAbove(threshold float32) []hit {
 	}
 	suffixes, slack := c.suffixes(ix, float64(threshold)/maxNorm/2, maxNorm)
 
-	indexed := make([][]posting, len(ix.off)-1)
+	// The suffixes' postings, term by term and tools ascending within a
+	// term: term t's are indexed[at[t]:at[t+1]].
+	at := make([]int32, len(ix.off))
 	for j := range n {
 		for _, k := range suffixes[j] {
-			indexed[ix.tids[k]] = append(indexed[ix.tids[k]], posting{tool: int32(j), w: c.val[j][k-ix.start[j]]})
+			at[ix.tids[k]+1]++
+		}
+	}
+	for t := 1; t < len(at); t++ {
+		at[t] += at[t-1]
+	}
+	indexed := make([]posting, at[len(at)-1])
+	fill := slices.Clone(at[:len(at)-1])
+	for j := range n {
+		for _, k := range suffixes[j] {
+			t := ix.tids[k]
+			indexed[fill[t]] = posting{tool: int32(j), w: c.val[j][k-ix.start[j]]}
+			fill[t]++
 		}
 	}
 	accs := newAccumulators(par.Workers(n), n)
@@ -208,7 +222,8 @@ func (c *catalog) sparseAbove(threshold float32) []hit {
 		a := &accs[w]
 		for k := ix.start[j]; k < ix.start[j+1]; k++ {
 			wj := c.val[j][k-ix.start[j]]
-			for _, p := range indexed[ix.tids[k]] {
+			t := ix.tids[k]
+			for _, p := range indexed[at[t]:at[t+1]] {
 				if int(p.tool) >= j {
 					break
 				}
