@@ -210,14 +210,26 @@ func (c *catalog) newIndex() *index {
 	for t := range order {
 		ix.off[t+1] += ix.off[t]
 	}
-	fill := slices.Clone(ix.off[:len(order)])
-	for i := range c.tools {
-		for k := ix.start[i]; k < ix.start[i+1]; k++ {
-			tid := ix.tids[k]
-			ix.pos[k] = fill[tid] - ix.off[tid]
-			ix.flat[fill[tid]] = posting{tool: int32(i), w: c.val[i][k-ix.start[i]]}
-			fill[tid]++
+	// Placing the postings waits on memory, so it is shared out: each
+	// worker takes an equal range of term ids, which hash order fills
+	// with about an equal share of the postings, and reads every row for
+	// them. Within a term, postings still come in row order.
+	nw := par.Workers(len(order))
+	par.For(nw, func(_, w int) {
+		lo, hi := int32(w*len(order)/nw), int32((w+1)*len(order)/nw)
+		fill := slices.Clone(ix.off[lo:hi])
+		for i := range c.tools {
+			for k := ix.start[i]; k < ix.start[i+1]; k++ {
+				tid := ix.tids[k]
+				if tid < lo || tid >= hi {
+					continue
+				}
+				f := &fill[tid-lo]
+				ix.pos[k] = *f - ix.off[tid]
+				ix.flat[*f] = posting{tool: int32(i), w: c.val[i][k-ix.start[i]]}
+				*f++
+			}
 		}
-	}
+	})
 	return ix
 }

@@ -2,6 +2,7 @@ package selector
 
 import (
 	"math"
+	"slices"
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/internal/par"
@@ -270,20 +271,30 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 	}
 	s.pairs = make([]pairPosting, s.offsets[len(order)].pair)
 	s.triples = make([]triplePosting, s.offsets[len(order)].triple)
-	fill := make([]triOffset, len(order))
-	copy(fill, s.offsets)
-	for r, row := range merged {
-		for _, e := range row {
-			f := &fill[e.term]
-			if e.w[1] == 0 {
-				s.pairs[f.pair] = pairPosting{row: int32(r), cent: e.w[0], doc: e.w[2]}
-				f.pair++
-			} else {
-				s.triples[f.triple] = triplePosting{row: int32(r), cent: e.w[0], desc: e.w[1], doc: e.w[2]}
-				f.triple++
+	// Placing the postings waits on memory, so it is shared out: each
+	// worker takes an equal range of slots, which term order fills with
+	// about an equal share of the postings (terms being hashes), and reads
+	// every row for them. Within a slot, postings still come in row order.
+	nw := par.Workers(len(order))
+	par.For(nw, func(_, w int) {
+		lo, hi := uint32(w*len(order)/nw), uint32((w+1)*len(order)/nw)
+		fill := slices.Clone(s.offsets[lo:hi])
+		for r, row := range merged {
+			for _, e := range row {
+				if e.term < lo || e.term >= hi {
+					continue
+				}
+				f := &fill[e.term-lo]
+				if e.w[1] == 0 {
+					s.pairs[f.pair] = pairPosting{row: int32(r), cent: e.w[0], doc: e.w[2]}
+					f.pair++
+				} else {
+					s.triples[f.triple] = triplePosting{row: int32(r), cent: e.w[0], desc: e.w[1], doc: e.w[2]}
+					f.triple++
+				}
 			}
 		}
-	}
+	})
 	return s
 }
 
