@@ -60,8 +60,9 @@ const topMax = 400
 
 // sortTop sorts ids by distributing them on their top byte, which leaves
 // only ids of one bucket out of order, and then by insertion, which moves
-// each id past those few alone. Its worst case, every id in one bucket, is
-// bounded by topMax² moves.
+// each id past those few alone. Ids crowded into few buckets (a text made
+// to hash that way) would make insertion quadratic, so past a budget of
+// moves it leaves the rest to a comparison sort.
 func sortTop(ids, tmp []uint32) []uint32 {
 	var next [256]uint32
 	for _, id := range ids {
@@ -78,6 +79,7 @@ func sortTop(ids, tmp []uint32) []uint32 {
 		tmp[next[d]] = id
 		next[d]++
 	}
+	budget := 16 * len(ids)
 	for i, id := range tmp {
 		j := i
 		for j > 0 && ids[j-1] > id {
@@ -85,6 +87,11 @@ func sortTop(ids, tmp []uint32) []uint32 {
 			j--
 		}
 		ids[j] = id
+		if budget -= i - j; budget < 0 {
+			copy(ids[i+1:], tmp[i+1:])
+			slices.Sort(ids)
+			break
+		}
 	}
 	return tmp
 }

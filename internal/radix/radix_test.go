@@ -29,6 +29,17 @@ func TestSort(t *testing.T) {
 			t.Errorf("Sort(%d ids) is not sorted ascending", n)
 		}
 	}
+	// Ids that share their top byte, in descending order: insertion alone
+	// would be quadratic, and the budget hands over to a comparison sort.
+	var crowded []uint32
+	for i := range topMax - 1 {
+		crowded = append(crowded, 0x42000000|uint32(topMax-i)*977)
+	}
+	want := slices.Clone(crowded)
+	slices.Sort(want)
+	if Sort(crowded, nil); !slices.Equal(crowded, want) {
+		t.Errorf("Sort of %d ids in one top-byte bucket is not sorted ascending", len(crowded))
+	}
 	same := []uint32{7, 7, 7}
 	for range 70 {
 		same = append(same, 7)
