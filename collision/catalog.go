@@ -187,9 +187,10 @@ func (c *catalog) newIndex() *index {
 	for i := range c.tools {
 		ix.start[i+1] = ix.start[i] + len(c.idx[i])
 	}
-	// Term ids number the distinct terms in ascending order. A set of
-	// them and a table lookup per nonzero take a fraction of the time
-	// that numbering them in a map did.
+	// Term ids number the distinct terms in ascending order: a set
+	// gathers them, and a table gives each nonzero its id, on every core
+	// (a map on one goroutine did this before, and was most of the
+	// index's time).
 	var set terms.Set
 	for i := range c.tools {
 		for _, t := range c.idx[i] {

@@ -1,7 +1,7 @@
 // Package radix sorts uint32 keys by their bytes. On keys spread like
 // hashes it beats comparison sorting from a few dozen keys up: the lexical
-// embedder sorts each text's feature ids with it, and the selector a
-// catalog's terms.
+// embedder sorts each text's feature ids with it, and terms.Set the
+// distinct terms of an index.
 package radix
 
 import "slices"
