@@ -20,6 +20,23 @@ import (
 // them with common verbs and function words, so the inverted index sees
 // the long posting lists of real text.
 func synth(n, nEx int, seed uint64) ([]habilis.Tool, []string) {
+	return synthShaped(n, nEx, shape{minWords: 8, maxWords: 15}, seed)
+}
+
+// shape is how long a synthetic catalog's texts are: requests and examples
+// of minWords to maxWords words, and descriptions of the tool's topic words
+// plus, when long, one more sentence of such words.
+type shape struct {
+	minWords, maxWords int
+	longDescriptions   bool
+}
+
+// longShape has the lengths of MetaTool's texts: examples and requests of
+// about 17 words (10-25 here) and descriptions of about 13.
+var longShape = shape{minWords: 10, maxWords: 25, longDescriptions: true}
+
+// synthShaped is synth with texts of the given shape.
+func synthShaped(n, nEx int, sh shape, seed uint64) ([]habilis.Tool, []string) {
 	rng := rand.New(rand.NewPCG(seed, 42))
 	// 20 onsets × 6 vowels × 4 codas: words whose character n-grams
 	// spread over catalogs as real words' do, rather than every n-gram
@@ -46,7 +63,7 @@ func synth(n, nEx int, seed uint64) ([]habilis.Tool, []string) {
 	common := strings.Fields("please can you the a to for my in of with show me find get what is how do I need want check list send make")
 	sentence := func(topic []string) string {
 		var w []string
-		for range 8 + rng.IntN(8) {
+		for range sh.minWords + rng.IntN(sh.maxWords-sh.minWords+1) {
 			switch rng.IntN(3) {
 			case 0:
 				w = append(w, topic[rng.IntN(len(topic))])
@@ -65,6 +82,9 @@ func synth(n, nEx int, seed uint64) ([]habilis.Tool, []string) {
 		topics[i] = topic
 		t := habilis.Tool{Name: fmt.Sprintf("tool_%06d", i), Description: "Handles " + strings.Join(topic, " ") + " requests.",
 			InputSchema: []byte(`{"properties":{},"type":"object"}`)}
+		if sh.longDescriptions {
+			t.Description += " " + sentence(topic) + "."
+		}
 		seen := map[string]bool{}
 		for len(t.Examples) < nEx {
 			if s := sentence(topic); !seen[s] {
@@ -88,27 +108,48 @@ func synth(n, nEx int, seed uint64) ([]habilis.Tool, []string) {
 func benchRouter(b *testing.B, n, nEx int) (*selector.Router, []string) {
 	b.Helper()
 	tools, qs := synth(n, nEx, 1)
+	return benchLoad(b, tools, fmt.Sprintf("bench-%d-%d.db", n, nEx)), qs
+}
+
+// benchLoad loads tools into a router over the store file name, kept in
+// HABILIS_BENCH_DIR when it is set.
+func benchLoad(b *testing.B, tools []habilis.Tool, name string) *selector.Router {
+	b.Helper()
 	dir := os.Getenv("HABILIS_BENCH_DIR")
 	if dir == "" {
 		dir = b.TempDir()
 	}
-	r := lexicalRouter(b, openStore(b, filepath.Join(dir, fmt.Sprintf("bench-%d-%d.db", n, nEx))))
+	r := lexicalRouter(b, openStore(b, filepath.Join(dir, name)))
 	if _, err := r.Load(context.Background(), tools, selector.LoadOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	return r, qs
+	return r
 }
 
 // BenchmarkSelect measures one selection, in process, on one core
-// (run with -cpu 1), at the catalog sizes of the design's targets. The
-// 100,000-tool catalog is skipped with -short.
+// (run with -cpu 1), at the catalog sizes of the design's targets: tools
+// of 5 examples of 8-15 words. tools=200-long has 200 tools with the text
+// lengths of MetaTool's (10 examples and requests of 10-25 words,
+// descriptions of a sentence), so a request reaches more of the index.
+// The 100,000-tool catalog is skipped with -short.
 func BenchmarkSelect(b *testing.B) {
-	for _, n := range []int{200, 10_000, 100_000} {
-		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
-			if n >= 100_000 && testing.Short() {
+	for _, c := range []struct {
+		name string
+		load func(b *testing.B) (*selector.Router, []string)
+	}{
+		{"tools=200", func(b *testing.B) (*selector.Router, []string) { return benchRouter(b, 200, 5) }},
+		{"tools=200-long", func(b *testing.B) (*selector.Router, []string) {
+			tools, qs := synthShaped(200, 10, longShape, 1)
+			return benchLoad(b, tools, "bench-200-10-long.db"), qs
+		}},
+		{"tools=10000", func(b *testing.B) (*selector.Router, []string) { return benchRouter(b, 10_000, 5) }},
+		{"tools=100000", func(b *testing.B) (*selector.Router, []string) { return benchRouter(b, 100_000, 5) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			if c.name == "tools=100000" && testing.Short() {
 				b.Skip("100,000 tools: run without -short")
 			}
-			r, qs := benchRouter(b, n, 5)
+			r, qs := c.load(b)
 			ctx := context.Background()
 			for _, mode := range []habilis.Mode{habilis.ModeHybrid, habilis.ModeCentroid, habilis.ModeDescription} {
 				b.Run(string(mode), func(b *testing.B) {
