@@ -40,41 +40,37 @@ func newSpace(vs []habilis.Vector, dim int) *space {
 		}
 		return s
 	}
-	counts := make(map[uint32]int32)
+	// The distinct terms in ascending order are the slots, as in a
+	// triSpace; within a slot, postings come in row order.
+	var set terms.Set
 	total := 0
 	for _, v := range vs {
 		for _, t := range v.Indices {
-			counts[t]++
+			set.Add(t)
 		}
 		total += len(v.Indices)
 	}
-	slots := make(map[uint32]int32, len(counts))
-	order := make([]uint32, 0, len(counts))
-	s.offsets = make([]int32, 0, len(counts)+1)
-	// Assign term slots in first-seen order so building is deterministic.
-	var off int32
+	order := set.Sorted()
+	s.terms = terms.New(order)
+	s.offsets = make([]int32, len(order)+1)
 	for _, v := range vs {
 		for _, t := range v.Indices {
-			if _, ok := slots[t]; !ok {
-				slots[t] = int32(len(s.offsets))
-				order = append(order, t)
-				s.offsets = append(s.offsets, off)
-				off += counts[t]
-			}
+			k, _ := s.terms.Find(t)
+			s.offsets[k+1]++
 		}
 	}
-	s.offsets = append(s.offsets, off)
-	s.terms = terms.New(order)
+	for k := range order {
+		s.offsets[k+1] += s.offsets[k]
+	}
 	s.prow = make([]int32, total)
 	s.pval = make([]float32, total)
-	fill := make([]int32, len(s.offsets)-1)
+	fill := slices.Clone(s.offsets[:len(order)])
 	for r, v := range vs {
 		for i, t := range v.Indices {
-			k := slots[t]
-			p := s.offsets[k] + fill[k]
+			k, _ := s.terms.Find(t)
+			s.prow[fill[k]] = int32(r)
+			s.pval[fill[k]] = v.Values[i]
 			fill[k]++
-			s.prow[p] = int32(r)
-			s.pval[p] = v.Values[i]
 		}
 	}
 	return s
