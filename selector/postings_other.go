@@ -2,12 +2,12 @@
 
 package selector
 
-func addRuns(acc [][4]float32, pairs []pairPosting, triples []triplePosting, runs []termRun) {
-	addRunsGo(acc, pairs, triples, runs)
+func addRuns(acc [][4]float32, postings []posting, runs []termRun) {
+	addRunsGo(acc, postings, runs)
 }
 
-// addRunsBounded is addRuns: the portable loops can be preempted anywhere,
-// so they need no bound.
-func addRunsBounded(acc [][4]float32, pairs []pairPosting, triples []triplePosting, runs []termRun, _ int) {
-	addRunsGo(acc, pairs, triples, runs)
+// addRunsBounded is addRuns: the portable loop can be preempted anywhere,
+// so it needs no bound.
+func addRunsBounded(acc [][4]float32, postings []posting, runs []termRun, _ int) {
+	addRunsGo(acc, postings, runs)
 }

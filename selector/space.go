@@ -3,6 +3,7 @@ package selector
 import (
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/internal/par"
@@ -151,40 +152,32 @@ func mean(vs []habilis.Vector) habilis.Vector {
 // triSpace merges three sparse row sets of one embedder (centroids,
 // descriptions, documents) into one inverted index whose postings carry
 // the three weights, so that one pass over a query's terms scores all
-// three: one map lookup per term instead of three, and postings read in
+// three: one table lookup per term instead of three, and postings read in
 // order.
 //
-// A term's postings are two runs, each in row order: pairs, for the rows
-// whose description lacks the term (most of them, descriptions being
-// short), carry only the centroid and document weights; triples carry all
-// three. A weight that a run leaves out, or stores as 0, would only add 0
-// to its sum, so the split changes no score.
+// A term's postings are one run in row order. A row whose description
+// lacks the term stores a description weight of 0, which adds 0 to its
+// sum: 4 bytes more than leaving it out, but one run a term rather than
+// two, so a query starts half as many runs, and every posting is added by
+// the same loop.
 type triSpace struct {
 	rows  int
 	terms terms.Table
-	// Term k's postings are pairs[offsets[k].pair:offsets[k+1].pair] and
-	// triples[offsets[k].triple:offsets[k+1].triple].
-	offsets []triOffset
-	pairs   []pairPosting
-	triples []triplePosting
+	// Term k's postings are postings[offsets[k]:offsets[k+1]].
+	offsets  []int32
+	postings []posting
 }
 
-// triOffset is where a term's runs of postings start.
-type triOffset struct{ pair, triple int32 }
-
-// pairPosting is a row's centroid and document weights for a term its
-// description lacks.
-type pairPosting struct {
-	row       int32
-	cent, doc float32
-}
-
-// triplePosting is a row's centroid, description and document weights
-// for a term.
-type triplePosting struct {
-	row             int32
+// posting is a row's centroid, description and document weights for a
+// term. at is the byte offset of the row's sums in the accumulator (16 ×
+// the row), so that the assembly loop uses it as it comes.
+type posting struct {
 	cent, desc, doc float32
+	at              int32
 }
+
+// row returns the posting's row.
+func (p *posting) row() int32 { return p.at / int32(unsafe.Sizeof([4]float32{})) }
 
 // columns returns recs' centroids, descriptions and documents, in the
 // order of recs: the rows of the spaces a query is scored in.
@@ -250,27 +243,22 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 			row[i].term = uint32(k)
 		}
 	})
-	// Count each slot's pairs and triples (offsets[k+1] for now).
-	s.offsets = make([]triOffset, len(order)+1)
+	// Count each slot's postings (offsets[k+1] for now).
+	s.offsets = make([]int32, len(order)+1)
 	for _, row := range merged {
 		for _, e := range row {
-			if e.w[1] == 0 {
-				s.offsets[e.term+1].pair++
-			} else {
-				s.offsets[e.term+1].triple++
-			}
+			s.offsets[e.term+1]++
 		}
 	}
 	for k := range order {
-		s.offsets[k+1].pair += s.offsets[k].pair
-		s.offsets[k+1].triple += s.offsets[k].triple
+		s.offsets[k+1] += s.offsets[k]
 	}
-	s.pairs = make([]pairPosting, s.offsets[len(order)].pair)
-	s.triples = make([]triplePosting, s.offsets[len(order)].triple)
+	s.postings = make([]posting, s.offsets[len(order)])
 	// Placing the postings waits on memory, so it is shared out: each
 	// worker takes an equal range of slots, which term order fills with
 	// about an equal share of the postings (terms being hashes), and reads
 	// every row for them. Within a slot, postings still come in row order.
+	stride := int32(unsafe.Sizeof([4]float32{}))
 	nw := par.Workers(len(order))
 	par.For(nw, func(_, w int) {
 		lo, hi := uint32(w*len(order)/nw), uint32((w+1)*len(order)/nw)
@@ -281,13 +269,8 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 					continue
 				}
 				f := &fill[e.term-lo]
-				if e.w[1] == 0 {
-					s.pairs[f.pair] = pairPosting{row: int32(r), cent: e.w[0], doc: e.w[2]}
-					f.pair++
-				} else {
-					s.triples[f.triple] = triplePosting{row: int32(r), cent: e.w[0], desc: e.w[1], doc: e.w[2]}
-					f.triple++
-				}
+				s.postings[*f] = posting{cent: e.w[0], desc: e.w[1], doc: e.w[2], at: int32(r) * stride}
+				*f++
 			}
 		}
 	})
@@ -320,13 +303,14 @@ func (s *triSpace) accumulate(q habilis.Vector, acc [][4]float32, runs []termRun
 		r := &runs[j]
 		r.lo, r.hi = s.offsets[r.k], s.offsets[r.k+1]
 	}
-	addRuns(acc, s.pairs, s.triples, runs)
+	addRuns(acc, s.postings, runs)
 	return runs
 }
 
-// termRun is a query term's weight and where its postings lie.
+// termRun is a query term's weight and where its postings lie:
+// postings[lo:hi].
 type termRun struct {
 	k      int32
 	w      float32
-	lo, hi triOffset
+	lo, hi int32
 }

@@ -79,7 +79,7 @@ func TestTriSpaceExact(t *testing.T) {
 			}
 		}
 		// Each (row, term) of the three sets is one posting, in row order
-		// within its run; only triples carry a description weight.
+		// within its run, at 16 bytes a row.
 		want := 0
 		for r := range rows {
 			terms := map[uint32]bool{}
@@ -90,19 +90,17 @@ func TestTriSpaceExact(t *testing.T) {
 			}
 			want += len(terms)
 		}
-		if n := len(s.pairs) + len(s.triples); n != want {
+		if n := len(s.postings); n != want {
 			t.Fatalf("rows %d: %d postings, want %d", rows, n, want)
 		}
 		for k := range len(s.offsets) - 1 {
-			lo, hi := s.offsets[k], s.offsets[k+1]
-			pairs, triples := s.pairs[lo.pair:hi.pair], s.triples[lo.triple:hi.triple]
-			if !slices.IsSortedFunc(pairs, func(a, b pairPosting) int { return int(a.row - b.row) }) ||
-				!slices.IsSortedFunc(triples, func(a, b triplePosting) int { return int(a.row - b.row) }) {
+			run := s.postings[s.offsets[k]:s.offsets[k+1]]
+			if !slices.IsSortedFunc(run, func(a, b posting) int { return int(a.at - b.at) }) {
 				t.Fatalf("rows %d: term slot %d: postings out of row order", rows, k)
 			}
-			for _, p := range triples {
-				if p.desc == 0 {
-					t.Fatalf("rows %d: term slot %d: triple of row %d without a description weight", rows, k, p.row)
+			for _, p := range run {
+				if p.at%16 != 0 || p.row() < 0 || int(p.row()) >= rows {
+					t.Fatalf("rows %d: term slot %d: posting at byte %d, outside the %d rows", rows, k, p.at, rows)
 				}
 			}
 		}
