@@ -7,8 +7,8 @@
 // For each of the first n termRuns {k int32; w float32; lo, hi int32},
 // with W = {w, w, w, w}: each posting {cent, desc, doc float32; at int32}
 // from lo to hi adds W * {cent, desc, doc, 0} to the 16 bytes at acc+at.
-// Before it adds run i, it prefetches up to prefetchBytes of the postings
-// of run i+2, if i+2 < ahead (the number of runs there are).
+// Before it adds run i, it prefetches up to 1024 bytes of the postings of
+// run i+2, if i+2 < ahead (the number of runs there are).
 TEXT ·addRunsSSE(SB), NOSPLIT, $0-40
 	MOVQ   acc+0(FP), DI
 	MOVQ   postings+8(FP), R8
@@ -31,7 +31,7 @@ runs_loop:
 	SHLQ    $4, BX
 	ADDQ    R8, AX            // &postings[lo]
 	ADDQ    R8, BX            // &postings[hi]
-	LEAQ    1024(AX), DX      // prefetchBytes
+	LEAQ    1024(AX), DX      // at most 1024 bytes
 	CMPQ    DX, BX
 	CMOVQLT DX, BX
 

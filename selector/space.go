@@ -170,7 +170,8 @@ type triSpace struct {
 
 // posting is a row's centroid, description and document weights for a
 // term. at is the byte offset of the row's sums in the accumulator (16 ×
-// the row), so that the assembly loop uses it as it comes.
+// the row, which int32 holds for up to 2^27 rows), so that the assembly
+// loop uses it as it comes.
 type posting struct {
 	cent, desc, doc float32
 	at              int32
