@@ -53,10 +53,13 @@ func newSpace(vs []habilis.Vector, dim int) *space {
 	}
 	order := set.Sorted()
 	s.terms = terms.New(order)
+	// Each nonzero's slot, looked up once for both passes below.
+	slots := make([]int32, 0, total)
 	s.offsets = make([]int32, len(order)+1)
 	for _, v := range vs {
 		for _, t := range v.Indices {
 			k, _ := s.terms.Find(t)
+			slots = append(slots, k)
 			s.offsets[k+1]++
 		}
 	}
@@ -67,8 +70,9 @@ func newSpace(vs []habilis.Vector, dim int) *space {
 	s.pval = make([]float32, total)
 	fill := slices.Clone(s.offsets[:len(order)])
 	for r, v := range vs {
-		for i, t := range v.Indices {
-			k, _ := s.terms.Find(t)
+		for i := range v.Indices {
+			k := slots[0]
+			slots = slots[1:]
 			s.prow[fill[k]] = int32(r)
 			s.pval[fill[k]] = v.Values[i]
 			fill[k]++
@@ -158,8 +162,8 @@ func mean(vs []habilis.Vector) habilis.Vector {
 // A term's postings are one run in row order. A row whose description
 // lacks the term stores a description weight of 0, which adds 0 to its
 // sum: 4 bytes more than leaving it out, but one run a term rather than
-// two, so a query starts half as many runs, and every posting is added by
-// the same loop.
+// two, so a query starts fewer runs (190 against 345 on MetaTool's
+// queries, on average), and every posting is added by the same loop.
 type triSpace struct {
 	rows  int
 	terms terms.Table

@@ -106,3 +106,30 @@ func TestTriSpaceExact(t *testing.T) {
 		}
 	}
 }
+
+// TestSpaceExact checks that a single-signal sparse space (the document
+// signal beside a model embedder's dense ones) scores every row exactly as
+// a naive dot product does, with empty rows and query terms no row has.
+func TestSpaceExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 17))
+	const vocab = 300
+	for _, rows := range []int{0, 1, 37, 500} {
+		vs := make([]habilis.Vector, rows)
+		for r := range rows {
+			if r%6 != 2 {
+				vs[r] = randSparse(rng, vocab, 0.1)
+			}
+		}
+		s := newSpace(vs, 0)
+		out := make([]float32, rows)
+		for range 20 {
+			q := randSparse(rng, vocab+50, 0.2)
+			s.scoreAll(q, out)
+			for r := range rows {
+				if want := naiveDot(q, vs[r]); out[r] != want {
+					t.Fatalf("rows %d: row %d: score %v, want %v", rows, r, out[r], want)
+				}
+			}
+		}
+	}
+}
