@@ -2,13 +2,20 @@
 
 package selector
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // On amd64 the posting loop is in assembly: a posting's weights are added
 // to its row's sums with one vector multiply and one vector add, instead
-// of a scalar multiply and add per weight, and many runs are added in one
-// call. Each lane rounds as the scalar operation does, so the sums are the
-// same to the bit (TestAddRuns).
+// of a scalar multiply and add per weight, four postings a turn, and many
+// runs are added in one call. Each lane rounds as the scalar operation
+// does, so the sums are the same to the bit (TestAddRuns). The loop uses
+// AVX's three-operand instructions, which read their memory operands
+// unaligned and save the register copies of the SSE forms; a processor
+// without AVX gets the portable loop.
 //
 // A run's postings are read in order, which the processor's prefetcher
 // follows, but each run starts somewhere else in an index larger than the
@@ -23,8 +30,12 @@ import "unsafe"
 // space's own offsets. It reads termRun and posting at the offsets
 // TestPostingLayout checks.
 
+// hasAVX reports whether the processor has AVX, which the assembly loop
+// needs.
+var hasAVX = cpu.X86.HasAVX
+
 //go:noescape
-func addRunsSSE(acc, postings, runs unsafe.Pointer, n, ahead int)
+func addRunsAVX(acc, postings, runs unsafe.Pointer, n, ahead int)
 
 // maxCallPostings bounds the postings that one assembly call adds, but for
 // a single longer run. The runtime cannot preempt assembly, so a garbage
@@ -42,6 +53,10 @@ func addRuns(acc [][4]float32, postings []posting, runs []termRun) {
 // addRunsBounded is addRuns with at most maxPostings postings a call (more
 // only for a single run that has more).
 func addRunsBounded(acc [][4]float32, postings []posting, runs []termRun, maxPostings int) {
+	if !hasAVX {
+		addRunsGo(acc, postings, runs)
+		return
+	}
 	for len(runs) > 0 {
 		n, total := 0, 0
 		for n < len(runs) {
@@ -54,7 +69,7 @@ func addRunsBounded(acc [][4]float32, postings []posting, runs []termRun, maxPos
 		}
 		// The call may prefetch any run of the slice, even one a later
 		// call adds.
-		addRunsSSE(unsafe.Pointer(unsafe.SliceData(acc)), unsafe.Pointer(unsafe.SliceData(postings)),
+		addRunsAVX(unsafe.Pointer(unsafe.SliceData(acc)), unsafe.Pointer(unsafe.SliceData(postings)),
 			unsafe.Pointer(unsafe.SliceData(runs)), n, len(runs))
 		runs = runs[n:]
 	}

@@ -2,25 +2,28 @@
 
 #include "textflag.h"
 
-// func addRunsSSE(acc, postings, runs unsafe.Pointer, n, ahead int)
+// func addRunsAVX(acc, postings, runs unsafe.Pointer, n, ahead int)
 //
 // For each of the first n termRuns {k int32; w float32; lo, hi int32},
 // with W = {w, w, w, w}: each posting {cent, desc, doc float32; at int32}
 // from lo to hi adds W * {cent, desc, doc, 0} to the 16 bytes at acc+at.
-// Before it adds run i, it prefetches up to 1024 bytes of the postings of
-// run i+2, if i+2 < ahead (the number of runs there are).
-TEXT ·addRunsSSE(SB), NOSPLIT, $0-40
-	MOVQ   acc+0(FP), DI
-	MOVQ   postings+8(FP), R8
-	MOVQ   runs+16(FP), R10
-	MOVQ   n+24(FP), R11
-	MOVQ   ahead+32(FP), R12
-	SUBQ   $2, R12            // runs left that have a run two further on
-	TESTQ  R11, R11
-	JLE    done
-	MOVL   $-1, AX
-	MOVQ   AX, X6
-	PSHUFD $0x40, X6, X6      // X6 = {all ones, all ones, all ones, 0}
+// The loop takes four postings at a time, each one's load, add and store
+// in turn, so that a row twice among the four still sums in order. Before
+// it adds run i, it prefetches up to 1024 bytes of the postings of run
+// i+2, if i+2 < ahead (the number of runs there are). Only VEX-encoded
+// 128-bit instructions are used (AVX).
+TEXT ·addRunsAVX(SB), NOSPLIT, $0-40
+	MOVQ    acc+0(FP), DI
+	MOVQ    postings+8(FP), R8
+	MOVQ    runs+16(FP), R10
+	MOVQ    n+24(FP), R11
+	MOVQ    ahead+32(FP), R12
+	SUBQ    $2, R12           // runs left that have a run two further on
+	TESTQ   R11, R11
+	JLE     done
+	MOVL    $-1, AX
+	VMOVQ   AX, X6
+	VPSHUFD $0x40, X6, X6     // X6 = {all ones, all ones, all ones, 0}
 
 runs_loop:
 	TESTQ   R12, R12
@@ -43,27 +46,57 @@ prefetch:
 	JMP        prefetch
 
 add:
-	MOVSS   4(R10), X0
-	SHUFPS  $0, X0, X0        // X0 = {w, w, w, w}
-	MOVLQSX 8(R10), AX        // lo
-	MOVLQSX 12(R10), CX       // hi
-	SUBQ    AX, CX
-	SHLQ    $4, AX
-	LEAQ    (R8)(AX*1), SI    // &postings[lo]
-	TESTQ   CX, CX
-	JLE     next
+	VBROADCASTSS 4(R10), X0     // X0 = {w, w, w, w}
+	MOVLQSX      8(R10), AX     // lo
+	MOVLQSX      12(R10), CX    // hi
+	SUBQ         AX, CX         // postings in the run
+	SHLQ         $4, AX
+	LEAQ         (R8)(AX*1), SI // &postings[lo]
+	SUBQ         $4, CX
+	JL           tail
 
-postings_loop:
-	MOVLQSX 12(SI), AX        // at
-	MOVUPS  (SI), X1
-	ANDPS   X6, X1
-	MULPS   X0, X1
-	MOVUPS  (DI)(AX*1), X2
-	ADDPS   X1, X2
-	MOVUPS  X2, (DI)(AX*1)
+four:
+	MOVLQSX 12(SI), AX        // the four postings' sums: acc+at
+	MOVLQSX 28(SI), BX
+	MOVLQSX 44(SI), DX
+	MOVLQSX 60(SI), R13
+	ADDQ    DI, AX
+	ADDQ    DI, BX
+	ADDQ    DI, DX
+	ADDQ    DI, R13
+	VANDPS  (SI), X6, X1
+	VANDPS  16(SI), X6, X2
+	VANDPS  32(SI), X6, X3
+	VANDPS  48(SI), X6, X4
+	VMULPS  X0, X1, X1
+	VMULPS  X0, X2, X2
+	VMULPS  X0, X3, X3
+	VMULPS  X0, X4, X4
+	VADDPS  (AX), X1, X1
+	VMOVUPS X1, (AX)
+	VADDPS  (BX), X2, X2
+	VMOVUPS X2, (BX)
+	VADDPS  (DX), X3, X3
+	VMOVUPS X3, (DX)
+	VADDPS  (R13), X4, X4
+	VMOVUPS X4, (R13)
+	ADDQ    $64, SI
+	SUBQ    $4, CX
+	JGE     four
+
+tail:
+	ADDQ $4, CX
+	JZ   next
+
+one:
+	MOVLQSX 12(SI), AX
+	VANDPS  (SI), X6, X1
+	VMULPS  X0, X1, X1
+	VADDPS  (DI)(AX*1), X1, X1
+	VMOVUPS X1, (DI)(AX*1)
 	ADDQ    $16, SI
 	DECQ    CX
-	JNZ     postings_loop
+	JNZ     one
 
 next:
 	ADDQ $16, R10
@@ -72,4 +105,5 @@ next:
 	JNZ  runs_loop
 
 done:
+	VZEROUPPER
 	RET
