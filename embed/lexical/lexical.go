@@ -8,6 +8,7 @@ package lexical
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"hash/fnv"
@@ -401,6 +402,16 @@ func (s *scratch) charGrams(word []byte) {
 		word = word[:cut]
 	}
 	s.gram = append(append(append(s.gram[:0], '<'), word...), '>')
+	if ascii(word) {
+		s.asciiGrams()
+	} else {
+		s.runeGrams()
+	}
+}
+
+// runeGrams appends the character 3- and 4-grams of the marked word
+// s.gram, rune by rune.
+func (s *scratch) runeGrams() {
 	s.runes = s.runes[:0]
 	for i := 0; i < len(s.gram); {
 		s.runes = append(s.runes, i)
@@ -428,6 +439,39 @@ func (s *scratch) charGrams(word []byte) {
 			s.feats = append(s.feats, famChar<<famShift|fold(h))
 		}
 	}
+}
+
+// asciiGrams is runeGrams for a marked word of ASCII bytes, whose runes
+// are its bytes: most words, which it hashes without a table of rune
+// offsets.
+func (s *scratch) asciiGrams() {
+	g := s.gram
+	for i := 0; i+minGram <= len(g); i++ {
+		h := (uint64(fnvOffset) ^ uint64(g[i])) * fnvPrime
+		h = (h ^ uint64(g[i+1])) * fnvPrime
+		h = (h ^ uint64(g[i+2])) * fnvPrime
+		s.feats = append(s.feats, famChar<<famShift|fold(h))
+		if i+maxGram <= len(g) {
+			h = (h ^ uint64(g[i+3])) * fnvPrime
+			s.feats = append(s.feats, famChar<<famShift|fold(h))
+		}
+	}
+}
+
+// ascii reports whether b is all ASCII, eight bytes at a time.
+func ascii(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // FNV-1a, 64 bits: fast, stable across platforms and releases, and good

@@ -105,6 +105,18 @@ func (s *scratch) chunk(text string, i int) int {
 	prev := classNone
 loop:
 	for i < len(text) {
+		// Most characters are lower-case ASCII letters, which are copied
+		// as they are, a run at a time.
+		if c := text[i]; 'a' <= c && c <= 'z' {
+			j := i + 1
+			for j < len(text) && 'a' <= text[j] && text[j] <= 'z' {
+				j++
+			}
+			s.buf = append(s.buf, text[i:j]...)
+			prev = classLower
+			i = j
+			continue
+		}
 		r, size := decode(text, i)
 		cls := runeClass(r)
 		switch {
