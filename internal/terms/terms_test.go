@@ -11,6 +11,9 @@ func TestTable(t *testing.T) {
 	if k, ok := empty.Find(7); ok {
 		t.Fatalf("empty table: Find(7) = %d, true; want not found", k)
 	}
+	if got := empty.Touch([]uint32{7}); got != 0 {
+		t.Fatalf("empty table: Touch(7) = %d, want 0", got)
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{1, 2, 3, 100, 5000} {
 		// Keys at the edges of uint32, clustered ones and random ones.
@@ -27,6 +30,8 @@ func TestTable(t *testing.T) {
 			}
 		}
 		tab := New(terms)
+		// Touch reads terms present and absent, and changes nothing.
+		tab.Touch(append(terms, rng.Uint32(), math.MaxUint32-1))
 		for k, term := range terms {
 			if got, ok := tab.Find(term); !ok || got != int32(k) {
 				t.Fatalf("n=%d: Find(%d) = %d, %v; want %d, true", n, term, got, ok, k)
