@@ -142,3 +142,29 @@ func TestNewShared(t *testing.T) {
 		}
 	}
 }
+
+// TestMedianExamples checks the median a load reports: over the tools that
+// have examples only, the lower middle of an even count, 0 without any.
+func TestMedianExamples(t *testing.T) {
+	recs := func(counts ...int) []habilis.Record {
+		rs := make([]habilis.Record, len(counts))
+		for i, n := range counts {
+			rs[i].Tool.Examples = make([]string, n)
+		}
+		return rs
+	}
+	for _, tt := range []struct {
+		counts []int
+		want   int
+	}{
+		{nil, 0},
+		{[]int{0, 0}, 0},
+		{[]int{3}, 3},
+		{[]int{0, 9, 0, 2, 12}, 9},
+		{[]int{10, 4, 6, 8}, 6},
+	} {
+		if got := medianExamples(recs(tt.counts...)); got != tt.want {
+			t.Errorf("medianExamples(%v) = %d, want %d", tt.counts, got, tt.want)
+		}
+	}
+}

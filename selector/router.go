@@ -189,10 +189,38 @@ type LoadReport struct {
 	Reused   int `json:"reused"`
 	// Version is the catalog version after the write (unchanged when the
 	// write changed nothing).
-	Version  uint64        `json:"version"`
-	Tools    int           `json:"tools"`
-	Examples int           `json:"examples"`
-	Duration time.Duration `json:"duration_ns"`
+	Version  uint64 `json:"version"`
+	Tools    int    `json:"tools"`
+	Examples int    `json:"examples"`
+	// MedianExamples is the median number of examples of the catalog's
+	// tools that have any (0 when none has): the gate calibrated from them
+	// is more permissive below about FewExamples.
+	MedianExamples int           `json:"median_examples"`
+	Duration       time.Duration `json:"duration_ns"`
+}
+
+// FewExamples is the median number of examples a tool below which the
+// gate calibrated from a catalog's own examples lets noticeably more
+// no-tool requests through. On MetaTool's catalog cut to each tool's first
+// n examples, the default gate refused 90.8 / 86.4 % of no-tool requests
+// (halves a / b of the queries) with 10 a tool, 82.9 / 75.8 % with 8,
+// 76.3 / 68.2 % with 6 and 60.5 / 56.1 % with 4 (README, Quality).
+const FewExamples = 10
+
+// medianExamples returns the median number of examples of the records
+// that have any, 0 when none has (the lower middle one of an even count).
+func medianExamples(recs []habilis.Record) int {
+	var n []int
+	for i := range recs {
+		if k := len(recs[i].Tool.Examples); k > 0 {
+			n = append(n, k)
+		}
+	}
+	if len(n) == 0 {
+		return 0
+	}
+	slices.Sort(n)
+	return n[(len(n)-1)/2]
 }
 
 // Load indexes tools and commits them to the store in one write. Loading
@@ -497,6 +525,7 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 		for i := range recs {
 			rep.Examples += len(recs[i].Tool.Examples)
 		}
+		rep.MedianExamples = medianExamples(recs)
 		rep.Duration = time.Since(start)
 		return rep, r.serveIfIdle(ctx, snap)
 	}
@@ -591,6 +620,7 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 		}
 	}
 	rep.Tools = len(recs)
+	rep.MedianExamples = medianExamples(recs)
 	changed := len(b.Put) > 0 || len(b.Delete) > 0 || snap.Meta.Version == 0 ||
 		!metaEqual(snap.Meta, meta)
 	if !changed {

@@ -66,7 +66,20 @@ func runLoad(ctx context.Context, o *loadOptions, stdout io.Writer) error {
 		return writeJSON(stdout, nonNilReport(rep))
 	}
 	printLoadReport(stdout, o.file, rep)
+	if fewExamples(rep, r.Calibration()) {
+		fmt.Fprintf(stdout, "  note: the tools have a median of %d examples; with fewer than about %d, the gate\n"+
+			"  calibrated from them lets more no-tool requests through: add examples, or run\n"+
+			"  `habilis fit` on labelled requests, no-tool ones among them\n", rep.MedianExamples, selector.FewExamples)
+	}
 	return nil
+}
+
+// fewExamples reports whether the catalog's gate is calibrated from fewer
+// examples a tool than selector.FewExamples: not when fit has set it from
+// labelled requests, nor when no tool has examples (its gates are the
+// descriptions').
+func fewExamples(rep *selector.LoadReport, cal selector.Calibration) bool {
+	return rep.MedianExamples > 0 && rep.MedianExamples < selector.FewExamples && !cal.Fitted
 }
 
 // countProblems counts the errors joined in err (catalog problems).

@@ -148,12 +148,39 @@ func TestLoad(t *testing.T) {
 			t.Errorf("load output lacks %q:\n%s", want, out)
 		}
 	}
+	// The test catalog's tools have 6 or 7 examples, fewer than the gate
+	// needs to be as strict as on larger catalogs: load says so.
+	if !strings.Contains(out, "median of 6 examples") || !strings.Contains(out, "habilis fit") {
+		t.Errorf("load output lacks the note on few examples:\n%s", out)
+	}
 	first := decode[selector.LoadReport](t, mustRun(t, "--store", store, "load", "--json", testdata("tools.json")))
-	if first.Embedded != 0 || first.Version != 1 || first.Unchanged != 7 {
-		t.Errorf("second load = embedded %d, version %d, unchanged %d; want 0, 1, 7", first.Embedded, first.Version, first.Unchanged)
+	if first.Embedded != 0 || first.Version != 1 || first.Unchanged != 7 || first.MedianExamples != 6 {
+		t.Errorf("second load = embedded %d, version %d, unchanged %d, median examples %d; want 0, 1, 7, 6",
+			first.Embedded, first.Version, first.Unchanged, first.MedianExamples)
 	}
 	if got := len(listTools(t, store)); got != 7 {
 		t.Errorf("tools list after load: %d tools, want 7", got)
+	}
+	// With ten examples a tool, no note.
+	var many []habilis.Tool
+	for i := range 3 {
+		tool := habilis.Tool{Name: fmt.Sprintf("tool_%d", i), Description: fmt.Sprintf("does thing %d", i)}
+		for j := range 10 {
+			tool.Examples = append(tool.Examples, fmt.Sprintf("please do thing %d, variant %d", i, j))
+		}
+		many = append(many, tool)
+	}
+	data, err := json.Marshal(many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "many.json")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = mustRun(t, "--store", filepath.Join(t.TempDir(), "many.db"), "load", file)
+	if !strings.Contains(out, "3 tools") || strings.Contains(out, "note:") {
+		t.Errorf("load of 3 tools with 10 examples each: want no note:\n%s", out)
 	}
 }
 
@@ -544,6 +571,11 @@ func TestFit(t *testing.T) {
 	}
 	if after := versionOf(); after <= before {
 		t.Errorf("catalog version after fit = %d, want above %d: fit stores its calibration", after, before)
+	}
+	// A gate fit has set from labelled requests needs no note on the
+	// examples it was first calibrated from.
+	if out := mustRun(t, "--store", store, "load", testdata("tools.json")); strings.Contains(out, "note:") {
+		t.Errorf("load after fit still notes few examples:\n%s", out)
 	}
 	out = mustRun(t, "--store", store, "fit", testdata("fit.jsonl"))
 	if !strings.Contains(out, "26 labelled queries") {
