@@ -137,31 +137,33 @@ func toolInfoFromProto(p *habilisv1.GetToolResponse) *selector.ToolInfo {
 
 func reportToProto(r *selector.LoadReport) *habilisv1.WriteReport {
 	return &habilisv1.WriteReport{
-		Added:      r.Added,
-		Updated:    r.Updated,
-		Removed:    r.Removed,
-		Unchanged:  int32(r.Unchanged),
-		Embedded:   int32(r.Embedded),
-		Reused:     int32(r.Reused),
-		Version:    r.Version,
-		Tools:      int32(r.Tools),
-		Examples:   int32(r.Examples),
-		DurationNs: int64(r.Duration),
+		Added:          r.Added,
+		Updated:        r.Updated,
+		Removed:        r.Removed,
+		Unchanged:      int32(r.Unchanged),
+		Embedded:       int32(r.Embedded),
+		Reused:         int32(r.Reused),
+		Version:        r.Version,
+		Tools:          int32(r.Tools),
+		Examples:       int32(r.Examples),
+		MedianExamples: int32(r.MedianExamples),
+		DurationNs:     int64(r.Duration),
 	}
 }
 
 func reportFromProto(p *habilisv1.WriteReport) *selector.LoadReport {
 	return &selector.LoadReport{
-		Added:     nonNil(p.GetAdded()),
-		Updated:   nonNil(p.GetUpdated()),
-		Removed:   nonNil(p.GetRemoved()),
-		Unchanged: int(p.GetUnchanged()),
-		Embedded:  int(p.GetEmbedded()),
-		Reused:    int(p.GetReused()),
-		Version:   p.GetVersion(),
-		Tools:     int(p.GetTools()),
-		Examples:  int(p.GetExamples()),
-		Duration:  time.Duration(p.GetDurationNs()),
+		Added:          nonNil(p.GetAdded()),
+		Updated:        nonNil(p.GetUpdated()),
+		Removed:        nonNil(p.GetRemoved()),
+		Unchanged:      int(p.GetUnchanged()),
+		Embedded:       int(p.GetEmbedded()),
+		Reused:         int(p.GetReused()),
+		Version:        p.GetVersion(),
+		Tools:          int(p.GetTools()),
+		Examples:       int(p.GetExamples()),
+		MedianExamples: int(p.GetMedianExamples()),
+		Duration:       time.Duration(p.GetDurationNs()),
 	}
 }
 

@@ -1208,12 +1208,16 @@ type WriteReport struct {
 	Embedded int32 `protobuf:"varint,5,opt,name=embedded,proto3" json:"embedded,omitempty"`
 	Reused   int32 `protobuf:"varint,6,opt,name=reused,proto3" json:"reused,omitempty"`
 	// version is the catalog version after the write.
-	Version       uint64 `protobuf:"varint,7,opt,name=version,proto3" json:"version,omitempty"`
-	Tools         int32  `protobuf:"varint,8,opt,name=tools,proto3" json:"tools,omitempty"`
-	Examples      int32  `protobuf:"varint,9,opt,name=examples,proto3" json:"examples,omitempty"`
-	DurationNs    int64  `protobuf:"varint,10,opt,name=duration_ns,json=durationNs,proto3" json:"duration_ns,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Version    uint64 `protobuf:"varint,7,opt,name=version,proto3" json:"version,omitempty"`
+	Tools      int32  `protobuf:"varint,8,opt,name=tools,proto3" json:"tools,omitempty"`
+	Examples   int32  `protobuf:"varint,9,opt,name=examples,proto3" json:"examples,omitempty"`
+	DurationNs int64  `protobuf:"varint,10,opt,name=duration_ns,json=durationNs,proto3" json:"duration_ns,omitempty"`
+	// median_examples is the median number of examples of the tools that
+	// have any (0 when none has); below about 10, the gate calibrated from
+	// them lets more no-tool requests through, unless fit has set it.
+	MedianExamples int32 `protobuf:"varint,11,opt,name=median_examples,json=medianExamples,proto3" json:"median_examples,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *WriteReport) Reset() {
@@ -1312,6 +1316,13 @@ func (x *WriteReport) GetExamples() int32 {
 func (x *WriteReport) GetDurationNs() int64 {
 	if x != nil {
 		return x.DurationNs
+	}
+	return 0
+}
+
+func (x *WriteReport) GetMedianExamples() int32 {
+	if x != nil {
+		return x.MedianExamples
 	}
 	return 0
 }
@@ -2551,7 +2562,7 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"\x12UpsertToolsRequest\x12&\n" +
 	"\x05tools\x18\x01 \x03(\v2\x10.habilis.v1.ToolR\x05tools\x12!\n" +
 	"\fcatalog_json\x18\x02 \x01(\tR\vcatalogJson\x12\x18\n" +
-	"\areplace\x18\x03 \x01(\bR\areplace\"\x96\x02\n" +
+	"\areplace\x18\x03 \x01(\bR\areplace\"\xbf\x02\n" +
 	"\vWriteReport\x12\x14\n" +
 	"\x05added\x18\x01 \x03(\tR\x05added\x12\x18\n" +
 	"\aupdated\x18\x02 \x03(\tR\aupdated\x12\x18\n" +
@@ -2564,7 +2575,8 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"\bexamples\x18\t \x01(\x05R\bexamples\x12\x1f\n" +
 	"\vduration_ns\x18\n" +
 	" \x01(\x03R\n" +
-	"durationNs\"F\n" +
+	"durationNs\x12'\n" +
+	"\x0fmedian_examples\x18\v \x01(\x05R\x0emedianExamples\"F\n" +
 	"\x13UpsertToolsResponse\x12/\n" +
 	"\x06report\x18\x01 \x01(\v2\x17.habilis.v1.WriteReportR\x06report\"*\n" +
 	"\x12DeleteToolsRequest\x12\x14\n" +
