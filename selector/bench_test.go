@@ -134,19 +134,20 @@ func benchLoad(b *testing.B, tools []habilis.Tool, name string) *selector.Router
 // The 100,000-tool catalog is skipped with -short.
 func BenchmarkSelect(b *testing.B) {
 	for _, c := range []struct {
-		name string
-		load func(b *testing.B) (*selector.Router, []string)
+		name  string
+		large bool // skipped with -short
+		load  func(b *testing.B) (*selector.Router, []string)
 	}{
-		{"tools=200", func(b *testing.B) (*selector.Router, []string) { return benchRouter(b, 200, 5) }},
-		{"tools=200-long", func(b *testing.B) (*selector.Router, []string) {
+		{"tools=200", false, func(b *testing.B) (*selector.Router, []string) { return benchRouter(b, 200, 5) }},
+		{"tools=200-long", false, func(b *testing.B) (*selector.Router, []string) {
 			tools, qs := synthShaped(200, 10, longShape, 1)
 			return benchLoad(b, tools, "bench-200-10-long.db"), qs
 		}},
-		{"tools=10000", func(b *testing.B) (*selector.Router, []string) { return benchRouter(b, 10_000, 5) }},
-		{"tools=100000", func(b *testing.B) (*selector.Router, []string) { return benchRouter(b, 100_000, 5) }},
+		{"tools=10000", false, func(b *testing.B) (*selector.Router, []string) { return benchRouter(b, 10_000, 5) }},
+		{"tools=100000", true, func(b *testing.B) (*selector.Router, []string) { return benchRouter(b, 100_000, 5) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			if c.name == "tools=100000" && testing.Short() {
+			if c.large && testing.Short() {
 				b.Skip("100,000 tools: run without -short")
 			}
 			r, qs := c.load(b)

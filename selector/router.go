@@ -207,6 +207,16 @@ type LoadReport struct {
 // 76.3 / 68.2 % with 6 and 60.5 / 56.1 % with 4 (README, Quality).
 const FewExamples = 10
 
+// countExamples sets the report's Examples and MedianExamples from the
+// catalog's records.
+func (rep *LoadReport) countExamples(recs []habilis.Record) {
+	rep.Examples = 0
+	for i := range recs {
+		rep.Examples += len(recs[i].Tool.Examples)
+	}
+	rep.MedianExamples = medianExamples(recs)
+}
+
 // medianExamples returns the median number of examples of the records
 // that have any, 0 when none has (the lower middle one of an even count).
 func medianExamples(recs []habilis.Record) int {
@@ -522,10 +532,7 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 	if total == 0 && newCal == nil && len(recs) == len(snap.Records) && unchanged(recs, old) &&
 		snap.Meta.Embedder == emb.Info() && (lex == nil || snap.Meta.Lexical == lex.Info()) {
 		rep.Unchanged, rep.Tools, rep.Version = len(recs), len(recs), snap.Meta.Version
-		for i := range recs {
-			rep.Examples += len(recs[i].Tool.Examples)
-		}
-		rep.MedianExamples = medianExamples(recs)
+		rep.countExamples(recs)
 		rep.Duration = time.Since(start)
 		return rep, r.serveIfIdle(ctx, snap)
 	}
@@ -598,7 +605,6 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 	b := &habilis.Batch{BaseVersion: snap.Meta.Version, Meta: meta}
 	for i := range recs {
 		rec := &recs[i]
-		rep.Examples += len(rec.Tool.Examples)
 		o := old[rec.Tool.Name]
 		switch {
 		case o == nil:
@@ -620,7 +626,7 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 		}
 	}
 	rep.Tools = len(recs)
-	rep.MedianExamples = medianExamples(recs)
+	rep.countExamples(recs)
 	changed := len(b.Put) > 0 || len(b.Delete) > 0 || snap.Meta.Version == 0 ||
 		!metaEqual(snap.Meta, meta)
 	if !changed {

@@ -181,8 +181,12 @@ type posting struct {
 	at              int32
 }
 
+// rowBytes is the size of a row's sums in the accumulator, the unit of
+// posting.at.
+const rowBytes = int32(unsafe.Sizeof([4]float32{}))
+
 // row returns the posting's row.
-func (p *posting) row() int32 { return p.at / int32(unsafe.Sizeof([4]float32{})) }
+func (p *posting) row() int32 { return p.at / rowBytes }
 
 // columns returns recs' centroids, descriptions and documents, in the
 // order of recs: the rows of the spaces a query is scored in.
@@ -263,7 +267,6 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 	// worker takes an equal range of slots, which term order fills with
 	// about an equal share of the postings (terms being hashes), and reads
 	// every row for them. Within a slot, postings still come in row order.
-	stride := int32(unsafe.Sizeof([4]float32{}))
 	nw := par.Workers(len(order))
 	par.For(nw, func(_, w int) {
 		lo, hi := uint32(w*len(order)/nw), uint32((w+1)*len(order)/nw)
@@ -274,7 +277,7 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 					continue
 				}
 				f := &fill[e.term-lo]
-				s.postings[*f] = posting{cent: e.w[0], desc: e.w[1], doc: e.w[2], at: int32(r) * stride}
+				s.postings[*f] = posting{cent: e.w[0], desc: e.w[1], doc: e.w[2], at: int32(r) * rowBytes}
 				*f++
 			}
 		}
