@@ -1,6 +1,10 @@
 package lexical
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/habilis-router/habilis/internal/terms"
+)
 
 // counter counts document frequencies during Fit: an open-addressing hash
 // table from feature id + 1 to a count, kept at most half full. It is
@@ -19,7 +23,7 @@ func (c *counter) addN(id, n uint32) {
 		c.grow()
 	}
 	mask := uint32(len(c.keys) - 1)
-	for i := slot(id, mask); ; i = (i + 1) & mask {
+	for i := terms.Slot(id, mask); ; i = (i + 1) & mask {
 		switch c.keys[i] {
 		case id + 1:
 			c.counts[i] += n
@@ -50,7 +54,7 @@ func (c *counter) grow() {
 		if k == 0 {
 			continue
 		}
-		i := slot(k-1, mask)
+		i := terms.Slot(k-1, mask)
 		for c.keys[i] != 0 {
 			i = (i + 1) & mask
 		}
@@ -70,7 +74,7 @@ func (c *counter) atLeast(least uint32) (ids, counts []uint32) {
 	counts = make([]uint32, len(ids))
 	mask := uint32(len(c.keys) - 1)
 	for j, id := range ids {
-		i := slot(id, mask)
+		i := terms.Slot(id, mask)
 		for c.keys[i] != id+1 {
 			i = (i + 1) & mask
 		}

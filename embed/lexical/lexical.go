@@ -19,6 +19,7 @@ import (
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/internal/par"
 	"github.com/habilis-router/habilis/internal/radix"
+	"github.com/habilis-router/habilis/internal/terms"
 )
 
 // Algorithm is the version of the tokeniser and weighting; it prefixes
@@ -232,7 +233,7 @@ func restore(weights [numFamilies]float32, docs uint32, ids, dfs []uint32) *Embe
 		mask := uint32(size - 1)
 		n := float64(docs) + 1
 		for k, id := range ids {
-			i := slot(id, mask)
+			i := terms.Slot(id, mask)
 			for e.keys[i] != 0 {
 				i = (i + 1) & mask
 			}
@@ -252,7 +253,7 @@ func (e *Embedder) lookupIDF(id uint32) float32 {
 		return e.defIDF
 	}
 	mask := uint32(len(e.keys) - 1)
-	for i := slot(id, mask); ; i = (i + 1) & mask {
+	for i := terms.Slot(id, mask); ; i = (i + 1) & mask {
 		switch e.keys[i] {
 		case id + 1:
 			return e.vals[i]
@@ -260,12 +261,6 @@ func (e *Embedder) lookupIDF(id uint32) float32 {
 			return e.defIDF
 		}
 	}
-}
-
-// slot is where the probe for id starts in a table of mask+1 slots
-// (Fibonacci hashing, so that nearby ids spread out).
-func slot(id, mask uint32) uint32 {
-	return uint32(uint64(id)*0x9e3779b97f4a7c15>>32) & mask
 }
 
 func (e *Embedder) scratch() *scratch {

@@ -34,7 +34,7 @@ func New(terms []uint32) Table {
 	t := Table{entries: make([]entry, size)}
 	mask := uint32(size - 1)
 	for k, term := range terms {
-		i := hash(term, mask)
+		i := Slot(term, mask)
 		for t.entries[i].slot != 0 {
 			i = (i + 1) & mask
 		}
@@ -58,7 +58,7 @@ func (t *Table) Touch(terms []uint32) uint32 {
 	mask := uint32(len(t.entries) - 1)
 	var sum uint32
 	for _, term := range terms {
-		sum += t.entries[hash(term, mask)].term
+		sum += t.entries[Slot(term, mask)].term
 	}
 	return sum
 }
@@ -69,7 +69,7 @@ func (t *Table) Find(term uint32) (int32, bool) {
 		return 0, false
 	}
 	mask := uint32(len(t.entries) - 1)
-	for i := hash(term, mask); ; i = (i + 1) & mask {
+	for i := Slot(term, mask); ; i = (i + 1) & mask {
 		switch e := t.entries[i]; {
 		case e.slot == 0:
 			return 0, false
@@ -79,9 +79,9 @@ func (t *Table) Find(term uint32) (int32, bool) {
 	}
 }
 
-// hash is where the probe for term starts in a table of mask+1 entries
-// (Fibonacci hashing, so that nearby terms spread out).
-func hash(term, mask uint32) uint32 {
+// Slot is where the probe for term starts in an open-addressing table of
+// mask+1 entries (Fibonacci hashing, so that nearby terms spread out).
+func Slot(term, mask uint32) uint32 {
 	return uint32(uint64(term)*0x9e3779b97f4a7c15>>32) & mask
 }
 
@@ -105,7 +105,7 @@ func (s *Set) Add(term uint32) {
 		s.grow()
 	}
 	mask := uint32(len(s.keys) - 1)
-	for i := hash(term, mask); ; i = (i + 1) & mask {
+	for i := Slot(term, mask); ; i = (i + 1) & mask {
 		switch s.keys[i] {
 		case term:
 			return
@@ -125,7 +125,7 @@ func (s *Set) grow() {
 		if term == 0 {
 			continue
 		}
-		i := hash(term, mask)
+		i := Slot(term, mask)
 		for s.keys[i] != 0 {
 			i = (i + 1) & mask
 		}
