@@ -215,9 +215,8 @@ func (c *catalog) newIndex() *index {
 	// worker takes an equal range of term ids, which hash order fills
 	// with about an equal share of the postings, and reads every row for
 	// them. Within a term, postings still come in row order.
-	nw := par.Workers(len(order))
-	par.For(nw, func(_, w int) {
-		lo, hi := int32(w*len(order)/nw), int32((w+1)*len(order)/nw)
+	par.Ranges(len(order), func(first, end int) {
+		lo, hi := int32(first), int32(end)
 		fill := slices.Clone(ix.off[lo:hi])
 		for i := range c.tools {
 			for k := ix.start[i]; k < ix.start[i+1]; k++ {

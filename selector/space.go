@@ -267,9 +267,8 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 	// worker takes an equal range of slots, which term order fills with
 	// about an equal share of the postings (terms being hashes), and reads
 	// every row for them. Within a slot, postings still come in row order.
-	nw := par.Workers(len(order))
-	par.For(nw, func(_, w int) {
-		lo, hi := uint32(w*len(order)/nw), uint32((w+1)*len(order)/nw)
+	par.Ranges(len(order), func(first, end int) {
+		lo, hi := uint32(first), uint32(end)
 		fill := slices.Clone(s.offsets[lo:hi])
 		for r, row := range merged {
 			for _, e := range row {

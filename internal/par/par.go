@@ -38,3 +38,14 @@ func For(n int, fn func(w, i int)) int {
 	wg.Wait()
 	return nw
 }
+
+// Ranges splits [0, n) into Workers(n) contiguous ranges, of equal size
+// to within one, and runs fn(lo, hi) for each on a goroutine of its own
+// (the calling one, if there is one range); it returns the number of
+// ranges. It suits work where each worker must own a block of ids, such
+// as the slots of an array that it fills, rather than interleaved pieces.
+func Ranges(n int, fn func(lo, hi int)) int {
+	nw := Workers(n)
+	For(nw, func(_, w int) { fn(w*n/nw, (w+1)*n/nw) })
+	return nw
+}

@@ -3,6 +3,7 @@ package par
 import (
 	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -54,4 +55,38 @@ func TestForWorkerOrder(t *testing.T) {
 		last[w] = i
 		busy[w].Store(false)
 	})
+}
+
+// TestRanges checks that the ranges cover [0, n) once, in order and
+// without gaps, one per worker, with sizes that differ by at most one.
+func TestRanges(t *testing.T) {
+	for _, procs := range []int{1, 2, 3, 8} {
+		old := runtime.GOMAXPROCS(procs)
+		for _, n := range []int{0, 1, 2, 7, 100} {
+			var mu sync.Mutex
+			var got [][2]int
+			nr := Ranges(n, func(lo, hi int) {
+				mu.Lock()
+				got = append(got, [2]int{lo, hi})
+				mu.Unlock()
+			})
+			slices.SortFunc(got, func(a, b [2]int) int { return a[0] - b[0] })
+			if want := Workers(n); nr != want || len(got) != want {
+				t.Errorf("GOMAXPROCS %d, n %d: %d ranges (%d run), want %d", procs, n, nr, len(got), want)
+			}
+			next, least, most := 0, n, 0
+			for _, r := range got {
+				if r[0] != next || r[1] < r[0] {
+					t.Errorf("GOMAXPROCS %d, n %d: ranges %v do not tile [0, %d)", procs, n, got, n)
+					break
+				}
+				next = r[1]
+				least, most = min(least, r[1]-r[0]), max(most, r[1]-r[0])
+			}
+			if next != n || most-least > 1 {
+				t.Errorf("GOMAXPROCS %d, n %d: ranges %v, want [0, %d) in sizes within one", procs, n, got, n)
+			}
+		}
+		runtime.GOMAXPROCS(old)
+	}
 }
