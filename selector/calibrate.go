@@ -69,7 +69,8 @@ type Calibration struct {
 	Collides map[string][]string `json:"collides,omitempty"`
 	// Fitted reports a calibration learned by fit from labelled queries;
 	// it is kept when the catalog changes, where an estimate from the
-	// catalog alone is redone.
+	// catalog alone is redone, but not when the catalog is re-embedded
+	// with another embedder, whose scores are on another scale.
 	Fitted bool `json:"fitted"`
 }
 

@@ -1,13 +1,16 @@
 package selector_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -188,8 +191,14 @@ func TestOllamaSecondLoadEmbedsNothing(t *testing.T) {
 
 func TestOllamaEmbedderSwitch(t *testing.T) {
 	s := ollamaServer(t)
-	_, st, path := ollamaLoaded(t, s)
+	r, st, path := ollamaLoaded(t, s)
 	ctx := context.Background()
+	// A calibration fit set, with a threshold no estimate gives.
+	cal := r.Calibration()
+	cal.Fitted, cal.MarginSource, cal.Threshold = true, "fit", 0.987
+	if _, err := r.SetCalibration(ctx, cal); err != nil {
+		t.Fatal(err)
+	}
 	before := snapshot(t, st)
 	st.Close()
 	st = openStore(t, path)
@@ -216,9 +225,20 @@ func TestOllamaEmbedderSwitch(t *testing.T) {
 		t.Errorf("refused embedders changed the store (-before +after):\n%s", diff)
 	}
 
-	r, err := modelRouter(t, st, ollamaEmbedder(t, s.Host, tinyModel128), true)
+	var logs bytes.Buffer
+	r, err := selector.New(ctx, st, selector.Config{Embedder: ollamaEmbedder(t, s.Host, tinyModel128),
+		Lexical: lexical.New(lexical.Options{}), Reindex: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatalf("New(Reindex) with %s: %v", tinyModel128, err)
+	}
+	// The fit was on tinyModel's scale of scores: the reindex drops it,
+	// recalibrates from the examples and says so.
+	if got := r.Calibration(); got.Fitted || got.MarginSource == "fit" || got.Threshold == cal.Threshold {
+		t.Errorf("calibration after reindex: fitted %v, margin source %q, threshold %v; want one estimated from the examples",
+			got.Fitted, got.MarginSource, got.Threshold)
+	}
+	if !strings.Contains(logs.String(), "fitted calibration dropped") || !strings.Contains(logs.String(), `fitted_with="ollama:`+tinyModel+` (dim`) {
+		t.Errorf("reindex logged %q, want a warning that the fitted calibration was dropped", logs.String())
 	}
 	after := snapshot(t, st)
 	want := habilis.EmbedderInfo{Kind: "ollama", Model: tinyModel128, Dim: 128}

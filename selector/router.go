@@ -436,6 +436,13 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 	if newCal != nil {
 		fixed = newCal
 	}
+	// What fit learned (thresholds, weights, priors) is on the scale of
+	// the scores of the embedder it was fitted with. Re-embedding the
+	// catalog with another one recalibrates from the examples instead.
+	dropFit := fixed != nil && fixed.Fitted && newCal == nil && snap.Meta.Version > 0 && !compatible(snap.Meta.Embedder, r.base.Info())
+	if dropFit {
+		fixed = nil
+	}
 
 	// Fit corpus embedders on the new catalog's documents.
 	var corpus []string
@@ -645,6 +652,10 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 	r.cur.Store(ix)
 	rep.Version = newMeta.Version
 	rep.Duration = time.Since(start)
+	if dropFit {
+		r.cfg.Logger.Warn("fitted calibration dropped: it was fitted with another embedder; run fit again",
+			"fitted_with", snap.Meta.Embedder.String(), "embedder", newMeta.Embedder.String())
+	}
 	r.cfg.Logger.Info("catalog written", "version", rep.Version, "tools", rep.Tools, "added", len(rep.Added),
 		"updated", len(rep.Updated), "removed", len(rep.Removed), "embedded", rep.Embedded, "duration", rep.Duration)
 	return rep, nil
