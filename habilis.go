@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -84,28 +85,60 @@ type EmbedderInfo struct {
 	// Dim is the dense dimension, or 0 for sparse embedders.
 	Dim int `json:"dim"`
 	// Version changes whenever the same kind and model would produce
-	// different vectors (a new tokeniser, new fitted statistics).
+	// different vectors (a new tokeniser, new fitted statistics). An
+	// embedder with fitted statistics writes it "ALGORITHM-STATE":
+	// ALGORITHM changes when the same text and state would give another
+	// vector, STATE names the statistics, which a store keeps beside the
+	// vectors.
 	Version string `json:"version,omitempty"`
 }
 
+// Algorithm returns the part of Version before its first "-" (all of it
+// when there is none): what stored vectors and new ones must share, fitted
+// statistics aside.
+func (i EmbedderInfo) Algorithm() string {
+	a, _, _ := strings.Cut(i.Version, "-")
+	return a
+}
+
 // String returns "kind:model (dim N)" for messages.
-func (i EmbedderInfo) String() string {
+func (i EmbedderInfo) String() string { return i.describe(false) }
+
+// Detail is String with the algorithm, when Version names one ("lexical
+// (sparse, algorithm 2)"), so that messages tell two versions of one
+// embedder apart.
+func (i EmbedderInfo) Detail() string { return i.describe(true) }
+
+// Names returns how a message names two embedders whose vectors do not
+// compare: by String, or by Detail when only the algorithm tells them
+// apart.
+func Names(a, b EmbedderInfo) (string, string) {
+	if a.String() == b.String() {
+		return a.Detail(), b.Detail()
+	}
+	return a.String(), b.String()
+}
+
+func (i EmbedderInfo) describe(algorithm bool) string {
 	s := i.Kind
 	if i.Model != "" {
 		s += ":" + i.Model
 	}
 	if i.Dim > 0 {
-		s += fmt.Sprintf(" (dim %d)", i.Dim)
+		s += fmt.Sprintf(" (dim %d", i.Dim)
 	} else {
-		s += " (sparse)"
+		s += " (sparse"
 	}
-	return s
+	if a := i.Algorithm(); algorithm && a != "" {
+		s += ", algorithm " + a
+	}
+	return s + ")"
 }
 
-// Space reports whether vectors of i and j can be compared: same kind, model
-// and dimension. Version may differ (the lexical embedder's statistics).
+// Space reports whether vectors of i and j can be compared: same kind,
+// model, dimension and Algorithm. The fitted statistics may differ.
 func (i EmbedderInfo) Space(j EmbedderInfo) bool {
-	return i.Kind == j.Kind && i.Model == j.Model && i.Dim == j.Dim
+	return i.Kind == j.Kind && i.Model == j.Model && i.Dim == j.Dim && i.Algorithm() == j.Algorithm()
 }
 
 // Embedder turns texts into unit vectors.

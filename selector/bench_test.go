@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/selector"
 )
 
@@ -112,14 +113,19 @@ func benchRouter(b *testing.B, n, nEx int) (*selector.Router, []string) {
 }
 
 // benchLoad loads tools into a router over the store file name, kept in
-// HABILIS_BENCH_DIR when it is set.
+// HABILIS_BENCH_DIR when it is set (and re-embedded if another lexical
+// algorithm built it).
 func benchLoad(b *testing.B, tools []habilis.Tool, name string) *selector.Router {
 	b.Helper()
 	dir := os.Getenv("HABILIS_BENCH_DIR")
 	if dir == "" {
 		dir = b.TempDir()
 	}
-	r := lexicalRouter(b, openStore(b, filepath.Join(dir, name)))
+	r, err := selector.New(context.Background(), openStore(b, filepath.Join(dir, name)),
+		selector.Config{Embedder: lexical.New(lexical.Options{}), Reindex: true})
+	if err != nil {
+		b.Fatal(err)
+	}
 	if _, err := r.Load(context.Background(), tools, selector.LoadOptions{}); err != nil {
 		b.Fatal(err)
 	}

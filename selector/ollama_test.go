@@ -261,6 +261,61 @@ func TestOllamaEmbedderSwitch(t *testing.T) {
 	}
 }
 
+// TestOllamaStaleLexical checks a model store whose lexical vectors an
+// earlier lexical algorithm made: it is refused, naming both algorithms;
+// a reindex re-embeds the lexical vectors only, keeping the model's, and
+// drops a fit made on the old scores.
+func TestOllamaStaleLexical(t *testing.T) {
+	s := ollamaServer(t)
+	r, st, _ := ollamaLoaded(t, s)
+	ctx := context.Background()
+	cal := r.Calibration()
+	cal.Fitted, cal.MarginSource, cal.Threshold = true, "fit", 0.987
+	if _, err := r.SetCalibration(ctx, cal); err != nil {
+		t.Fatal(err)
+	}
+	snap := snapshot(t, st)
+	meta := snap.Meta
+	_, state, _ := strings.Cut(meta.Lexical.Version, "-")
+	meta.Lexical.Version = "1-" + state
+	if _, err := st.Write(ctx, &habilis.Batch{BaseVersion: meta.Version, Meta: meta}); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, st)
+
+	_, err := modelRouter(t, st, ollamaEmbedder(t, s.Host, tinyModel), false)
+	if !errors.Is(err, habilis.ErrEmbedderMismatch) || !strings.Contains(err.Error(), "lexical algorithm 1, not "+lexical.Algorithm) {
+		t.Fatalf("New over a store of lexical algorithm 1: err %v, want ErrEmbedderMismatch naming algorithms 1 and %s", err, lexical.Algorithm)
+	}
+	if diff := cmp.Diff(before, snapshot(t, st)); diff != "" {
+		t.Errorf("a refused open changed the store (-before +after):\n%s", diff)
+	}
+
+	var logs bytes.Buffer
+	r, err = selector.New(ctx, st, selector.Config{Embedder: ollamaEmbedder(t, s.Host, tinyModel),
+		Lexical: lexical.New(lexical.Options{}), Reindex: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatalf("New(Reindex): %v", err)
+	}
+	after := snapshot(t, st)
+	if got := after.Meta.Lexical.Algorithm(); got != lexical.Algorithm || after.Meta.Embedder != before.Meta.Embedder {
+		t.Errorf("after reindex: lexical algorithm %q, embedder %v; want %s, %v", got, after.Meta.Embedder, lexical.Algorithm, before.Meta.Embedder)
+	}
+	for i := range after.Records {
+		a, b := after.Records[i], before.Records[i]
+		if !cmp.Equal(a.ExampleVectors, b.ExampleVectors) || !cmp.Equal(a.DescriptionVector, b.DescriptionVector) {
+			t.Errorf("tool %s: the reindex changed the model's vectors", a.Tool.Name)
+		}
+	}
+	if got := r.Calibration(); got.Fitted || got.Threshold == cal.Threshold {
+		t.Errorf("calibration after reindex: fitted %v, threshold %v; want one estimated from the examples", got.Fitted, got.Threshold)
+	}
+	if !strings.Contains(logs.String(), "fitted calibration dropped") || !strings.Contains(logs.String(), "lexical_fitted_with=") {
+		t.Errorf("reindex logged %q, want a warning that the fitted calibration was dropped, naming the lexical algorithms", logs.String())
+	}
+	checkRoutes(t, r)
+}
+
 func TestOllamaUnreachable(t *testing.T) {
 	s := ollamaServer(t)
 	_, st, _ := ollamaLoaded(t, s)

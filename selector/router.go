@@ -85,10 +85,15 @@ func New(ctx context.Context, store habilis.Store, cfg Config) (*Router, error) 
 	if err != nil {
 		return nil, fmt.Errorf("selector: open: %w", err)
 	}
-	if snap.Meta.Version > 0 && !compatible(snap.Meta.Embedder, cfg.Embedder.Info()) {
+	if snap.Meta.Version > 0 && (!compatible(snap.Meta.Embedder, cfg.Embedder.Info()) || r.staleLexical(snap.Meta)) {
 		if !cfg.Reindex {
+			if compatible(snap.Meta.Embedder, cfg.Embedder.Info()) {
+				return nil, fmt.Errorf("selector: the store's lexical vectors were made by lexical algorithm %s, not %s; reindex to re-embed them: %w",
+					snap.Meta.Lexical.Algorithm(), r.lex.Info().Algorithm(), habilis.ErrEmbedderMismatch)
+			}
+			built, want := habilis.Names(snap.Meta.Embedder, cfg.Embedder.Info())
 			return nil, fmt.Errorf("selector: the store was built with embedder %s, not %s; reindex to switch: %w",
-				snap.Meta.Embedder, cfg.Embedder.Info(), habilis.ErrEmbedderMismatch)
+				built, want, habilis.ErrEmbedderMismatch)
 		}
 		tools := make([]habilis.Tool, len(snap.Records))
 		for i, rec := range snap.Records {
@@ -108,13 +113,19 @@ func New(ctx context.Context, store habilis.Store, cfg Config) (*Router, error) 
 }
 
 // compatible reports whether vectors of a stored catalog can be compared
-// with those of emb: same kind and model, and the same dimension where
-// both are known.
+// with those of emb: same kind, model and algorithm, and the same
+// dimension where both are known.
 func compatible(stored, emb habilis.EmbedderInfo) bool {
-	if stored.Kind != emb.Kind || stored.Model != emb.Model {
+	if stored.Kind != emb.Kind || stored.Model != emb.Model || stored.Algorithm() != emb.Algorithm() {
 		return false
 	}
 	return stored.Dim == 0 || emb.Dim == 0 || stored.Dim == emb.Dim
+}
+
+// staleLexical reports whether another algorithm of the lexical embedder
+// made the lexical vectors that meta's catalog pairs with a model's.
+func (r *Router) staleLexical(meta habilis.CatalogMeta) bool {
+	return r.lex != nil && meta.Lexical.Kind != "" && meta.Lexical.Algorithm() != r.lex.Info().Algorithm()
 }
 
 // restore builds the index of a stored catalog, with the embedders fitted
@@ -437,9 +448,10 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 		fixed = newCal
 	}
 	// What fit learned (thresholds, weights, priors) is on the scale of
-	// the scores of the embedder it was fitted with. Re-embedding the
+	// the scores of the embedders it was fitted with. Re-embedding the
 	// catalog with another one recalibrates from the examples instead.
-	dropFit := fixed != nil && fixed.Fitted && newCal == nil && snap.Meta.Version > 0 && !compatible(snap.Meta.Embedder, r.base.Info())
+	dropFit := fixed != nil && fixed.Fitted && newCal == nil && snap.Meta.Version > 0 &&
+		(!compatible(snap.Meta.Embedder, r.base.Info()) || r.staleLexical(snap.Meta))
 	if dropFit {
 		fixed = nil
 	}
@@ -653,8 +665,11 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 	rep.Version = newMeta.Version
 	rep.Duration = time.Since(start)
 	if dropFit {
-		r.cfg.Logger.Warn("fitted calibration dropped: it was fitted with another embedder; run fit again",
-			"fitted_with", snap.Meta.Embedder.String(), "embedder", newMeta.Embedder.String())
+		attrs := []any{"fitted_with", snap.Meta.Embedder.Detail(), "embedder", newMeta.Embedder.Detail()}
+		if l := snap.Meta.Lexical; l.Kind != "" && l != snap.Meta.Embedder {
+			attrs = append(attrs, "lexical_fitted_with", l.Detail(), "lexical", newMeta.Lexical.Detail())
+		}
+		r.cfg.Logger.Warn("fitted calibration dropped: it was fitted with other embedders; run fit again", attrs...)
 	}
 	r.cfg.Logger.Info("catalog written", "version", rep.Version, "tools", rep.Tools, "added", len(rep.Added),
 		"updated", len(rep.Updated), "removed", len(rep.Removed), "embedded", rep.Embedded, "duration", rep.Duration)

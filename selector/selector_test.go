@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -391,4 +392,52 @@ func TestConcurrentSelectDuringLoads(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// TestLexicalAlgorithmMismatch checks that a store whose lexical vectors an
+// earlier algorithm made is refused, naming both algorithms, and changes
+// nothing; that a reindex re-embeds it with this one; and that a fit made
+// on the old vectors does not survive the reindex.
+func TestLexicalAlgorithmMismatch(t *testing.T) {
+	ctx := context.Background()
+	r, st := loaded(t)
+	cal := r.Calibration()
+	cal.Fitted, cal.MarginSource, cal.Threshold = true, "fit", 0.987
+	if _, err := r.SetCalibration(ctx, cal); err != nil {
+		t.Fatal(err)
+	}
+	// The stored catalog as an algorithm "1" build would have left it.
+	snap := snapshot(t, st)
+	meta := snap.Meta
+	_, state, _ := strings.Cut(meta.Embedder.Version, "-")
+	meta.Embedder.Version = "1-" + state
+	if _, err := st.Write(ctx, &habilis.Batch{BaseVersion: meta.Version, Meta: meta}); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, st)
+
+	_, err := selector.New(ctx, st, selector.Config{Embedder: lexical.New(lexical.Options{})})
+	if !errors.Is(err, habilis.ErrEmbedderMismatch) || !strings.Contains(err.Error(), "algorithm 1") ||
+		!strings.Contains(err.Error(), "algorithm "+lexical.Algorithm) {
+		t.Fatalf("New over an algorithm 1 store: err %v, want ErrEmbedderMismatch naming algorithms 1 and %s", err, lexical.Algorithm)
+	}
+	if after := snapshot(t, st); after.Meta.Version != before.Meta.Version || after.Meta.Embedder != before.Meta.Embedder {
+		t.Errorf("a refused open changed the store: meta %+v, was %+v", after.Meta, before.Meta)
+	}
+
+	r, err = selector.New(ctx, st, selector.Config{Embedder: lexical.New(lexical.Options{}), Reindex: true})
+	if err != nil {
+		t.Fatalf("New(Reindex) over an algorithm 1 store: %v", err)
+	}
+	after := snapshot(t, st)
+	if got := after.Meta.Embedder.Algorithm(); got != lexical.Algorithm || after.Meta.Version != before.Meta.Version+1 || len(after.Records) != len(snap.Records) {
+		t.Errorf("after reindex: algorithm %q, version %d, %d tools; want %s, %d, %d",
+			got, after.Meta.Version, len(after.Records), lexical.Algorithm, before.Meta.Version+1, len(snap.Records))
+	}
+	if got := r.Calibration(); got.Fitted || got.Threshold == cal.Threshold {
+		t.Errorf("calibration after reindex: fitted %v, threshold %v; want one estimated from the examples", got.Fitted, got.Threshold)
+	}
+	if _, err := selector.New(ctx, st, selector.Config{Embedder: lexical.New(lexical.Options{})}); err != nil {
+		t.Errorf("New after reindex: %v", err)
+	}
 }

@@ -114,12 +114,23 @@ func openRouter(ctx context.Context, g *globalOptions, write bool) (*selector.Ro
 			// The message names the configured embedder as the user spelt
 			// it: a model embedder's info lacks its dimension until the
 			// server has answered, and reads do not ask.
-			built := "another embedder"
+			built, want := "another embedder", g.embedder
 			if snap, serr := st.Snapshot(ctx); serr == nil {
 				built = snap.Meta.Embedder.String()
+				info := cfg.Embedder.Info()
+				switch lex := snap.Meta.Lexical; {
+				case built == info.String():
+					// Only the algorithm differs.
+					built, want = snap.Meta.Embedder.Detail(), fmt.Sprintf("%s (algorithm %s)", want, info.Algorithm())
+				case cfg.Lexical != nil && lex.Kind != "" && lex.Algorithm() != cfg.Lexical.Info().Algorithm():
+					// A model store whose lexical signal an older
+					// algorithm made.
+					built += " and lexical algorithm " + lex.Algorithm()
+					want += " and lexical algorithm " + cfg.Lexical.Info().Algorithm()
+				}
 			}
 			return nil, nil, fmt.Errorf("open %s: built with embedder %s, not %s: %w (pass --reindex to re-embed it with %s)",
-				g.store, built, g.embedder, habilis.ErrEmbedderMismatch, g.embedder)
+				g.store, built, want, habilis.ErrEmbedderMismatch, g.embedder)
 		}
 		return nil, nil, fmt.Errorf("open %s: %w", g.store, err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/boltstore"
 )
@@ -539,6 +540,48 @@ func TestStoreInUse(t *testing.T) {
 	r := habilisRun(t, "--store", store, "select", "weather in Paris")
 	if r.code != exitError || !strings.Contains(r.stderr, "in use") || !strings.Contains(r.stderr, "--remote") {
 		t.Errorf("select on a store in use = exit %d, stderr %q; want 1, saying it is in use and suggesting --remote", r.code, r.stderr)
+	}
+}
+
+// TestLexicalAlgorithmMismatch checks that a store whose vectors an
+// earlier lexical algorithm made is refused with a line naming both
+// algorithms and --reindex, and serves again once reindexed.
+func TestLexicalAlgorithmMismatch(t *testing.T) {
+	store := loadedStore(t)
+	toAlgorithm1(t, store, func(m *habilis.CatalogMeta) *habilis.EmbedderInfo { return &m.Embedder })
+	r := habilisRun(t, "--store", store, "select", "weather in Paris")
+	want := "built with embedder lexical (sparse, algorithm 1), not lexical (algorithm " + lexical.Algorithm + ")"
+	if r.code != exitError || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "--reindex") {
+		t.Errorf("select on an algorithm 1 store = exit %d, stderr %q; want 1, saying %q and suggesting --reindex", r.code, r.stderr, want)
+	}
+	d := decode[habilis.Decision](t, mustRun(t, "--store", store, "--reindex", "select", "--json", "weather in Paris"))
+	if len(d.Matches) == 0 || d.Matches[0].Tool != "get_weather" {
+		t.Errorf("select after --reindex = %+v, want get_weather first", d)
+	}
+	mustRun(t, "--store", store, "select", "weather in Paris")
+}
+
+// toAlgorithm1 marks the embedder info that field picks in the meta of
+// the store at path as made by algorithm 1, as a store that an earlier
+// release wrote.
+func toAlgorithm1(t *testing.T, path string, field func(*habilis.CatalogMeta) *habilis.EmbedderInfo) {
+	t.Helper()
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	snap, err := st.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := snap.Meta
+	info := field(&meta)
+	_, state, _ := strings.Cut(info.Version, "-")
+	info.Version = "1-" + state
+	if _, err := st.Write(ctx, &habilis.Batch{BaseVersion: meta.Version, Meta: meta}); err != nil {
+		t.Fatal(err)
 	}
 }
 

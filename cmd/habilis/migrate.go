@@ -143,8 +143,9 @@ func migrate(ctx context.Context, o *migrateOptions, snap *habilis.Snapshot) (*m
 		return nil, fmt.Errorf("read %s: %w", o.to, err)
 	}
 	if cur.Meta.Version > 0 && len(cur.Records) > 0 && !cur.Meta.Embedder.Space(snap.Meta.Embedder) && !o.force {
+		held, from := habilis.Names(cur.Meta.Embedder, snap.Meta.Embedder)
 		return nil, fmt.Errorf("%s holds a catalog built with embedder %s, not %s like %s: %w (pass --force to replace it)",
-			o.to, cur.Meta.Embedder, snap.Meta.Embedder, o.from, habilis.ErrEmbedderMismatch)
+			o.to, held, from, o.from, habilis.ErrEmbedderMismatch)
 	}
 	b := &habilis.Batch{BaseVersion: cur.Meta.Version, Replace: true, Put: snap.Records, Meta: snap.Meta}
 	meta, err := dst.Write(ctx, b)

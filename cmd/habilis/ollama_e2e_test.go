@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/internal/ollamatest"
 	"github.com/habilis-router/habilis/selector"
 )
@@ -213,5 +214,31 @@ func TestOllamaBadConfigurations(t *testing.T) {
 	r := habilisRun(t, "--store", store, "--embedder", emb, "select", "weather in Paris")
 	if r.code != exitError || !strings.Contains(r.stderr, "built with embedder ollama:"+e2eModel24+" (dim 24)") {
 		t.Errorf("select with the old model after --reindex = exit %d, stderr %q; want 1 naming %s", r.code, r.stderr, e2eModel24)
+	}
+}
+
+// TestOllamaStaleLexical checks the line that refuses a model store whose
+// lexical signal an earlier lexical algorithm made, and that --reindex
+// serves it again.
+func TestOllamaStaleLexical(t *testing.T) {
+	emb, _ := ollamaEmbedder(t)
+	store, _ := ollamaStore(t, emb)
+	toAlgorithm1(t, store, func(m *habilis.CatalogMeta) *habilis.EmbedderInfo { return &m.Lexical })
+	before := snapshotOf(t, store)
+
+	r := habilisRun(t, "--store", store, "--embedder", emb, "select", "weather in Paris")
+	want := "built with embedder ollama:" + e2eModel + " (dim 256) and lexical algorithm 1, not " + emb + " and lexical algorithm " + lexical.Algorithm
+	if r.code != exitError || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "--reindex") || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("select = exit %d, stderr %q; want 1 and one line saying %q and suggesting --reindex", r.code, r.stderr, want)
+	}
+	if diff := cmp.Diff(before, snapshotOf(t, store)); diff != "" {
+		t.Errorf("the refused select changed the store (-before +after):\n%s", diff)
+	}
+	d := decode[habilis.Decision](t, mustRun(t, "--store", store, "--embedder", emb, "--reindex", "select", "--json", "send an email to Frank about the contract"))
+	if len(d.Matches) == 0 || d.Matches[0].Tool != "send_email" {
+		t.Errorf("select after --reindex = %+v, want send_email first", d)
+	}
+	if got := snapshotOf(t, store).Meta.Lexical.Algorithm(); got != lexical.Algorithm {
+		t.Errorf("lexical algorithm after --reindex = %q, want %s", got, lexical.Algorithm)
 	}
 }

@@ -24,8 +24,11 @@ import (
 
 // Algorithm is the version of the tokeniser and weighting; it prefixes
 // EmbedderInfo.Version and changes whenever the same text and state would
-// give another vector.
-const Algorithm = "1"
+// give another vector. A store built with another algorithm is refused
+// until it is re-embedded. Stores written under "1" may hold vectors of
+// any of the tokenisers and weightings that releases used before the
+// algorithm was checked, so "2" marks the first checked one.
+const Algorithm = "2"
 
 // Default family weights, chosen on half of the MetaTool dev queries and
 // checked on the other half.
