@@ -22,6 +22,7 @@ import (
 	"github.com/habilis-router/habilis/internal/ollamatest"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/boltstore"
+	"github.com/habilis-router/habilis/store/storetest"
 )
 
 // TestMain shares one Ollama server among the tests that need it; the
@@ -193,12 +194,7 @@ func TestOllamaEmbedderSwitch(t *testing.T) {
 	s := ollamaServer(t)
 	r, st, path := ollamaLoaded(t, s)
 	ctx := context.Background()
-	// A calibration fit set, with a threshold no estimate gives.
-	cal := r.Calibration()
-	cal.Fitted, cal.MarginSource, cal.Threshold = true, "fit", 0.987
-	if _, err := r.SetCalibration(ctx, cal); err != nil {
-		t.Fatal(err)
-	}
+	cal := setFitted(t, r)
 	before := snapshot(t, st)
 	st.Close()
 	st = openStore(t, path)
@@ -269,18 +265,8 @@ func TestOllamaStaleLexical(t *testing.T) {
 	s := ollamaServer(t)
 	r, st, _ := ollamaLoaded(t, s)
 	ctx := context.Background()
-	cal := r.Calibration()
-	cal.Fitted, cal.MarginSource, cal.Threshold = true, "fit", 0.987
-	if _, err := r.SetCalibration(ctx, cal); err != nil {
-		t.Fatal(err)
-	}
-	snap := snapshot(t, st)
-	meta := snap.Meta
-	_, state, _ := strings.Cut(meta.Lexical.Version, "-")
-	meta.Lexical.Version = "1-" + state
-	if _, err := st.Write(ctx, &habilis.Batch{BaseVersion: meta.Version, Meta: meta}); err != nil {
-		t.Fatal(err)
-	}
+	cal := setFitted(t, r)
+	storetest.SetAlgorithm(t, st, func(m *habilis.CatalogMeta) *habilis.EmbedderInfo { return &m.Lexical }, "1")
 	before := snapshot(t, st)
 
 	_, err := modelRouter(t, st, ollamaEmbedder(t, s.Host, tinyModel), false)

@@ -14,6 +14,7 @@ import (
 	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/boltstore"
+	"github.com/habilis-router/habilis/store/storetest"
 )
 
 // openStore opens (or creates) the bbolt store at path, closed when the
@@ -401,19 +402,9 @@ func TestConcurrentSelectDuringLoads(t *testing.T) {
 func TestLexicalAlgorithmMismatch(t *testing.T) {
 	ctx := context.Background()
 	r, st := loaded(t)
-	cal := r.Calibration()
-	cal.Fitted, cal.MarginSource, cal.Threshold = true, "fit", 0.987
-	if _, err := r.SetCalibration(ctx, cal); err != nil {
-		t.Fatal(err)
-	}
-	// The stored catalog as an algorithm "1" build would have left it.
+	cal := setFitted(t, r)
 	snap := snapshot(t, st)
-	meta := snap.Meta
-	_, state, _ := strings.Cut(meta.Embedder.Version, "-")
-	meta.Embedder.Version = "1-" + state
-	if _, err := st.Write(ctx, &habilis.Batch{BaseVersion: meta.Version, Meta: meta}); err != nil {
-		t.Fatal(err)
-	}
+	storetest.SetAlgorithm(t, st, func(m *habilis.CatalogMeta) *habilis.EmbedderInfo { return &m.Embedder }, "1")
 	before := snapshot(t, st)
 
 	_, err := selector.New(ctx, st, selector.Config{Embedder: lexical.New(lexical.Options{})})
@@ -440,4 +431,16 @@ func TestLexicalAlgorithmMismatch(t *testing.T) {
 	if _, err := selector.New(ctx, st, selector.Config{Embedder: lexical.New(lexical.Options{})}); err != nil {
 		t.Errorf("New after reindex: %v", err)
 	}
+}
+
+// setFitted stores r's calibration as one that fit learned, with a
+// threshold no estimate from the examples gives, and returns it.
+func setFitted(t *testing.T, r *selector.Router) selector.Calibration {
+	t.Helper()
+	cal := r.Calibration()
+	cal.Fitted, cal.MarginSource, cal.Threshold = true, "fit", 0.987
+	if _, err := r.SetCalibration(context.Background(), cal); err != nil {
+		t.Fatal(err)
+	}
+	return cal
 }

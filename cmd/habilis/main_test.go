@@ -18,6 +18,7 @@ import (
 	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/boltstore"
+	"github.com/habilis-router/habilis/store/storetest"
 )
 
 // binary is the habilis binary TestMain builds once for every test.
@@ -562,8 +563,7 @@ func TestLexicalAlgorithmMismatch(t *testing.T) {
 }
 
 // toAlgorithm1 marks the embedder info that field picks in the meta of
-// the store at path as made by algorithm 1, as a store that an earlier
-// release wrote.
+// the store at path as made by algorithm 1, as an earlier release wrote it.
 func toAlgorithm1(t *testing.T, path string, field func(*habilis.CatalogMeta) *habilis.EmbedderInfo) {
 	t.Helper()
 	st, err := boltstore.Open(path, boltstore.Options{})
@@ -571,18 +571,7 @@ func toAlgorithm1(t *testing.T, path string, field func(*habilis.CatalogMeta) *h
 		t.Fatal(err)
 	}
 	defer st.Close()
-	ctx := context.Background()
-	snap, err := st.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta := snap.Meta
-	info := field(&meta)
-	_, state, _ := strings.Cut(info.Version, "-")
-	info.Version = "1-" + state
-	if _, err := st.Write(ctx, &habilis.Batch{BaseVersion: meta.Version, Meta: meta}); err != nil {
-		t.Fatal(err)
-	}
+	storetest.SetAlgorithm(t, st, field, "1")
 }
 
 func TestEnvironment(t *testing.T) {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
+	"testing"
 
 	"github.com/habilis-router/habilis"
 )
@@ -241,4 +244,23 @@ func dot(a, b habilis.Vector) float32 {
 		}
 	}
 	return s
+}
+
+// SetAlgorithm rewrites the algorithm of the embedder info that field
+// picks in st's meta, keeping its fitted state, as a store written by a
+// release with another algorithm would hold it.
+func SetAlgorithm(tb testing.TB, st habilis.Store, field func(*habilis.CatalogMeta) *habilis.EmbedderInfo, algorithm string) {
+	tb.Helper()
+	ctx := context.Background()
+	snap, err := st.Snapshot(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	meta := snap.Meta
+	info := field(&meta)
+	_, state, _ := strings.Cut(info.Version, "-")
+	info.Version = algorithm + "-" + state
+	if _, err := st.Write(ctx, &habilis.Batch{BaseVersion: meta.Version, Meta: meta}); err != nil {
+		tb.Fatal(err)
+	}
 }
