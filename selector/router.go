@@ -123,7 +123,8 @@ func compatible(stored, emb habilis.EmbedderInfo) bool {
 }
 
 // staleLexical reports whether another algorithm of the lexical embedder
-// made the lexical vectors that meta's catalog pairs with a model's.
+// made the lexical vectors of meta's catalog: those paired with a model's,
+// or a lexical catalog's own (which compatible also catches).
 func (r *Router) staleLexical(meta habilis.CatalogMeta) bool {
 	return r.lex != nil && meta.Lexical.Kind != "" && meta.Lexical.Algorithm() != r.lex.Info().Algorithm()
 }
