@@ -266,7 +266,7 @@ func TestOllamaStaleLexical(t *testing.T) {
 	r, st, _ := ollamaLoaded(t, s)
 	ctx := context.Background()
 	cal := setFitted(t, r)
-	storetest.SetAlgorithm(t, st, func(m *habilis.CatalogMeta) *habilis.EmbedderInfo { return &m.Lexical }, "1")
+	storetest.SetAlgorithm(t, st, storetest.Lexical, "1")
 	before := snapshot(t, st)
 
 	_, err := modelRouter(t, st, ollamaEmbedder(t, s.Host, tinyModel), false)

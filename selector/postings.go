@@ -7,8 +7,9 @@ package selector
 func addRunsGo(acc [][4]float32, postings []posting, runs []termRun) {
 	for _, r := range runs {
 		w := r.w
-		for i := range postings[r.lo:r.hi] {
-			p := &postings[int(r.lo)+i]
+		run := postings[r.lo:r.hi]
+		for i := range run {
+			p := &run[i]
 			a := &acc[p.row()]
 			a[0] += w * p.cent
 			a[1] += w * p.desc

@@ -19,7 +19,7 @@ func TestAddRuns(t *testing.T) {
 	for trial := range 40 {
 		postings := make([]posting, rng.IntN(300))
 		for i := range postings {
-			postings[i] = posting{cent: rng.Float32()*2 - 1, desc: rng.Float32()*2 - 1, doc: rng.Float32()*2 - 1, at: 16 * int32(rng.IntN(rows))}
+			postings[i] = posting{cent: rng.Float32()*2 - 1, desc: rng.Float32()*2 - 1, doc: rng.Float32()*2 - 1, at: rowBytes * int32(rng.IntN(rows))}
 			if rng.IntN(3) == 0 {
 				postings[i].desc = 0
 			}

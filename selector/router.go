@@ -85,15 +85,9 @@ func New(ctx context.Context, store habilis.Store, cfg Config) (*Router, error) 
 	if err != nil {
 		return nil, fmt.Errorf("selector: open: %w", err)
 	}
-	if snap.Meta.Version > 0 && (!compatible(snap.Meta.Embedder, cfg.Embedder.Info()) || r.staleLexical(snap.Meta)) {
+	if err := r.mismatch(snap.Meta); err != nil {
 		if !cfg.Reindex {
-			if compatible(snap.Meta.Embedder, cfg.Embedder.Info()) {
-				return nil, fmt.Errorf("selector: the store's lexical vectors were made by lexical algorithm %s, not %s; reindex to re-embed them: %w",
-					snap.Meta.Lexical.Algorithm(), r.lex.Info().Algorithm(), habilis.ErrEmbedderMismatch)
-			}
-			built, want := habilis.Names(snap.Meta.Embedder, cfg.Embedder.Info())
-			return nil, fmt.Errorf("selector: the store was built with embedder %s, not %s; reindex to switch: %w",
-				built, want, habilis.ErrEmbedderMismatch)
+			return nil, err
 		}
 		tools := make([]habilis.Tool, len(snap.Records))
 		for i, rec := range snap.Records {
@@ -122,11 +116,24 @@ func compatible(stored, emb habilis.EmbedderInfo) bool {
 	return stored.Dim == 0 || emb.Dim == 0 || stored.Dim == emb.Dim
 }
 
-// staleLexical reports whether another algorithm of the lexical embedder
-// made the lexical vectors of meta's catalog: those paired with a model's,
-// or a lexical catalog's own (which compatible also catches).
-func (r *Router) staleLexical(meta habilis.CatalogMeta) bool {
-	return r.lex != nil && meta.Lexical.Kind != "" && meta.Lexical.Algorithm() != r.lex.Info().Algorithm()
+// mismatch returns why the vectors of meta's catalog do not compare with
+// this router's (ErrEmbedderMismatch), or nil when they do or there is no
+// catalog: another embedder built it, or another algorithm of the lexical
+// embedder made its lexical vectors (those paired with a model's).
+func (r *Router) mismatch(meta habilis.CatalogMeta) error {
+	if meta.Version == 0 {
+		return nil
+	}
+	if emb := r.base.Info(); !compatible(meta.Embedder, emb) {
+		built, want := habilis.Names(meta.Embedder, emb)
+		return fmt.Errorf("selector: the store was built with embedder %s, not %s; reindex to switch: %w",
+			built, want, habilis.ErrEmbedderMismatch)
+	}
+	if r.lex != nil && meta.Lexical.Kind != "" && meta.Lexical.Algorithm() != r.lex.Info().Algorithm() {
+		return fmt.Errorf("selector: the store's lexical vectors were made by lexical algorithm %s, not %s; reindex to re-embed them: %w",
+			meta.Lexical.Algorithm(), r.lex.Info().Algorithm(), habilis.ErrEmbedderMismatch)
+	}
+	return nil
 }
 
 // restore builds the index of a stored catalog, with the embedders fitted
@@ -451,8 +458,7 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habi
 	// What fit learned (thresholds, weights, priors) is on the scale of
 	// the scores of the embedders it was fitted with. Re-embedding the
 	// catalog with another one recalibrates from the examples instead.
-	dropFit := fixed != nil && fixed.Fitted && newCal == nil && snap.Meta.Version > 0 &&
-		(!compatible(snap.Meta.Embedder, r.base.Info()) || r.staleLexical(snap.Meta))
+	dropFit := fixed != nil && fixed.Fitted && newCal == nil && r.mismatch(snap.Meta) != nil
 	if dropFit {
 		fixed = nil
 	}

@@ -403,8 +403,7 @@ func TestLexicalAlgorithmMismatch(t *testing.T) {
 	ctx := context.Background()
 	r, st := loaded(t)
 	cal := setFitted(t, r)
-	snap := snapshot(t, st)
-	storetest.SetAlgorithm(t, st, func(m *habilis.CatalogMeta) *habilis.EmbedderInfo { return &m.Embedder }, "1")
+	storetest.SetAlgorithm(t, st, storetest.Embedder, "1")
 	before := snapshot(t, st)
 
 	_, err := selector.New(ctx, st, selector.Config{Embedder: lexical.New(lexical.Options{})})
@@ -421,9 +420,9 @@ func TestLexicalAlgorithmMismatch(t *testing.T) {
 		t.Fatalf("New(Reindex) over an algorithm 1 store: %v", err)
 	}
 	after := snapshot(t, st)
-	if got := after.Meta.Embedder.Algorithm(); got != lexical.Algorithm || after.Meta.Version != before.Meta.Version+1 || len(after.Records) != len(snap.Records) {
+	if got := after.Meta.Embedder.Algorithm(); got != lexical.Algorithm || after.Meta.Version != before.Meta.Version+1 || len(after.Records) != len(before.Records) {
 		t.Errorf("after reindex: algorithm %q, version %d, %d tools; want %s, %d, %d",
-			got, after.Meta.Version, len(after.Records), lexical.Algorithm, before.Meta.Version+1, len(snap.Records))
+			got, after.Meta.Version, len(after.Records), lexical.Algorithm, before.Meta.Version+1, len(before.Records))
 	}
 	if got := r.Calibration(); got.Fitted || got.Threshold == cal.Threshold {
 		t.Errorf("calibration after reindex: fitted %v, threshold %v; want one estimated from the examples", got.Fitted, got.Threshold)

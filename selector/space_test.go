@@ -99,7 +99,7 @@ func TestTriSpaceExact(t *testing.T) {
 				t.Fatalf("rows %d: term slot %d: postings out of row order", rows, k)
 			}
 			for _, p := range run {
-				if p.at%16 != 0 || p.row() < 0 || int(p.row()) >= rows {
+				if p.at%rowBytes != 0 || p.row() < 0 || int(p.row()) >= rows {
 					t.Fatalf("rows %d: term slot %d: posting at byte %d, outside the %d rows", rows, k, p.at, rows)
 				}
 			}

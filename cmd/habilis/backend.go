@@ -123,8 +123,8 @@ func openRouter(ctx context.Context, g *globalOptions, write bool) (*selector.Ro
 					// Only the algorithm differs.
 					built, want = snap.Meta.Embedder.Detail(), fmt.Sprintf("%s (algorithm %s)", want, info.Algorithm())
 				case cfg.Lexical != nil && lex.Kind != "" && lex.Algorithm() != cfg.Lexical.Info().Algorithm():
-					// A model store whose lexical signal an older
-					// algorithm made.
+					// A model store whose lexical signal another
+					// lexical algorithm made.
 					built += " and lexical algorithm " + lex.Algorithm()
 					want += " and lexical algorithm " + cfg.Lexical.Info().Algorithm()
 				}

@@ -549,7 +549,7 @@ func TestStoreInUse(t *testing.T) {
 // algorithms and --reindex, and serves again once reindexed.
 func TestLexicalAlgorithmMismatch(t *testing.T) {
 	store := loadedStore(t)
-	toAlgorithm1(t, store, func(m *habilis.CatalogMeta) *habilis.EmbedderInfo { return &m.Embedder })
+	toAlgorithm1(t, store, storetest.Embedder)
 	r := habilisRun(t, "--store", store, "select", "weather in Paris")
 	want := "built with embedder lexical (sparse, algorithm 1), not lexical (algorithm " + lexical.Algorithm + ")"
 	if r.code != exitError || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "--reindex") {

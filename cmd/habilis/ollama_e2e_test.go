@@ -11,6 +11,7 @@ import (
 	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/internal/ollamatest"
 	"github.com/habilis-router/habilis/selector"
+	"github.com/habilis-router/habilis/store/storetest"
 )
 
 // Tiny embedding models the end-to-end tests register on a real Ollama
@@ -223,7 +224,7 @@ func TestOllamaBadConfigurations(t *testing.T) {
 func TestOllamaStaleLexical(t *testing.T) {
 	emb, _ := ollamaEmbedder(t)
 	store, _ := ollamaStore(t, emb)
-	toAlgorithm1(t, store, func(m *habilis.CatalogMeta) *habilis.EmbedderInfo { return &m.Lexical })
+	toAlgorithm1(t, store, storetest.Lexical)
 	before := snapshotOf(t, store)
 
 	r := habilisRun(t, "--store", store, "--embedder", emb, "select", "weather in Paris")

@@ -246,6 +246,12 @@ func dot(a, b habilis.Vector) float32 {
 	return s
 }
 
+// Embedder and Lexical pick a catalog meta's embedder info and its paired
+// lexical one, for SetAlgorithm.
+func Embedder(m *habilis.CatalogMeta) *habilis.EmbedderInfo { return &m.Embedder }
+
+func Lexical(m *habilis.CatalogMeta) *habilis.EmbedderInfo { return &m.Lexical }
+
 // SetAlgorithm rewrites the algorithm of the embedder info that field
 // picks in st's meta, keeping its fitted state, as a store written by a
 // release with another algorithm would hold it.
