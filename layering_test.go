@@ -75,7 +75,9 @@ func TestLayeringViolations(t *testing.T) {
 		{ImportPath: m("store/storetest"), Imports: []string{m("store/boltstore")}, Deps: []string{m("store/boltstore"), m("embed/lexical"), "go.etcd.io/bbolt"}},
 		{ImportPath: m("embed/lexical"), Imports: []string{m("internal/vec")}, Deps: []string{m("internal/vec"), "gonum.org/v1/gonum/floats"}},
 		{ImportPath: m("internal/vec"), Imports: []string{"gonum.org/v1/gonum/floats"}, Deps: []string{"gonum.org/v1/gonum/floats"}},
-		{ImportPath: m("api"), Imports: []string{m("cmd/habilis")}, Deps: []string{m("cmd/habilis")}},
+		{ImportPath: m("api"), Imports: []string{m("cmd/habilis"), m("store/memstore")}, Deps: []string{m("cmd/habilis"), m("store/memstore")}},
+		{ImportPath: m("eval"), Imports: []string{m("store/memstore")}, Deps: []string{m("store/memstore")}},
+		{ImportPath: m("store/memstore")},
 		{ImportPath: m("cmd/habilis")},
 	}
 	pkgs := map[string]*listedPackage{}
@@ -127,9 +129,11 @@ func isCore(r string) bool {
 
 // adapter returns the adapter r belongs to ("embed/lexical",
 // "store/boltstore", "api", "fill/ollamafill"), or "" when r is not an
-// adapter. The store conformance suite is a test helper, not an adapter;
-// fill/ollamafill is the Ollama-backed filler, an adapter that lives beside
-// the fill package it implements.
+// adapter. The store conformance suite is a test helper, not an adapter,
+// and store/memstore, which holds a catalog in memory with the standard
+// library alone, is usable from any layer; fill/ollamafill is the
+// Ollama-backed filler, an adapter that lives beside the fill package it
+// implements.
 func adapter(r string) string {
 	parts := strings.Split(r, "/")
 	switch {
@@ -137,7 +141,7 @@ func adapter(r string) string {
 		return "api"
 	case under(r, "fill/ollamafill"):
 		return "fill/ollamafill"
-	case (parts[0] == "embed" || parts[0] == "store") && len(parts) > 1 && !under(r, "store/storetest"):
+	case (parts[0] == "embed" || parts[0] == "store") && len(parts) > 1 && !under(r, "store/storetest") && !under(r, "store/memstore"):
 		return parts[0] + "/" + parts[1]
 	}
 	return ""

@@ -14,6 +14,7 @@ import (
 	"github.com/habilis-router/habilis"
 	habilisv1 "github.com/habilis-router/habilis/api/habilis/v1"
 	"github.com/habilis-router/habilis/selector"
+	"github.com/habilis-router/habilis/store/memstore"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -446,7 +447,7 @@ func (s *Server) indexInline(ctx context.Context, data string) (*inlineIndex, er
 	case <-ctx.Done():
 		return nil, fmt.Errorf("prefilter: %w", ctx.Err())
 	}
-	rt, err := selector.New(ctx, newMemStore(), selector.Config{Embedder: s.opts.InlineEmbedder})
+	rt, err := selector.New(ctx, memstore.New(), selector.Config{Embedder: s.opts.InlineEmbedder})
 	if err != nil {
 		return nil, fmt.Errorf("prefilter: %w", err)
 	}

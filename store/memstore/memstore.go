@@ -1,4 +1,9 @@
-package api
+// Package memstore is a habilis.Store held in memory: for throwaway
+// catalogs (an inline Prefilter catalog, fit's and eval's scratch
+// catalogs, the tools of live MCP servers) that need nothing cleaned up and
+// nothing on disk. It uses only the standard library and the root package,
+// so any layer may import it.
+package memstore
 
 import (
 	"context"
@@ -11,24 +16,23 @@ import (
 	"github.com/habilis-router/habilis"
 )
 
-// memStore is a habilis.Store held in memory, for the throwaway index of
-// an inline Prefilter catalog: nothing to clean up, nothing on disk. Writes
-// are atomic (validated in full, then applied under the lock) and
-// versioned like every store's; records are copied in and out, so no
-// caller shares memory with it.
-type memStore struct {
+// Store is a habilis.Store held in memory. Writes are atomic (validated in
+// full, then applied under the lock) and versioned like every store's;
+// records are copied in and out, so no caller shares memory with it.
+type Store struct {
 	mu      sync.RWMutex
 	meta    habilis.CatalogMeta
 	records map[string]habilis.Record
 	closed  bool
 }
 
-func newMemStore() *memStore {
-	return &memStore{records: map[string]habilis.Record{}}
+// New returns an empty store.
+func New() *Store {
+	return &Store{records: map[string]habilis.Record{}}
 }
 
 // Snapshot returns a copy of the catalog, sorted by tool name.
-func (s *memStore) Snapshot(ctx context.Context) (*habilis.Snapshot, error) {
+func (s *Store) Snapshot(ctx context.Context) (*habilis.Snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("memstore: snapshot: %w", err)
 	}
@@ -45,7 +49,7 @@ func (s *memStore) Snapshot(ctx context.Context) (*habilis.Snapshot, error) {
 }
 
 // Write commits b whole or, on any error, not at all.
-func (s *memStore) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMeta, error) {
+func (s *Store) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMeta, error) {
 	if b == nil {
 		return habilis.CatalogMeta{}, fmt.Errorf("memstore: write: no batch: %w", habilis.ErrInvalid)
 	}
@@ -87,7 +91,7 @@ func (s *memStore) Write(ctx context.Context, b *habilis.Batch) (habilis.Catalog
 }
 
 // Close releases the records; further calls return ErrClosed.
-func (s *memStore) Close() error {
+func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed, s.records = true, nil
