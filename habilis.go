@@ -10,6 +10,8 @@ package habilis
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -473,4 +475,24 @@ func (b *Batch) Validate() error {
 		deletes[name] = true
 	}
 	return nil
+}
+
+// Hash returns the hex SHA-256 of t's JSON encoding. After catalog.Parse the
+// encoding is canonical (sorted schema keys, sorted meta), so equal tools
+// hash equal and any change to any field changes the hash.
+func (t Tool) Hash() string {
+	h := sha256.New()
+	h.Write([]byte("habilis.Tool v1\n"))
+	b, err := json.Marshal(t)
+	if err != nil {
+		// A Tool built by hand may hold invalid raw JSON; hash its bytes
+		// as strings so Hash still tells tools apart.
+		b, _ = json.Marshal(struct {
+			Tool
+			InputSchema string `json:"inputSchema"`
+			Executor    string `json:"executor"`
+		}{t, string(t.InputSchema), string(t.Executor)})
+	}
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -35,7 +35,7 @@ var forbiddenInCore = []string{
 }
 
 // TestLayering keeps imports pointing down: the root package uses only the
-// standard library; the core (selector, collision, fill, eval) uses no
+// standard library; the core (catalog, selector, collision, fill, eval) uses no
 // adapter and no adapter's library; adapters (embed/*, store/*, api) do not
 // use each other; only internal/vec imports gonum; nothing imports cmd.
 // Test files are not checked: the core is tested with real adapters.
@@ -87,9 +87,9 @@ func TestLayeringViolations(t *testing.T) {
 	want := []string{
 		"api imports cmd/habilis (via api -> cmd/habilis): nothing imports cmd",
 		"collision imports gonum.org/v1/gonum/floats: only internal/vec imports gonum",
-		"collision imports store/boltstore (via collision -> store/boltstore): the core (selector, collision, fill, eval) must not depend on adapters or their libraries",
+		"collision imports store/boltstore (via collision -> store/boltstore): the core (catalog, selector, collision, fill, eval) must not depend on adapters or their libraries",
 		"habilis imports github.com/google/uuid (via habilis -> github.com/google/uuid): the root package imports only the standard library",
-		"selector imports store/boltstore (via selector -> collision -> store/boltstore): the core (selector, collision, fill, eval) must not depend on adapters or their libraries",
+		"selector imports store/boltstore (via selector -> collision -> store/boltstore): the core (catalog, selector, collision, fill, eval) must not depend on adapters or their libraries",
 		"store/boltstore imports embed/lexical (via store/boltstore -> embed/lexical): adapters (embed/*, store/*, api) must not import each other",
 	}
 	if diff := cmp.Diff(want, layeringViolations(pkgs)); diff != "" {
@@ -124,7 +124,7 @@ func rel(p string) (string, bool) {
 func under(r, dir string) bool { return r == dir || strings.HasPrefix(r, dir+"/") }
 
 func isCore(r string) bool {
-	return adapter(r) == "" && (under(r, "selector") || under(r, "collision") || under(r, "fill") || under(r, "eval"))
+	return adapter(r) == "" && (under(r, "catalog") || under(r, "selector") || under(r, "collision") || under(r, "fill") || under(r, "eval"))
 }
 
 // adapter returns the adapter r belongs to ("embed/lexical",
@@ -199,7 +199,7 @@ var layeringRules = []layeringRule{
 	{"the root package imports only the standard library", func(pkgs map[string]*listedPackage, r, dep string) bool {
 		return r == "" && (pkgs[dep] == nil || !pkgs[dep].Standard)
 	}},
-	{"the core (selector, collision, fill, eval) must not depend on adapters or their libraries", func(_ map[string]*listedPackage, r, dep string) bool {
+	{"the core (catalog, selector, collision, fill, eval) must not depend on adapters or their libraries", func(_ map[string]*listedPackage, r, dep string) bool {
 		if !isCore(r) {
 			return false
 		}

@@ -88,7 +88,7 @@ func toolToProto(t *habilis.Tool) *habilisv1.Tool {
 
 // toolFromProto returns the tool a message describes, as given: the
 // server validates tools by marshalling them and parsing the result with
-// habilis.ParseCatalog, and the client reads tools the server produced.
+// catalog.Parse, and the client reads tools the server produced.
 func toolFromProto(p *habilisv1.Tool) habilis.Tool {
 	t := habilis.Tool{
 		Name:        p.GetName(),

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/catalog"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -77,7 +78,7 @@ type catalogField struct {
 	messages bool
 }
 
-// catalogErrors wraps ParseCatalog's problems with the request field that
+// catalogErrors wraps catalog.Parse's problems with the request field that
 // held the catalog, so that each becomes a field violation.
 type catalogErrors struct {
 	field catalogField
@@ -91,7 +92,7 @@ func (e *catalogErrors) Unwrap() error { return e.err }
 func (e *catalogErrors) violations() []*errdetails.BadRequest_FieldViolation {
 	var out []*errdetails.BadRequest_FieldViolation
 	for _, err := range flatten(e.err) {
-		var ce *habilis.CatalogError
+		var ce *catalog.Error
 		if !errors.As(err, &ce) {
 			out = append(out, &errdetails.BadRequest_FieldViolation{Field: e.field.name, Description: err.Error()})
 			continue
@@ -135,7 +136,7 @@ func messageField(f string) string {
 	return f
 }
 
-// flatten lists the errors joined in err (ParseCatalog joins its
+// flatten lists the errors joined in err (catalog.Parse joins its
 // problems), or err alone.
 func flatten(err error) []error {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {

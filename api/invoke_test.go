@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/fill/executor"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -49,8 +50,8 @@ func invokeFixture(t *testing.T, ws *weatherServer, opts ServerOptions) *Client 
 	if err != nil {
 		t.Fatal(err)
 	}
-	catalog := strings.ReplaceAll(string(tmpl), "@URL@", ws.url+"/weather")
-	tools, err := habilis.ParseCatalog("invoke_tools.json", []byte(catalog))
+	data := strings.ReplaceAll(string(tmpl), "@URL@", ws.url+"/weather")
+	tools, err := catalog.Parse("invoke_tools.json", []byte(data))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	habilisv1 "github.com/habilis-router/habilis/api/habilis/v1"
+	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/memstore"
 	"google.golang.org/grpc/codes"
@@ -50,7 +51,7 @@ type inlineCatalog struct {
 // parseInline parses an inline catalog with habilis' catalog rules and
 // bounds its tools; indexInline has bounded its bytes.
 func parseInline(data string, maxTools int) (*inlineCatalog, error) {
-	tools, err := habilis.ParseCatalog("tools_json", []byte(data))
+	tools, err := catalog.Parse("tools_json", []byte(data))
 	if err != nil {
 		return nil, &catalogErrors{field: catalogField{name: "tools_json"}, err: err}
 	}
@@ -124,7 +125,7 @@ func (c *inlineCatalog) definitions(shape string) *rendered {
 	return c.written[shape]
 }
 
-// toolElements finds the tool definitions of a catalog ParseCatalog has
+// toolElements finds the tool definitions of a catalog catalog.Parse has
 // accepted, where it finds them: the array itself, or the "tools" or
 // "tools_list" array of a wrapper object, possibly the result of a
 // JSON-RPC response. wrapped reports a wrapper object.

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis"
 	habilisv1 "github.com/habilis-router/habilis/api/habilis/v1"
+	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/embed/lexical"
 	"google.golang.org/protobuf/testing/protocmp"
 )
@@ -86,8 +87,8 @@ func TestPrefilterCached(t *testing.T) {
 func TestPrefilterInlineOtherShape(t *testing.T) {
 	_, _, c := fixture(t)
 	ctx := context.Background()
-	_, catalog := openAICatalog(t, testTools(t))
-	tools, err := habilis.ParseCatalog("catalog", catalog)
+	_, inline := openAICatalog(t, testTools(t))
+	tools, err := catalog.Parse("catalog", inline)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestPrefilterInlineOtherShape(t *testing.T) {
 	}
 	var first *Prefiltered
 	for range 2 {
-		got, err := c.Prefilter(ctx, PrefilterRequest{Query: "send an e-mail message to Ann", Catalog: catalog, Shape: shapeMCP, Options: habilis.SelectOptions{K: 2}})
+		got, err := c.Prefilter(ctx, PrefilterRequest{Query: "send an e-mail message to Ann", Catalog: inline, Shape: shapeMCP, Options: habilis.SelectOptions{K: 2}})
 		if err != nil {
 			t.Fatal(err)
 		}

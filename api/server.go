@@ -20,6 +20,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	habilisv1 "github.com/habilis-router/habilis/api/habilis/v1"
+	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/fill"
 	"github.com/habilis-router/habilis/selector"
 	"google.golang.org/grpc"
@@ -397,7 +398,7 @@ func (s *Server) tool(field, name string) (*selector.ToolInfo, error) {
 }
 
 // UpsertTools implements habilisv1.ToolRouterServer. Tools are validated
-// by the catalog rules of habilis.ParseCatalog: Tool messages are
+// by the catalog rules of catalog.Parse: Tool messages are
 // marshalled to a habilis catalog and parsed back.
 func (s *Server) UpsertTools(ctx context.Context, req *habilisv1.UpsertToolsRequest) (*habilisv1.UpsertToolsResponse, error) {
 	var (
@@ -410,7 +411,7 @@ func (s *Server) UpsertTools(ctx context.Context, req *habilisv1.UpsertToolsRequ
 	case len(req.GetTools()) > 0:
 		tools, err = parseToolMessages(req.GetTools())
 	case req.GetCatalogJson() != "":
-		tools, err = habilis.ParseCatalog("catalog_json", []byte(req.GetCatalogJson()))
+		tools, err = catalog.Parse("catalog_json", []byte(req.GetCatalogJson()))
 		if err != nil {
 			err = &catalogErrors{field: catalogField{name: "catalog_json"}, err: err}
 		}
@@ -444,7 +445,7 @@ func parseToolMessages(msgs []*habilisv1.Tool) ([]habilis.Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tools: %v: %w", err, habilis.ErrInvalid)
 	}
-	parsed, err := habilis.ParseCatalog("tools", data)
+	parsed, err := catalog.Parse("tools", data)
 	if err != nil {
 		return nil, &catalogErrors{field: catalogField{name: "tools", messages: true}, err: err}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/habilis-router/habilis"
 	habilisv1 "github.com/habilis-router/habilis/api/habilis/v1"
+	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/boltstore"
@@ -58,7 +59,7 @@ func newRouter(t testing.TB, tools []habilis.Tool) *selector.Router {
 
 func testTools(t testing.TB) []habilis.Tool {
 	t.Helper()
-	tools, err := habilis.ReadCatalog("testdata/tools.json")
+	tools, err := catalog.Read("testdata/tools.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/eval"
 	"github.com/habilis-router/habilis/selector"
@@ -78,7 +79,7 @@ func router(t *testing.T) (*selector.Router, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools, err := habilis.ReadCatalog("../selector/testdata/catalog.json")
+	tools, err := catalog.Read("../selector/testdata/catalog.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/selector"
 )
 
@@ -227,7 +228,7 @@ func addExamples(tools []habilis.Tool, qs []Query, limit int) ([]habilis.Tool, i
 		}
 		i, ok := byName[q.Expected[0]]
 		n := normal(q.Query)
-		if !ok || added[i] >= limit || seen[i][n] || len(out[i].Examples) >= habilis.MaxExamples || len(q.Query) > habilis.MaxExampleLen {
+		if !ok || added[i] >= limit || seen[i][n] || len(out[i].Examples) >= catalog.MaxExamples || len(q.Query) > catalog.MaxExampleLen {
 			continue
 		}
 		seen[i][n] = true

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/embed/ollamaembed"
 	"github.com/habilis-router/habilis/embed/openaiembed"
@@ -73,7 +74,7 @@ func ollamaLoaded(t *testing.T, s *ollamatest.Instance) (*selector.Router, *bolt
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := r.Load(context.Background(), catalog(t), selector.LoadOptions{})
+	rep, err := r.Load(context.Background(), testCatalog(t), selector.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestOllamaSecondLoadEmbedsNothing(t *testing.T) {
 	r, st, path := ollamaLoaded(t, s)
 	ctx := context.Background()
 	before := snapshot(t, st).Records
-	rep, err := r.Load(ctx, catalog(t), selector.LoadOptions{})
+	rep, err := r.Load(ctx, testCatalog(t), selector.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func TestOllamaSecondLoadEmbedsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err = r.Load(ctx, catalog(t), selector.LoadOptions{})
+	rep, err = r.Load(ctx, testCatalog(t), selector.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +324,7 @@ func TestOllamaUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New with an unreachable server: %v", err)
 	}
-	changed := catalog(t)
+	changed := testCatalog(t)
 	changed[0].Examples = append(slices.Clone(changed[0].Examples), "is it sunny in Rome today")
 	if _, err := r.Load(ctx, changed, selector.LoadOptions{}); !errors.Is(err, habilis.ErrUnavailable) {
 		t.Errorf("Load with an unreachable server: err %v, want ErrUnavailable", err)
@@ -344,7 +345,7 @@ func TestOllamaUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Load(ctx, catalog(t), selector.LoadOptions{}); !errors.Is(err, habilis.ErrUnavailable) {
+	if _, err := r.Load(ctx, testCatalog(t), selector.LoadOptions{}); !errors.Is(err, habilis.ErrUnavailable) {
 		t.Errorf("Load into a new store with an unreachable server: err %v, want ErrUnavailable", err)
 	}
 	if v := snapshot(t, fresh).Meta.Version; v != 0 {
@@ -363,7 +364,7 @@ func TestOllamaOpenAICompatible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Load(context.Background(), catalog(t), selector.LoadOptions{}); err != nil {
+	if _, err := r.Load(context.Background(), testCatalog(t), selector.LoadOptions{}); err != nil {
 		t.Fatalf("Load through %s/v1/embeddings: %v", s.Host, err)
 	}
 	want := habilis.EmbedderInfo{Kind: "openai", Model: tinyModel, Dim: ollamatest.DefaultEmbedDim}
@@ -418,7 +419,7 @@ func (e *timedEmbedder) Embed(ctx context.Context, texts []string, p habilis.Pur
 // loaded into a fresh store so that every text is embedded.
 func BenchmarkOllamaLoad(b *testing.B) {
 	s := ollamaServer(b)
-	sample, err := habilis.ReadCatalog("../tools.json")
+	sample, err := catalog.Read("../tools.json")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -472,7 +473,7 @@ func BenchmarkOllamaLoad(b *testing.B) {
 // raw embedding call of the same query made just before.
 func BenchmarkOllamaSelect(b *testing.B) {
 	s := ollamaServer(b)
-	sample, err := habilis.ReadCatalog("../tools.json")
+	sample, err := catalog.Read("../tools.json")
 	if err != nil {
 		b.Fatal(err)
 	}

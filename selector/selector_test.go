@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/boltstore"
@@ -47,9 +48,9 @@ func open(t *testing.T) (*selector.Router, *boltstore.Store) {
 	return lexicalRouter(t, st), st
 }
 
-func catalog(t *testing.T) []habilis.Tool {
+func testCatalog(t *testing.T) []habilis.Tool {
 	t.Helper()
-	tools, err := habilis.ReadCatalog("testdata/catalog.json")
+	tools, err := catalog.Read("testdata/catalog.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func catalog(t *testing.T) []habilis.Tool {
 func loaded(t *testing.T) (*selector.Router, *boltstore.Store) {
 	t.Helper()
 	r, st := open(t)
-	if _, err := r.Load(context.Background(), catalog(t), selector.LoadOptions{}); err != nil {
+	if _, err := r.Load(context.Background(), testCatalog(t), selector.LoadOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return r, st
@@ -257,14 +258,14 @@ func TestAmbiguousWhenCollidingToolsBothFit(t *testing.T) {
 func TestLoadIsIdempotent(t *testing.T) {
 	r, _ := open(t)
 	ctx := context.Background()
-	first, err := r.Load(ctx, catalog(t), selector.LoadOptions{})
+	first, err := r.Load(ctx, testCatalog(t), selector.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if first.Embedded == 0 || len(first.Added) != 7 {
 		t.Fatalf("first Load = %+v, want 7 tools added and texts embedded", first)
 	}
-	second, err := r.Load(ctx, catalog(t), selector.LoadOptions{})
+	second, err := r.Load(ctx, testCatalog(t), selector.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +277,7 @@ func TestLoadIsIdempotent(t *testing.T) {
 func TestLoadReplaceMergeAndDelete(t *testing.T) {
 	r, _ := loaded(t)
 	ctx := context.Background()
-	tools := catalog(t)
+	tools := testCatalog(t)
 	rep, err := r.Load(ctx, tools[:2], selector.LoadOptions{Merge: true})
 	if err != nil {
 		t.Fatal(err)
@@ -312,7 +313,7 @@ func TestFailedWriteKeepsServingOldCatalog(t *testing.T) {
 	ctx := context.Background()
 	before := r.Version()
 	st.Close()
-	if _, err := r.Load(ctx, catalog(t)[:2], selector.LoadOptions{}); err == nil {
+	if _, err := r.Load(ctx, testCatalog(t)[:2], selector.LoadOptions{}); err == nil {
 		t.Fatal("Load on a closed store succeeded")
 	}
 	if r.Version() != before || len(r.Tools()) != 7 {
@@ -328,7 +329,7 @@ func TestReopenRestoresSameAnswers(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t, path)
 	r := lexicalRouter(t, st)
-	if _, err := r.Load(ctx, catalog(t), selector.LoadOptions{}); err != nil {
+	if _, err := r.Load(ctx, testCatalog(t), selector.LoadOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	q := "is it going to snow in Zurich tomorrow"
@@ -355,7 +356,7 @@ func TestReopenRestoresSameAnswers(t *testing.T) {
 func TestConcurrentSelectDuringLoads(t *testing.T) {
 	r, _ := loaded(t)
 	ctx := context.Background()
-	tools := catalog(t)
+	tools := testCatalog(t)
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for range 4 {

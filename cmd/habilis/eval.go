@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/eval"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/boltstore"
@@ -163,7 +164,7 @@ func runEval(ctx context.Context, o *evalOptions, stdout io.Writer) error {
 	case o.fitSplit && (o.fit != "" || o.half != "" || o.queries == ""):
 		return usagef("eval: --fit-split needs --queries FILE and excludes --fit and --half")
 	}
-	tools, err := habilis.ReadCatalog(o.tools)
+	tools, err := catalog.Read(o.tools)
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}

@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/spf13/cobra"
 )
@@ -44,7 +44,7 @@ func runLoad(ctx context.Context, o *loadOptions, stdout io.Writer) error {
 		return err
 	}
 	// Parse first: a broken file never opens, let alone touches, the store.
-	tools, err := habilis.ReadCatalog(o.file)
+	tools, err := catalog.Read(o.file)
 	if err != nil {
 		if n := countProblems(err); n > 1 {
 			return fmt.Errorf("load %s: %d problems:\n%w", o.file, n, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/api"
+	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/spf13/cobra"
@@ -126,7 +127,7 @@ func runServe(ctx context.Context, o *serveOptions, stdout io.Writer) error {
 	// Parse first: a broken catalog never touches the store.
 	var tools []habilis.Tool
 	if o.tools != "" {
-		if tools, err = habilis.ReadCatalog(o.tools); err != nil {
+		if tools, err = catalog.Read(o.tools); err != nil {
 			return fmt.Errorf("serve: --tools %s: %w", o.tools, err)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/catalog"
 )
 
 // TestWritesAValidCatalog runs the generator and parses what it wrote: a
@@ -18,7 +18,7 @@ func TestWritesAValidCatalog(t *testing.T) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("synth: %v\n%s", err, b)
 	}
-	tools, err := habilis.ReadCatalog(out)
+	tools, err := catalog.Read(out)
 	if err != nil {
 		t.Fatalf("the generated catalog does not parse: %v", err)
 	}

@@ -1,12 +1,14 @@
-package habilis
+// Package catalog reads tool catalogs in their three shapes (habilis' own,
+// OpenAI function tools, an MCP tools/list result) into habilis.Tool values,
+// with errors that name the file, the tool and the field.
+package catalog
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/habilis-router/habilis"
 	"io"
 	"math"
 	"net/url"
@@ -19,10 +21,10 @@ import (
 	"unicode/utf8"
 )
 
-// MaxCatalogSize is the largest catalog file ParseCatalog and ReadCatalog
+// MaxSize is the largest catalog file Parse and Read
 // accept, so a wrong path (a log, a database) fails fast instead of being
 // read into memory.
-const MaxCatalogSize = 64 << 20
+const MaxSize = 64 << 20
 
 // Limits on one tool. They are generous for real catalogs and keep a broken
 // file (a whole document pasted into a description) from being embedded.
@@ -40,7 +42,7 @@ const (
 	MaxExamples   = 1000
 )
 
-// maxProblems caps the errors ParseCatalog reports: enough to fix a file in
+// maxProblems caps the errors Parse reports: enough to fix a file in
 // one pass, not so many that the first ones scroll away.
 const maxProblems = 20
 
@@ -96,8 +98,8 @@ var (
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
-// CatalogError is one problem in a catalog file. It unwraps to ErrInvalid.
-type CatalogError struct {
+// Error is one problem in a catalog file. It unwraps to habilis.ErrInvalid.
+type Error struct {
 	File string
 	// Line and Column locate syntax and encoding errors (1-based); they are
 	// 0 for problems found after decoding.
@@ -115,7 +117,7 @@ type CatalogError struct {
 
 // Error gives `tools.json: tool 3 "get_weather": field "description": must
 // not be empty`, leaving out the parts that do not apply.
-func (e *CatalogError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	if e.File != "" {
 		b.WriteString(e.File)
@@ -140,36 +142,36 @@ func (e *CatalogError) Error() string {
 	return b.String()
 }
 
-// Unwrap makes every catalog problem an ErrInvalid.
-func (e *CatalogError) Unwrap() error { return ErrInvalid }
+// Unwrap makes every catalog problem an habilis.ErrInvalid.
+func (e *Error) Unwrap() error { return habilis.ErrInvalid }
 
-// ReadCatalog reads and parses the catalog file at path.
-func ReadCatalog(path string) ([]Tool, error) {
+// Read reads and parses the catalog file at path.
+func Read(path string) ([]habilis.Tool, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read catalog: %w", err)
 	}
 	defer f.Close()
-	// One byte past the limit is enough for ParseCatalog to refuse the file
+	// One byte past the limit is enough for Parse to refuse the file
 	// without reading all of it.
-	data, err := io.ReadAll(io.LimitReader(f, MaxCatalogSize+1))
+	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("read catalog: %w", err)
 	}
-	return ParseCatalog(path, data)
+	return Parse(path, data)
 }
 
-// ParseCatalog parses a catalog in any of the shapes habilis reads (its own,
+// Parse parses a catalog in any of the shapes habilis reads (its own,
 // OpenAI function tools, an MCP tools/list result) and returns the tools in
 // normalised form: trimmed texts and a canonical JSON Schema for every
 // tool's arguments. file names the catalog in errors.
 //
 // On failure it returns no tools and an error listing the problems (up to
-// 20), each a *CatalogError, joined with errors.Join.
-func ParseCatalog(file string, data []byte) ([]Tool, error) {
+// 20), each a *Error, joined with errors.Join.
+func Parse(file string, data []byte) ([]habilis.Tool, error) {
 	p := &problems{file: file}
-	if len(data) > MaxCatalogSize {
-		p.whole(fmt.Sprintf("is larger than the limit of %d MiB", MaxCatalogSize>>20))
+	if len(data) > MaxSize {
+		p.whole(fmt.Sprintf("is larger than the limit of %d MiB", MaxSize>>20))
 		return nil, p.err()
 	}
 	data = bytes.TrimPrefix(data, utf8BOM)
@@ -193,12 +195,12 @@ func ParseCatalog(file string, data []byte) ([]Tool, error) {
 	fileShape, first := shapeNeutral, -1
 	for i, raw := range elems {
 		if k := jsonKind(raw); k != "object" {
-			p.add(&CatalogError{Index: i, Msg: "must be an object, got " + k})
+			p.add(&Error{Index: i, Msg: "must be an object, got " + k})
 			continue
 		}
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &m); err != nil {
-			p.add(&CatalogError{Index: i, Msg: err.Error()})
+			p.add(&Error{Index: i, Msg: err.Error()})
 			continue
 		}
 		maps[i] = m
@@ -211,7 +213,7 @@ func ParseCatalog(file string, data []byte) ([]Tool, error) {
 		fileShape = shapeHabilis
 	}
 
-	tools := make([]Tool, 0, len(elems))
+	tools := make([]habilis.Tool, 0, len(elems))
 	seen := make(map[string]int, len(elems))
 	for i, m := range maps {
 		if m == nil {
@@ -225,7 +227,7 @@ func ParseCatalog(file string, data []byte) ([]Tool, error) {
 		if !c.checkEncoding(elems[i], m) {
 			continue
 		}
-		var t Tool
+		var t habilis.Tool
 		switch fileShape {
 		case shapeOpenAI:
 			t = c.openAITool(m)
@@ -343,7 +345,7 @@ type problems struct {
 	encoding bool
 }
 
-func (p *problems) add(e *CatalogError) {
+func (p *problems) add(e *Error) {
 	if len(p.errs) >= maxProblems {
 		p.dropped++
 		return
@@ -354,13 +356,13 @@ func (p *problems) add(e *CatalogError) {
 
 // whole records a problem with the file as a whole.
 func (p *problems) whole(msg string) {
-	p.add(&CatalogError{Index: -1, Msg: msg})
+	p.add(&Error{Index: -1, Msg: msg})
 }
 
 func (p *problems) err() error {
 	list := p.errs
 	if p.dropped > 0 {
-		list = append(list, &CatalogError{File: p.file, Index: -1, Msg: fmt.Sprintf("%d more problems not shown", p.dropped)})
+		list = append(list, &Error{File: p.file, Index: -1, Msg: fmt.Sprintf("%d more problems not shown", p.dropped)})
 	}
 	switch len(list) {
 	case 0:
@@ -380,33 +382,33 @@ func (p *problems) toolList(top json.RawMessage, path string, rpcOK bool) []json
 	case "array":
 		var elems []json.RawMessage
 		if err := json.Unmarshal(top, &elems); err != nil {
-			p.add(&CatalogError{Index: -1, Field: path, Msg: err.Error()})
+			p.add(&Error{Index: -1, Field: path, Msg: err.Error()})
 			return nil
 		}
 		if len(elems) == 0 {
-			p.add(&CatalogError{Index: -1, Field: path, Msg: "holds no tools"})
+			p.add(&Error{Index: -1, Field: path, Msg: "holds no tools"})
 			return nil
 		}
 		return elems
 	case "object":
 	default:
 		msg := `must be an array of tools or an object with "tools", got ` + k
-		p.add(&CatalogError{Index: -1, Field: path, Msg: msg})
+		p.add(&Error{Index: -1, Field: path, Msg: msg})
 		return nil
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(top, &m); err != nil {
-		p.add(&CatalogError{Index: -1, Field: path, Msg: err.Error()})
+		p.add(&Error{Index: -1, Field: path, Msg: err.Error()})
 		return nil
 	}
 	if _, ok := m["jsonrpc"]; ok && rpcOK {
 		if _, ok := m["error"]; ok {
-			p.add(&CatalogError{Index: -1, Field: "error", Msg: "the file is a JSON-RPC error response, not a tools/list result"})
+			p.add(&Error{Index: -1, Field: "error", Msg: "the file is a JSON-RPC error response, not a tools/list result"})
 			return nil
 		}
 		res, ok := m["result"]
 		if !ok {
-			p.add(&CatalogError{Index: -1, Field: "result", Msg: "a JSON-RPC response needs a result"})
+			p.add(&Error{Index: -1, Field: "result", Msg: "a JSON-RPC response needs a result"})
 			return nil
 		}
 		return p.toolList(res, "result", false)
@@ -415,28 +417,28 @@ func (p *problems) toolList(top json.RawMessage, path string, rpcOK bool) []json
 	// problems show in the same pass.
 	for _, k := range sortedKeys(m) {
 		if !slices.Contains(wrapperFields, k) {
-			p.add(&CatalogError{Index: -1, Field: joinPath(path, k), Msg: unknownField(k, wrapperFields)})
+			p.add(&Error{Index: -1, Field: joinPath(path, k), Msg: unknownField(k, wrapperFields)})
 		}
 	}
 	_, hasTools := m["tools"]
 	_, hasList := m["tools_list"]
 	switch {
 	case hasTools && hasList:
-		p.add(&CatalogError{Index: -1, Field: joinPath(path, "tools_list"), Msg: `conflicts with "tools"; use one`})
+		p.add(&Error{Index: -1, Field: joinPath(path, "tools_list"), Msg: `conflicts with "tools"; use one`})
 		return nil
 	case hasTools:
 		return p.toolArray(m["tools"], joinPath(path, "tools"))
 	case hasList:
 		return p.toolArray(m["tools_list"], joinPath(path, "tools_list"))
 	}
-	p.add(&CatalogError{Index: -1, Field: path, Msg: `must be an array of tools or an object with "tools"`})
+	p.add(&Error{Index: -1, Field: path, Msg: `must be an array of tools or an object with "tools"`})
 	return nil
 }
 
 // toolArray decodes a wrapper's array of tools.
 func (p *problems) toolArray(raw json.RawMessage, path string) []json.RawMessage {
 	if k := jsonKind(raw); k != "array" {
-		p.add(&CatalogError{Index: -1, Field: path, Msg: "must be an array of tools, got " + k})
+		p.add(&Error{Index: -1, Field: path, Msg: "must be an array of tools, got " + k})
 		return nil
 	}
 	return p.toolList(raw, path, false)
@@ -444,17 +446,17 @@ func (p *problems) toolArray(raw json.RawMessage, path string) []json.RawMessage
 
 // syntaxProblem turns a JSON decoding error into a problem with the line
 // and column where the file went wrong.
-func syntaxProblem(data []byte, err error) *CatalogError {
+func syntaxProblem(data []byte, err error) *Error {
 	var se *json.SyntaxError
 	if !errors.As(err, &se) {
-		return &CatalogError{Index: -1, Msg: "invalid JSON: " + err.Error()}
+		return &Error{Index: -1, Msg: "invalid JSON: " + err.Error()}
 	}
 	off := int(se.Offset) - 1
 	if se.Error() == "unexpected end of JSON input" {
 		off = len(bytes.TrimRight(data, " \t\r\n"))
 	}
 	line, col := position(data, off)
-	return &CatalogError{Index: -1, Line: line, Column: col, Msg: "invalid JSON: " + se.Error()}
+	return &Error{Index: -1, Line: line, Column: col, Msg: "invalid JSON: " + se.Error()}
 }
 
 // checkEncoding reports invalid UTF-8 in data that no tool's problem
@@ -466,7 +468,7 @@ func (p *problems) checkEncoding(data []byte) {
 }
 
 // encodingProblem locates the first byte that is not valid UTF-8.
-func encodingProblem(data []byte) *CatalogError {
+func encodingProblem(data []byte) *Error {
 	off := 0
 	for off < len(data) {
 		r, n := utf8.DecodeRune(data[off:])
@@ -476,7 +478,7 @@ func encodingProblem(data []byte) *CatalogError {
 		off += n
 	}
 	line, col := position(data, off)
-	return &CatalogError{Index: -1, Line: line, Column: col, Msg: "contains bytes that are not valid UTF-8"}
+	return &Error{Index: -1, Line: line, Column: col, Msg: "contains bytes that are not valid UTF-8"}
 }
 
 // position returns the 1-based line and column (in characters) of byte
@@ -505,7 +507,7 @@ type toolCtx struct {
 
 func (c *toolCtx) errorf(field, format string, args ...any) {
 	c.failed = true
-	c.p.add(&CatalogError{Index: c.index, Tool: c.name, Field: field, Msg: fmt.Sprintf(format, args...)})
+	c.p.add(&Error{Index: c.index, Tool: c.name, Field: field, Msg: fmt.Sprintf(format, args...)})
 }
 
 // checkEncoding reports fields holding bytes that are not valid UTF-8,
@@ -542,8 +544,8 @@ func (c *toolCtx) checkFields(m map[string]json.RawMessage, prefix string, known
 }
 
 // habilisTool reads a tool in habilis' own shape.
-func (c *toolCtx) habilisTool(m map[string]json.RawMessage) Tool {
-	var t Tool
+func (c *toolCtx) habilisTool(m map[string]json.RawMessage) habilis.Tool {
+	var t habilis.Tool
 	t.Name = c.toolName(m, "")
 	c.checkFields(m, "", habilisFields, true)
 	t.Description = c.description(m, "")
@@ -570,18 +572,18 @@ func (c *toolCtx) habilisTool(m map[string]json.RawMessage) Tool {
 
 // openAITool reads an OpenAI function tool, nested under "function" (Chat
 // Completions) or flat (Responses API).
-func (c *toolCtx) openAITool(m map[string]json.RawMessage) Tool {
+func (c *toolCtx) openAITool(m map[string]json.RawMessage) habilis.Tool {
 	fm, prefix := m, ""
 	if raw, ok := m["function"]; ok {
 		c.checkFields(m, "", openAIFields, true)
 		if k := jsonKind(raw); k != "object" {
 			c.errorf("function", "must be an object, got %s", k)
-			return Tool{}
+			return habilis.Tool{}
 		}
 		fm = nil
 		if err := json.Unmarshal(raw, &fm); err != nil {
 			c.errorf("function", "%v", err)
-			return Tool{}
+			return habilis.Tool{}
 		}
 		prefix = "function"
 		c.checkFields(fm, prefix, functionFields, true)
@@ -593,7 +595,7 @@ func (c *toolCtx) openAITool(m map[string]json.RawMessage) Tool {
 	} else if s, ok := c.str("type", typ); ok && s != "function" {
 		c.errorf("type", `must be "function", got %q`, s)
 	}
-	var t Tool
+	var t habilis.Tool
 	t.Name = c.toolName(fm, prefix)
 	t.Description = c.description(fm, prefix)
 	t.Examples = c.examples(fm, prefix)
@@ -610,8 +612,8 @@ func (c *toolCtx) openAITool(m map[string]json.RawMessage) Tool {
 
 // mcpTool reads a tool of an MCP tools/list result. Its title, if any, is
 // kept in Meta["title"].
-func (c *toolCtx) mcpTool(m map[string]json.RawMessage) Tool {
-	var t Tool
+func (c *toolCtx) mcpTool(m map[string]json.RawMessage) habilis.Tool {
+	var t habilis.Tool
 	t.Name = c.toolName(m, "")
 	c.checkFields(m, "", mcpFields, false)
 	t.Description = c.description(m, "")
@@ -1281,24 +1283,4 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
-}
-
-// Hash returns the hex SHA-256 of t's JSON encoding. After ParseCatalog the
-// encoding is canonical (sorted schema keys, sorted meta), so equal tools
-// hash equal and any change to any field changes the hash.
-func (t Tool) Hash() string {
-	h := sha256.New()
-	h.Write([]byte("habilis.Tool v1\n"))
-	b, err := json.Marshal(t)
-	if err != nil {
-		// A Tool built by hand may hold invalid raw JSON; hash its bytes
-		// as strings so Hash still tells tools apart.
-		b, _ = json.Marshal(struct {
-			Tool
-			InputSchema string `json:"inputSchema"`
-			Executor    string `json:"executor"`
-		}{t, string(t.InputSchema), string(t.Executor)})
-	}
-	h.Write(b)
-	return hex.EncodeToString(h.Sum(nil))
 }

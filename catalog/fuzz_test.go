@@ -1,8 +1,9 @@
-package habilis
+package catalog
 
 import (
 	"encoding/json"
 	"errors"
+	"github.com/habilis-router/habilis"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,11 +11,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// FuzzParseCatalog checks that ParseCatalog never panics, that every error
-// is an ErrInvalid, and that whatever it accepts satisfies the tool
+// FuzzParse checks that Parse never panics, that every error
+// is an habilis.ErrInvalid, and that whatever it accepts satisfies the tool
 // invariants and survives a round trip through json.Marshal.
-func FuzzParseCatalog(f *testing.F) {
-	files, err := filepath.Glob(filepath.Join("testdata", "catalog", "*.json"))
+func FuzzParse(f *testing.F) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -36,18 +37,18 @@ func FuzzParseCatalog(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tools, err := ParseCatalog("fuzz.json", data)
+		tools, err := Parse("fuzz.json", data)
 		if err != nil {
-			if !errors.Is(err, ErrInvalid) {
-				t.Fatalf("ParseCatalog error %v is not ErrInvalid", err)
+			if !errors.Is(err, habilis.ErrInvalid) {
+				t.Fatalf("Parse error %v is not habilis.ErrInvalid", err)
 			}
 			if tools != nil {
-				t.Fatalf("ParseCatalog returned %d tools with an error", len(tools))
+				t.Fatalf("Parse returned %d tools with an error", len(tools))
 			}
 			return
 		}
 		if len(tools) == 0 {
-			t.Fatal("ParseCatalog returned no tools and no error")
+			t.Fatal("Parse returned no tools and no error")
 		}
 		names := map[string]bool{}
 		for _, tool := range tools {
@@ -61,9 +62,9 @@ func FuzzParseCatalog(f *testing.F) {
 		if err != nil {
 			t.Fatalf("json.Marshal(tools): %v", err)
 		}
-		again, err := ParseCatalog("again.json", out)
+		again, err := Parse("again.json", out)
 		if err != nil {
-			t.Fatalf("ParseCatalog(json.Marshal(tools)) error: %v\n%s", err, out)
+			t.Fatalf("Parse(json.Marshal(tools)) error: %v\n%s", err, out)
 		}
 		if diff := cmp.Diff(tools, again); diff != "" {
 			t.Fatalf("round trip mismatch (-first +second):\n%s", diff)

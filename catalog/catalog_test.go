@@ -1,9 +1,10 @@
-package habilis
+package catalog
 
 import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"github.com/habilis-router/habilis"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -24,8 +25,8 @@ const (
 	emptySchema = `{"properties":{},"type":"object"}`
 )
 
-func TestParseCatalogShapes(t *testing.T) {
-	weather := Tool{
+func TestParseShapes(t *testing.T) {
+	weather := habilis.Tool{
 		Name:        "get_weather",
 		Description: "Current weather conditions for a city.",
 		Examples:    []string{"what's the weather in Paris", "is it raining in Oslo right now?"},
@@ -33,8 +34,8 @@ func TestParseCatalogShapes(t *testing.T) {
 		Margin:      f32(0.05),
 		Meta:        map[string]string{"owner": "weather-team"},
 	}
-	ping := Tool{Name: "ping", Description: "Check that the service is up.", InputSchema: json.RawMessage(emptySchema)}
-	listDir := Tool{
+	ping := habilis.Tool{Name: "ping", Description: "Check that the service is up.", InputSchema: json.RawMessage(emptySchema)}
+	listDir := habilis.Tool{
 		Name:        "list_dir",
 		Description: "List the entries of a directory.",
 		InputSchema: json.RawMessage(`{"properties":{"path":{"type":"string"}},"type":"object"}`),
@@ -44,9 +45,9 @@ func TestParseCatalogShapes(t *testing.T) {
 
 	tests := []struct {
 		file string
-		want []Tool
+		want []habilis.Tool
 	}{
-		{"habilis.json", []Tool{
+		{"habilis.json", []habilis.Tool{
 			weather,
 			{
 				Name:        "send_email",
@@ -58,8 +59,8 @@ func TestParseCatalogShapes(t *testing.T) {
 			},
 			ping,
 		}},
-		{"habilis_tools.json", []Tool{weather, ping}},
-		{"habilis_tools_list.json", []Tool{
+		{"habilis_tools.json", []habilis.Tool{weather, ping}},
+		{"habilis_tools_list.json", []habilis.Tool{
 			{
 				Name:        "current_time",
 				Description: "Tell the current time.",
@@ -68,7 +69,7 @@ func TestParseCatalogShapes(t *testing.T) {
 			},
 			ping,
 		}},
-		{"openai.json", []Tool{
+		{"openai.json", []habilis.Tool{
 			{
 				Name:        "get_weather",
 				Description: "Current weather conditions for a city.",
@@ -79,7 +80,7 @@ func TestParseCatalogShapes(t *testing.T) {
 			},
 			ping,
 		}},
-		{"openai_tools.json", []Tool{
+		{"openai_tools.json", []habilis.Tool{
 			ping,
 			{
 				Name:        "get_time",
@@ -87,7 +88,7 @@ func TestParseCatalogShapes(t *testing.T) {
 				InputSchema: json.RawMessage(`{"properties":{"tz":{"type":"string"}},"type":"object"}`),
 			},
 		}},
-		{"mcp.json", []Tool{
+		{"mcp.json", []habilis.Tool{
 			{
 				Name:        "read_file",
 				Description: "Read the contents of a file in the workspace.",
@@ -98,28 +99,28 @@ func TestParseCatalogShapes(t *testing.T) {
 			},
 			listDirWithExamples,
 		}},
-		{"mcp_jsonrpc.json", []Tool{listDir}},
+		{"mcp_jsonrpc.json", []habilis.Tool{listDir}},
 	}
 	for _, tt := range tests {
-		path := filepath.Join("testdata", "catalog", tt.file)
-		got, err := ReadCatalog(path)
+		path := filepath.Join("testdata", tt.file)
+		got, err := Read(path)
 		if err != nil {
-			t.Errorf("ReadCatalog(%q) error: %v", path, err)
+			t.Errorf("Read(%q) error: %v", path, err)
 			continue
 		}
 		if diff := cmp.Diff(tt.want, got, cmp.Transformer("string", func(r json.RawMessage) string { return string(r) })); diff != "" {
-			t.Errorf("ReadCatalog(%q) mismatch (-want +got):\n%s", path, diff)
+			t.Errorf("Read(%q) mismatch (-want +got):\n%s", path, diff)
 		}
 	}
 }
 
-func TestParseCatalogTypeHints(t *testing.T) {
-	got, err := ReadCatalog(filepath.Join("testdata", "catalog", "bfcl.json"))
+func TestParseTypeHints(t *testing.T) {
+	got, err := Read(filepath.Join("testdata", "bfcl.json"))
 	if err != nil {
-		t.Fatalf("ReadCatalog(bfcl.json) error: %v", err)
+		t.Fatalf("Read(bfcl.json) error: %v", err)
 	}
 	if len(got) != 1 {
-		t.Fatalf("ReadCatalog(bfcl.json) = %d tools, want 1", len(got))
+		t.Fatalf("Read(bfcl.json) = %d tools, want 1", len(got))
 	}
 	var schema struct {
 		Type       string `json:"type"`
@@ -182,10 +183,10 @@ func TestHintType(t *testing.T) {
 	}
 }
 
-// catalogErrors flattens an error from ParseCatalog into its problems.
-func catalogErrors(t *testing.T, err error) []*CatalogError {
+// catalogErrors flattens an error from Parse into its problems.
+func catalogErrors(t *testing.T, err error) []*Error {
 	t.Helper()
-	var out []*CatalogError
+	var out []*Error
 	var walk func(error)
 	walk = func(e error) {
 		if j, ok := e.(interface{ Unwrap() []error }); ok {
@@ -194,9 +195,9 @@ func catalogErrors(t *testing.T, err error) []*CatalogError {
 			}
 			return
 		}
-		ce, ok := e.(*CatalogError)
+		ce, ok := e.(*Error)
 		if !ok {
-			t.Errorf("problem %v is a %T, want *CatalogError", e, e)
+			t.Errorf("problem %v is a %T, want *Error", e, e)
 			return
 		}
 		out = append(out, ce)
@@ -205,7 +206,7 @@ func catalogErrors(t *testing.T, err error) []*CatalogError {
 	return out
 }
 
-func TestParseCatalogErrors(t *testing.T) {
+func TestParseErrors(t *testing.T) {
 	long := strings.Repeat("a", 65)
 	tests := []struct {
 		name  string
@@ -330,17 +331,17 @@ func TestParseCatalogErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tools, err := ParseCatalog("tools.json", []byte(tt.data))
+			tools, err := Parse("tools.json", []byte(tt.data))
 			if err == nil {
-				t.Fatalf("ParseCatalog(%.60q) = %d tools, want an error", tt.data, len(tools))
+				t.Fatalf("Parse(%.60q) = %d tools, want an error", tt.data, len(tools))
 			}
 			if tools != nil {
-				t.Errorf("ParseCatalog(%.60q) returned %d tools with an error, want none", tt.data, len(tools))
+				t.Errorf("Parse(%.60q) returned %d tools with an error, want none", tt.data, len(tools))
 			}
-			if !errors.Is(err, ErrInvalid) {
-				t.Errorf("ParseCatalog(%.60q) error %v is not ErrInvalid", tt.data, err)
+			if !errors.Is(err, habilis.ErrInvalid) {
+				t.Errorf("Parse(%.60q) error %v is not habilis.ErrInvalid", tt.data, err)
 			}
-			var found *CatalogError
+			var found *Error
 			for _, ce := range catalogErrors(t, err) {
 				if ce.Index == tt.index && ce.Field == tt.field && strings.Contains(ce.Msg, tt.msg) {
 					found = ce
@@ -348,7 +349,7 @@ func TestParseCatalogErrors(t *testing.T) {
 				}
 			}
 			if found == nil {
-				t.Fatalf("ParseCatalog(%.60q) error:\n%v\nwant a problem at index %d, field %q, containing %q", tt.data, err, tt.index, tt.field, tt.msg)
+				t.Fatalf("Parse(%.60q) error:\n%v\nwant a problem at index %d, field %q, containing %q", tt.data, err, tt.index, tt.field, tt.msg)
 			}
 			if found.File != "tools.json" || found.Tool != displayName(tt.tool) {
 				t.Errorf("problem %+v: file %q tool %q, want %q and %q", found, found.File, found.Tool, "tools.json", tt.tool)
@@ -373,17 +374,17 @@ func TestParseCatalogErrors(t *testing.T) {
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
-func TestParseCatalogErrorMessage(t *testing.T) {
+func TestParseErrorMessage(t *testing.T) {
 	data := `[{"name":"x","description":"d"},{"name":"y","description":"d"},{"name":"z","description":"d"},` +
 		`{"name":"get_weather","description":"  "}]`
-	_, err := ParseCatalog("tools.json", []byte(data))
+	_, err := Parse("tools.json", []byte(data))
 	want := `tools.json: tool 3 "get_weather": field "description": must not be empty`
 	if err == nil || err.Error() != want {
-		t.Errorf("ParseCatalog() error = %v, want %s", err, want)
+		t.Errorf("Parse() error = %v, want %s", err, want)
 	}
 }
 
-func TestParseCatalogSyntaxError(t *testing.T) {
+func TestParseSyntaxError(t *testing.T) {
 	tests := []struct {
 		data       string
 		line, col  int
@@ -395,34 +396,34 @@ func TestParseCatalogSyntaxError(t *testing.T) {
 		{"[] []", 1, 4, "after top-level value"},
 	}
 	for _, tt := range tests {
-		_, err := ParseCatalog("tools.json", []byte(tt.data))
-		var ce *CatalogError
+		_, err := Parse("tools.json", []byte(tt.data))
+		var ce *Error
 		if !errors.As(err, &ce) {
-			t.Errorf("ParseCatalog(%q) error = %v, want a *CatalogError", tt.data, err)
+			t.Errorf("Parse(%q) error = %v, want a *Error", tt.data, err)
 			continue
 		}
 		if ce.Line != tt.line || ce.Column != tt.col || !strings.Contains(ce.Msg, tt.msgContent) {
-			t.Errorf("ParseCatalog(%q) error = %v, want line %d column %d and %q", tt.data, err, tt.line, tt.col, tt.msgContent)
+			t.Errorf("Parse(%q) error = %v, want line %d column %d and %q", tt.data, err, tt.line, tt.col, tt.msgContent)
 		}
 		if !strings.HasPrefix(err.Error(), "tools.json:"+itoa(tt.line)+":"+itoa(tt.col)+": invalid JSON") {
-			t.Errorf("ParseCatalog(%q) error = %q, want it to start with file:line:column", tt.data, err)
+			t.Errorf("Parse(%q) error = %q, want it to start with file:line:column", tt.data, err)
 		}
-		if !errors.Is(err, ErrInvalid) {
-			t.Errorf("ParseCatalog(%q) error %v is not ErrInvalid", tt.data, err)
+		if !errors.Is(err, habilis.ErrInvalid) {
+			t.Errorf("Parse(%q) error %v is not habilis.ErrInvalid", tt.data, err)
 		}
 	}
 }
 
-func TestParseCatalogEncodingOutsideTools(t *testing.T) {
+func TestParseEncodingOutsideTools(t *testing.T) {
 	data := "{\"tools\":[{\"name\":\"a\",\"description\":\"d\"}],\n\"nextCursor\":\"\xc3\"}"
-	_, err := ParseCatalog("tools.json", []byte(data))
-	var ce *CatalogError
+	_, err := Parse("tools.json", []byte(data))
+	var ce *Error
 	if !errors.As(err, &ce) || ce.Line != 2 || ce.Column != 15 || !strings.Contains(ce.Msg, "UTF-8") {
-		t.Errorf("ParseCatalog(%q) error = %v, want invalid UTF-8 at 2:15", data, err)
+		t.Errorf("Parse(%q) error = %v, want invalid UTF-8 at 2:15", data, err)
 	}
 }
 
-func TestParseCatalogReportsAllProblems(t *testing.T) {
+func TestParseReportsAllProblems(t *testing.T) {
 	data := `[
 		{"name": "a", "description": ""},
 		{"name": "b c", "description": "d", "exmples": ["x"]},
@@ -430,7 +431,7 @@ func TestParseCatalogReportsAllProblems(t *testing.T) {
 		{"name": "a", "description": "d", "colour": "red"},
 		{"name": "b c", "description": "d"}
 	]`
-	_, err := ParseCatalog("tools.json", []byte(data))
+	_, err := Parse("tools.json", []byte(data))
 	var got []string
 	for _, ce := range catalogErrors(t, err) {
 		got = append(got, ce.Tool+"/"+ce.Field)
@@ -439,11 +440,11 @@ func TestParseCatalogReportsAllProblems(t *testing.T) {
 	// "a"), and an invalid name is reported once, not as a duplicate.
 	want := []string{"a/description", "b c/name", "b c/exmples", "d/margin", "a/colour", "a/name", "b c/name"}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("ParseCatalog() problems mismatch (-want +got):\n%s\nerror: %v", diff, err)
+		t.Errorf("Parse() problems mismatch (-want +got):\n%s\nerror: %v", diff, err)
 	}
 }
 
-func TestParseCatalogCapsProblems(t *testing.T) {
+func TestParseCapsProblems(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("[")
 	for i := range 30 {
@@ -453,24 +454,24 @@ func TestParseCatalogCapsProblems(t *testing.T) {
 		b.WriteString(`{"name":"t` + itoa(i) + `","description":""}`)
 	}
 	b.WriteString("]")
-	_, err := ParseCatalog("tools.json", []byte(b.String()))
+	_, err := Parse("tools.json", []byte(b.String()))
 	list := catalogErrors(t, err)
 	if len(list) != maxProblems+1 {
-		t.Fatalf("ParseCatalog() reported %d problems, want %d", len(list), maxProblems+1)
+		t.Fatalf("Parse() reported %d problems, want %d", len(list), maxProblems+1)
 	}
 	if last := list[len(list)-1].Error(); last != "tools.json: 10 more problems not shown" {
 		t.Errorf("last problem = %q, want the count of the others", last)
 	}
-	if !errors.Is(err, ErrInvalid) {
-		t.Errorf("error %v is not ErrInvalid", err)
+	if !errors.Is(err, habilis.ErrInvalid) {
+		t.Errorf("error %v is not habilis.ErrInvalid", err)
 	}
 }
 
-func TestParseCatalogSizeLimit(t *testing.T) {
-	data := make([]byte, MaxCatalogSize+1)
-	_, err := ParseCatalog("big.json", data)
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "big.json: is larger than the limit of 64 MiB") {
-		t.Errorf("ParseCatalog(%d bytes) error = %v, want the size limit", len(data), err)
+func TestParseSizeLimit(t *testing.T) {
+	data := make([]byte, MaxSize+1)
+	_, err := Parse("big.json", data)
+	if !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), "big.json: is larger than the limit of 64 MiB") {
+		t.Errorf("Parse(%d bytes) error = %v, want the size limit", len(data), err)
 	}
 
 	path := filepath.Join(t.TempDir(), "big.json")
@@ -478,37 +479,37 @@ func TestParseCatalogSizeLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Truncate(MaxCatalogSize + 10); err != nil {
+	if err := f.Truncate(MaxSize + 10); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
-	if _, err := ReadCatalog(path); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "larger than the limit") {
-		t.Errorf("ReadCatalog(%q) error = %v, want the size limit", path, err)
+	if _, err := Read(path); !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), "larger than the limit") {
+		t.Errorf("Read(%q) error = %v, want the size limit", path, err)
 	}
 }
 
-func TestReadCatalogMissing(t *testing.T) {
+func TestReadMissing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "nope.json")
-	_, err := ReadCatalog(path)
-	if !errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrInvalid) {
-		t.Errorf("ReadCatalog(%q) error = %v, want fs.ErrNotExist", path, err)
+	_, err := Read(path)
+	if !errors.Is(err, fs.ErrNotExist) || errors.Is(err, habilis.ErrInvalid) {
+		t.Errorf("Read(%q) error = %v, want fs.ErrNotExist", path, err)
 	}
 }
 
-func TestParseCatalogBOM(t *testing.T) {
+func TestParseBOM(t *testing.T) {
 	data := "\xef\xbb\xbf[{\"name\":\"a\",\"description\":\"d\"}]"
-	if _, err := ParseCatalog("tools.json", []byte(data)); err != nil {
-		t.Errorf("ParseCatalog(with BOM) error: %v", err)
+	if _, err := Parse("tools.json", []byte(data)); err != nil {
+		t.Errorf("Parse(with BOM) error: %v", err)
 	}
 }
 
-func TestParseCatalogArgumentsNamedLikeKeywords(t *testing.T) {
+func TestParseArgumentsNamedLikeKeywords(t *testing.T) {
 	// A map whose arguments are called "type" and "properties" is still a
 	// map: its values are descriptions.
 	data := `[{"name":"a","description":"d","arguments":{"type":"Kind of vehicle","properties":"Extra properties"}}]`
-	tools, err := ParseCatalog("tools.json", []byte(data))
+	tools, err := Parse("tools.json", []byte(data))
 	if err != nil {
-		t.Fatalf("ParseCatalog() error: %v", err)
+		t.Fatalf("Parse() error: %v", err)
 	}
 	want := `{"properties":{"properties":{"description":"Extra properties","type":"string"},"type":{"description":"Kind of vehicle","type":"string"}},"type":"object"}`
 	if got := string(tools[0].InputSchema); got != want {
@@ -523,11 +524,11 @@ func TestCanonicalSchema(t *testing.T) {
 		"required": ["city"]}}]`
 	b := `[{"inputSchema":{"required":["city"],"properties":{"n":{"type":"integer","maximum":12345678901234567890},"city":{"description":"City","type":"string"}},"type":"object"},
 		"description":"d","name":"a"}]`
-	ta, err := ParseCatalog("a.json", []byte(a))
+	ta, err := Parse("a.json", []byte(a))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb, err := ParseCatalog("b.json", []byte(b))
+	tb, err := Parse("b.json", []byte(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -545,11 +546,11 @@ func TestCanonicalSchema(t *testing.T) {
 	// The map form and the equivalent schema are the same tool.
 	c := `[{"name":"a","description":"d","arguments":{"city":"City (type: string)"},"required":["city"]}]`
 	e := `[{"name":"a","description":"d","arguments":{"required":["city"],"type":"object","properties":{"city":{"type":"string","description":"City (type: string)"}}}}]`
-	tc, err := ParseCatalog("c.json", []byte(c))
+	tc, err := Parse("c.json", []byte(c))
 	if err != nil {
 		t.Fatal(err)
 	}
-	te, err := ParseCatalog("e.json", []byte(e))
+	te, err := Parse("e.json", []byte(e))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -559,7 +560,7 @@ func TestCanonicalSchema(t *testing.T) {
 }
 
 func TestHash(t *testing.T) {
-	base := Tool{
+	base := habilis.Tool{
 		Name:        "get_weather",
 		Description: "Weather now.",
 		Examples:    []string{"weather in Oslo", "is it cold"},
@@ -578,22 +579,22 @@ func TestHash(t *testing.T) {
 	if got := same.Hash(); got != h {
 		t.Errorf("Hash() of an equal tool = %s, want %s", got, h)
 	}
-	mutations := map[string]func(*Tool){
-		"name":           func(t *Tool) { t.Name = "get_weather2" },
-		"description":    func(t *Tool) { t.Description = "Weather now!" },
-		"example text":   func(t *Tool) { t.Examples = []string{"weather in Oslo", "is it colder"} },
-		"example order":  func(t *Tool) { t.Examples = []string{"is it cold", "weather in Oslo"} },
-		"example added":  func(t *Tool) { t.Examples = append(t.Examples[:2:2], "brrr") },
-		"no examples":    func(t *Tool) { t.Examples = nil },
-		"schema":         func(t *Tool) { t.InputSchema = json.RawMessage(`{"properties":{"x":{}},"type":"object"}`) },
-		"margin":         func(t *Tool) { t.Margin = f32(0.2) },
-		"no margin":      func(t *Tool) { t.Margin = nil },
-		"zero margin":    func(t *Tool) { t.Margin = f32(0) },
-		"executor":       func(t *Tool) { t.Executor = json.RawMessage(`{"kind":"mcp"}`) },
-		"no executor":    func(t *Tool) { t.Executor = nil },
-		"meta value":     func(t *Tool) { t.Meta = map[string]string{"owner": "x", "team": "z"} },
-		"meta key":       func(t *Tool) { t.Meta = map[string]string{"owner": "x", "teams": "y"} },
-		"invalid schema": func(t *Tool) { t.InputSchema = json.RawMessage(`{not json`) },
+	mutations := map[string]func(*habilis.Tool){
+		"name":           func(t *habilis.Tool) { t.Name = "get_weather2" },
+		"description":    func(t *habilis.Tool) { t.Description = "Weather now!" },
+		"example text":   func(t *habilis.Tool) { t.Examples = []string{"weather in Oslo", "is it colder"} },
+		"example order":  func(t *habilis.Tool) { t.Examples = []string{"is it cold", "weather in Oslo"} },
+		"example added":  func(t *habilis.Tool) { t.Examples = append(t.Examples[:2:2], "brrr") },
+		"no examples":    func(t *habilis.Tool) { t.Examples = nil },
+		"schema":         func(t *habilis.Tool) { t.InputSchema = json.RawMessage(`{"properties":{"x":{}},"type":"object"}`) },
+		"margin":         func(t *habilis.Tool) { t.Margin = f32(0.2) },
+		"no margin":      func(t *habilis.Tool) { t.Margin = nil },
+		"zero margin":    func(t *habilis.Tool) { t.Margin = f32(0) },
+		"executor":       func(t *habilis.Tool) { t.Executor = json.RawMessage(`{"kind":"mcp"}`) },
+		"no executor":    func(t *habilis.Tool) { t.Executor = nil },
+		"meta value":     func(t *habilis.Tool) { t.Meta = map[string]string{"owner": "x", "team": "z"} },
+		"meta key":       func(t *habilis.Tool) { t.Meta = map[string]string{"owner": "x", "teams": "y"} },
+		"invalid schema": func(t *habilis.Tool) { t.InputSchema = json.RawMessage(`{not json`) },
 	}
 	seen := map[string]string{h: "base"}
 	for name, mutate := range mutations {
@@ -608,24 +609,24 @@ func TestHash(t *testing.T) {
 	}
 }
 
-func TestParseCatalogRoundTrip(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "catalog", "*.json"))
+func TestParseRoundTrip(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no fixtures: %v", err)
 	}
 	for _, file := range files {
-		tools, err := ReadCatalog(file)
+		tools, err := Read(file)
 		if err != nil {
-			t.Errorf("ReadCatalog(%q) error: %v", file, err)
+			t.Errorf("Read(%q) error: %v", file, err)
 			continue
 		}
 		data, err := json.Marshal(tools)
 		if err != nil {
 			t.Fatalf("json.Marshal(%s tools): %v", file, err)
 		}
-		again, err := ParseCatalog("roundtrip.json", data)
+		again, err := Parse("roundtrip.json", data)
 		if err != nil {
-			t.Errorf("ParseCatalog(marshalled %s) error: %v\n%s", file, err, data)
+			t.Errorf("Parse(marshalled %s) error: %v\n%s", file, err, data)
 			continue
 		}
 		if diff := cmp.Diff(tools, again); diff != "" {
@@ -639,27 +640,27 @@ func TestParseCatalogRoundTrip(t *testing.T) {
 	}
 }
 
-// TestParseCatalogSharedData checks that the evaluation catalogs beside
+// TestParseSharedData checks that the evaluation catalogs beside
 // the repository parse; it skips when they are not there.
-func TestParseCatalogSharedData(t *testing.T) {
+func TestParseSharedData(t *testing.T) {
 	tests := []struct {
 		path  string
 		tools int
 	}{
-		{filepath.Join("..", "shared", "data", "metatool", "tools.json"), 199},
-		{filepath.Join("..", "shared", "data", "bfcl", "tools.json"), 1702},
+		{filepath.Join("..", "..", "shared", "data", "metatool", "tools.json"), 199},
+		{filepath.Join("..", "..", "shared", "data", "bfcl", "tools.json"), 1702},
 	}
 	for _, tt := range tests {
 		if _, err := os.Stat(tt.path); err != nil {
 			t.Skipf("evaluation data not found (%v); it lives in ../shared/data beside the repository", err)
 		}
-		tools, err := ReadCatalog(tt.path)
+		tools, err := Read(tt.path)
 		if err != nil {
-			t.Errorf("ReadCatalog(%q) error: %v", tt.path, err)
+			t.Errorf("Read(%q) error: %v", tt.path, err)
 			continue
 		}
 		if len(tools) != tt.tools {
-			t.Errorf("ReadCatalog(%q) = %d tools, want %d", tt.path, len(tools), tt.tools)
+			t.Errorf("Read(%q) = %d tools, want %d", tt.path, len(tools), tt.tools)
 		}
 		for _, tool := range tools {
 			checkToolInvariants(t, tool)
@@ -668,7 +669,7 @@ func TestParseCatalogSharedData(t *testing.T) {
 }
 
 // checkToolInvariants checks what every parsed tool guarantees.
-func checkToolInvariants(t *testing.T, tool Tool) {
+func checkToolInvariants(t *testing.T, tool habilis.Tool) {
 	t.Helper()
 	if !toolNameRE.MatchString(tool.Name) {
 		t.Errorf("tool name %q is not valid", tool.Name)
@@ -700,9 +701,9 @@ func checkToolInvariants(t *testing.T, tool Tool) {
 // TestSampleCatalog keeps the sample catalog and its labelled queries, used
 // by the README, valid and consistent with each other.
 func TestSampleCatalog(t *testing.T) {
-	tools, err := ReadCatalog("tools.json")
+	tools, err := Read("../tools.json")
 	if err != nil {
-		t.Fatalf("ReadCatalog(tools.json) error: %v", err)
+		t.Fatalf("Read(../tools.json) error: %v", err)
 	}
 	examples := map[string]string{}
 	names := map[string]bool{}
@@ -717,7 +718,7 @@ func TestSampleCatalog(t *testing.T) {
 		}
 	}
 
-	f, err := os.Open("queries.jsonl")
+	f, err := os.Open("../queries.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
