@@ -293,8 +293,9 @@ type SelectOptions struct {
 	Pinned []string
 	// Denied tools are never returned.
 	Denied []string
-	// FailOpen returns the top k even when every tool fails its gate; the
-	// decision still says it abstained.
+	// FailOpen returns the k best tools whether or not they pass their
+	// gates (each match says whether it passed); the decision still says
+	// whether it abstained. Without it, only tools that pass are returned.
 	FailOpen bool
 }
 
@@ -352,11 +353,13 @@ type Decision struct {
 	Abstained bool `json:"abstained"`
 	// Reason says why, in words, when Abstained or Ambiguous.
 	Reason string `json:"reason"`
-	// Ambiguous reports that the query passes the gates of tools that
-	// collide with each other.
+	// Ambiguous reports that the best tool that passes its gate collides
+	// at high severity with another tool that passes its own; it does not
+	// depend on K.
 	Ambiguous bool `json:"ambiguous"`
-	// Matches holds up to K tools, best first (after pinned tools, which
-	// come last). When Abstained and not FailOpen it is empty.
+	// Matches holds up to K tools, best first (pinned tools come last):
+	// those that pass their gates, or with FailOpen the K best whatever
+	// their gates say. When Abstained and not FailOpen it is empty.
 	Matches []Match `json:"matches"`
 }
 

@@ -173,9 +173,13 @@ type PrefilterRequest struct {
 	// Shape is how to write the chosen tools: "openai", "mcp", or "" for
 	// Catalog's own shape ("openai" for the server's catalog).
 	Shape string
-	// Options are the selection's; with FailOpen false an abstention
-	// returns no tools.
+	// Options are the selection's. Options.FailOpen is ignored: Prefilter
+	// hands over the k best tools whatever the decision, which it reports
+	// beside them, unless FailClosed is set.
 	Options habilis.SelectOptions
+	// FailClosed hands over no tools (pinned ones aside) when the router
+	// abstains, and only the tools that pass their gates otherwise.
+	FailClosed bool
 }
 
 // Prefiltered is the answer to a Prefilter: the chosen tools' definitions
@@ -208,7 +212,7 @@ func (c *Client) Prefilter(ctx context.Context, req PrefilterRequest) (*Prefilte
 		Mode:            r.Mode,
 		Pinned:          r.Pinned,
 		Denied:          r.Denied,
-		FailOpen:        r.FailOpen,
+		FailClosed:      req.FailClosed,
 	})
 	if err != nil {
 		return nil, fromStatus(err)

@@ -301,7 +301,7 @@ func (s *Server) prefilter(ctx context.Context, req *habilisv1.PrefilterRequest)
 	default:
 		return nil, invalidf("shape", "%q: want openai, mcp or empty", shape)
 	}
-	opts, err := selectOptions(req)
+	opts, err := prefilterOptions(req)
 	if err != nil {
 		return nil, err
 	}
@@ -352,6 +352,21 @@ func (s *Server) prefilter(ctx context.Context, req *habilisv1.PrefilterRequest)
 		TokensAfter:  after,
 		TokensSaved:  src.tokens - after,
 	}, nil
+}
+
+// prefilterOptions are a Prefilter's selection options: fail-open, so that
+// the k best tools are handed over whatever the decision, unless the
+// request asks for fail_closed.
+func prefilterOptions(req *habilisv1.PrefilterRequest) (habilis.SelectOptions, error) {
+	if req.GetFailOpen() && req.GetFailClosed() {
+		return habilis.SelectOptions{}, invalidf("fail_closed", "excludes fail_open")
+	}
+	opts, err := selectOptions(req)
+	if err != nil {
+		return opts, err
+	}
+	opts.FailOpen = !req.GetFailClosed()
+	return opts, nil
 }
 
 // prefilterServer selects from the server's catalog.

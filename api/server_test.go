@@ -323,33 +323,51 @@ func TestPrefilterServerCatalog(t *testing.T) {
 	}
 }
 
-func TestPrefilterFailClosedAndOpen(t *testing.T) {
-	_, _, c := fixture(t)
+func TestPrefilterHandsOverK(t *testing.T) {
+	_, srv, c := fixture(t)
 	ctx := context.Background()
 	_, catalog := openAICatalog(t, testTools(t))
-	const query = "quantum chromodynamics lattice gluon"
+	const noTool = "quantum chromodynamics lattice gluon"
 	for _, tt := range []struct {
 		name    string
 		catalog []byte
 	}{{"server catalog", nil}, {"inline catalog", catalog}} {
-		closed, err := c.Prefilter(ctx, PrefilterRequest{Query: query, Catalog: tt.catalog, Options: habilis.SelectOptions{K: 3}})
+		for _, old := range []bool{false, true} {
+			// The default, and fail_open as older clients send it, hand
+			// over k tools beside an abstention.
+			open, err := c.Prefilter(ctx, PrefilterRequest{Query: noTool, Catalog: tt.catalog, Options: habilis.SelectOptions{K: 3, FailOpen: old}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var defs []json.RawMessage
+			if err := json.Unmarshal(open.Tools, &defs); err != nil {
+				t.Fatal(err)
+			}
+			if !open.Decision.Abstained || len(open.Decision.Matches) != 3 || len(defs) != 3 || open.TokensSaved != open.TokensBefore-open.TokensAfter {
+				t.Errorf("%s: Prefilter(%q, fail_open %v) = %+v tools %s, want an abstention with 3 tools anyway", tt.name, noTool, old, open.Decision, open.Tools)
+			}
+		}
+		closed, err := c.Prefilter(ctx, PrefilterRequest{Query: noTool, Catalog: tt.catalog, Options: habilis.SelectOptions{K: 3}, FailClosed: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !closed.Decision.Abstained || len(closed.Decision.Matches) != 0 || string(closed.Tools) != "[]" || closed.TokensAfter != 0 || closed.TokensSaved != closed.TokensBefore {
-			t.Errorf("%s: fail-closed Prefilter(%q) = %+v tools %s, want an abstention with no tools", tt.name, query, closed.Decision, closed.Tools)
+			t.Errorf("%s: fail-closed Prefilter(%q) = %+v tools %s, want an abstention with no tools", tt.name, noTool, closed.Decision, closed.Tools)
 		}
-		open, err := c.Prefilter(ctx, PrefilterRequest{Query: query, Catalog: tt.catalog, Options: habilis.SelectOptions{K: 3, FailOpen: true}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var defs []json.RawMessage
-		if err := json.Unmarshal(open.Tools, &defs); err != nil {
-			t.Fatal(err)
-		}
-		if !open.Decision.Abstained || len(open.Decision.Matches) != 3 || len(defs) != 3 || open.TokensSaved != open.TokensBefore-open.TokensAfter {
-			t.Errorf("%s: fail-open Prefilter(%q) = %+v tools %s, want an abstention with 3 tools anyway", tt.name, query, open.Decision, open.Tools)
-		}
+	}
+	// A request one tool passes still gets k tools, that one first.
+	const q = "send an email to bob about the meeting"
+	got, err := c.Prefilter(ctx, PrefilterRequest{Query: q, Options: habilis.SelectOptions{K: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := got.Decision.Matches
+	if got.Decision.Abstained || len(ms) != 3 || ms[0].Tool != "send_email" || !ms[0].Passed || ms[1].Passed {
+		t.Errorf("Prefilter(%q) = %+v, want send_email passing first and 3 tools in all", q, got.Decision)
+	}
+	_, err = srv.Prefilter(ctx, &habilisv1.PrefilterRequest{Query: q, FailOpen: true, FailClosed: true})
+	if !errors.Is(err, habilis.ErrInvalid) {
+		t.Errorf("Prefilter(fail_open and fail_closed) error = %v, want ErrInvalid", err)
 	}
 }
 
@@ -471,7 +489,7 @@ func TestUpsertAtomic(t *testing.T) {
 	for range 2 {
 		wg.Go(func() {
 			for !stop.Load() || selections.Load() < 10 {
-				d, err := c.Select(ctx, "zebra quokka", habilis.SelectOptions{K: MaxK, Mode: habilis.ModeDescription})
+				d, err := c.Select(ctx, "zebra quokka", habilis.SelectOptions{K: MaxK, Mode: habilis.ModeDescription, FailOpen: true})
 				selections.Add(1)
 				if err != nil {
 					report("Select: %v", err)

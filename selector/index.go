@@ -69,19 +69,43 @@ type toolInfo struct {
 	margin        float32
 }
 
-// gate returns the tool's threshold on its gate score and where it comes
-// from.
+// gate returns tool i's centroid-mode gate (see centroidGate), its radius
+// and where the radius comes from.
 func (ix *index) gate(i int) (threshold, radius float32, source string) {
 	t := &ix.tools[i]
 	switch {
 	case t.hasRadius:
-		return max(t.radius-t.margin, ix.cal.NoiseFloor), t.radius, "examples"
+		return ix.centroidGate(i), t.radius, "examples"
 	case len(t.tool.Examples) == 1:
-		return ix.cal.Threshold, ix.cal.Threshold + t.margin, "catalog"
+		return ix.centroidGate(i), ix.cal.Threshold + t.margin, "catalog"
 	default:
-		return ix.cal.DescriptionThreshold, ix.cal.DescriptionThreshold + t.margin, "catalog"
+		return ix.centroidGate(i), ix.cal.DescriptionThreshold + t.margin, "catalog"
 	}
 }
+
+// centroidGate is tool i's gate in centroid mode, on its centroid score:
+// radius − margin raised to the noise floor for a tool with two examples
+// or more, the catalog's one-example threshold for a tool with one, and
+// its description gate for a tool with none.
+func (ix *index) centroidGate(i int) float32 {
+	t := &ix.tools[i]
+	switch {
+	case t.hasRadius:
+		return max(t.radius-t.margin, ix.cal.NoiseFloor)
+	case len(t.tool.Examples) == 1:
+		return ix.cal.Threshold
+	}
+	return ix.descriptionGate(i)
+}
+
+// descriptionGate is tool i's gate on its description score: in
+// description mode for every tool, in the other modes for tools without
+// examples.
+func (ix *index) descriptionGate(i int) float32 { return ix.cal.DescriptionThreshold }
+
+// hybridGate is tool i's gate in hybrid mode, on its evidence, for a tool
+// with examples.
+func (ix *index) hybridGate(i int) float32 { return ix.cal.HybridThreshold }
 
 // shared is what both calibration and the index compute over a catalog's
 // records, so that a write computes it once: per tool the Rocchio norms

@@ -75,6 +75,9 @@ type Ranking struct {
 	gate, threshold float32
 	// pinned holds the pinned tools' matches, scored in the same pass.
 	pinned []habilis.Match
+	// rival is a tool that collides with the best passing tool and passes
+	// its own gate too, or "".
+	rival string
 }
 
 func (ix *index) selectQuery(ctx context.Context, query string, opts habilis.SelectOptions) (*habilis.Decision, *Ranking, error) {
@@ -124,24 +127,25 @@ func (ix *index) selectQuery(ctx context.Context, query string, opts habilis.Sel
 		}
 	}
 	switch {
-	case mode == habilis.ModeDescription:
-		// Description mode ranks only; the gate is reported, not applied.
-		d.Matches = rk.Matches
 	case len(passed) == 0:
 		d.Abstained = true
 		d.Reason = abstainReason(rk, mode)
-		if opts.FailOpen {
-			d.Matches = rk.Matches
-		}
-	default:
+	case rk.rival != "":
+		// Ambiguity rests on the chosen tool and the tools it collides
+		// with, whatever k is: see index.rival.
+		d.Ambiguous = true
+		d.Reason = fmt.Sprintf("ambiguous: %s and %s both fit and their regions overlap", passed[0].Tool, rk.rival)
+	}
+	switch {
+	case opts.FailOpen:
+		// Fail-open hands over the k best whatever their gates say; each
+		// match says whether it passed.
+		d.Matches = rk.Matches
+	case !d.Abstained:
 		d.Matches = passed
 	}
 	if len(d.Matches) > k {
 		d.Matches = d.Matches[:k]
-	}
-	if amb := ambiguous(d.Matches); amb != "" && !d.Abstained {
-		d.Ambiguous = true
-		d.Reason = amb
 	}
 	for _, m := range rk.pinned {
 		if !slices.ContainsFunc(d.Matches, func(x habilis.Match) bool { return x.Tool == m.Tool }) {
@@ -162,17 +166,26 @@ func abstainReason(rk *Ranking, mode habilis.Mode) string {
 	return fmt.Sprintf("no tool fits: every candidate fails its gate (best %s: score %.3f < gate %.3f)", best.Tool, rk.gate, rk.threshold)
 }
 
-// ambiguous returns a reason when two of the passing matches collide.
-func ambiguous(ms []habilis.Match) string {
-	for i := range ms {
-		if !ms[i].Passed {
+// rival returns a tool that collides at high severity with the best
+// passing tool of rk and passes its own gate too (sig gives a tool's
+// signals), or "" when there is none. It looks at the colliding tools
+// themselves, not at the top k, so that a decision's ambiguity does not
+// depend on how many matches were asked for.
+func (ix *index) rival(rk *Ranking, denied map[int]bool, sig func(i int) signals) string {
+	for _, m := range rk.Matches {
+		if !m.Passed {
 			continue
 		}
-		for j := i + 1; j < len(ms); j++ {
-			if ms[j].Passed && slices.Contains(ms[i].CollidesWith, ms[j].Tool) {
-				return fmt.Sprintf("ambiguous: %s and %s both fit and their regions overlap", ms[i].Tool, ms[j].Tool)
+		for _, name := range ix.collides[ix.byName[m.Tool]] {
+			j, ok := ix.byName[name]
+			if !ok || isDenied(denied, j) {
+				continue
+			}
+			if sg := sig(j); sg.gateScore >= sg.threshold {
+				return name
 			}
 		}
+		return ""
 	}
 	return ""
 }
@@ -213,17 +226,21 @@ func (ix *index) queryVectors(ctx context.Context, query string) (q, ql habilis.
 }
 
 // signalsOf returns tool i's signals in description and centroid modes,
-// ranked by its score in column key of s.sig, with its centroid-mode gate:
-// its centroid score (its description score without examples) against its
-// gate threshold.
+// ranked by its score in column key of s.sig, with the mode's gate: in
+// description mode its description score against its description gate, in
+// centroid mode its centroid score against its centroid gate (its
+// description score and gate without examples).
 func (ix *index) signalsOf(s *scratch, key, i int) signals {
 	g := &s.sig[i]
 	sg := signals{tool: i, cent: g[sigCent], desc: g[sigDesc], fused: g[key]}
-	sg.threshold, _, _ = ix.gate(i)
-	if len(ix.tools[i].tool.Examples) > 0 {
-		sg.gateScore = sg.cent
-	} else {
-		sg.gateScore = sg.desc
+	switch {
+	case key == sigDesc:
+		// Description mode gates every tool on its description.
+		sg.gateScore, sg.threshold = sg.desc, ix.descriptionGate(i)
+	case len(ix.tools[i].tool.Examples) > 0:
+		sg.gateScore, sg.threshold = sg.cent, ix.centroidGate(i)
+	default:
+		sg.gateScore, sg.threshold = sg.desc, ix.descriptionGate(i)
 	}
 	return sg
 }
@@ -256,6 +273,7 @@ func (ix *index) rank(ctx context.Context, query string, mode habilis.Mode, k in
 			m.Pinned = true
 			rk.pinned = append(rk.pinned, m)
 		}
+		rk.rival = ix.rival(rk, denied, func(i int) signals { return ix.hybridSignals(s, i) })
 		return rk, nil
 	}
 	best := newTopK(k)
@@ -278,6 +296,7 @@ func (ix *index) rank(ctx context.Context, query string, mode habilis.Mode, k in
 		m.Pinned = true
 		rk.pinned = append(rk.pinned, m)
 	}
+	rk.rival = ix.rival(rk, denied, func(i int) signals { return ix.signalsOf(s, key, i) })
 	if len(rk.Matches) > 0 {
 		best := rk.Matches[0]
 		if mode == habilis.ModeCentroid {
@@ -480,9 +499,9 @@ func (ix *index) hybridSignals(s *scratch, i int) signals {
 	g := &s.sig[i]
 	sg := signals{tool: i, cent: g[sigCent], desc: g[sigDesc], doc: g[sigDoc], roc: g[sigRoc], fused: s.fused[i]}
 	if len(ix.tools[i].tool.Examples) > 0 {
-		sg.gateScore, sg.threshold = ix.evidence(sg.roc, sg.doc), ix.cal.HybridThreshold
+		sg.gateScore, sg.threshold = ix.evidence(sg.roc, sg.doc), ix.hybridGate(i)
 	} else {
-		sg.gateScore, sg.threshold = sg.desc, ix.cal.DescriptionThreshold
+		sg.gateScore, sg.threshold = sg.desc, ix.descriptionGate(i)
 	}
 	return sg
 }

@@ -253,6 +253,44 @@ func TestAmbiguousWhenCollidingToolsBothFit(t *testing.T) {
 	if !d.Ambiguous || d.Reason == "" {
 		t.Errorf("Select(weather in Paris tomorrow) = %+v, want ambiguous between the two weather tools", d)
 	}
+	// Ambiguity rests on the colliding tools, not on the matches asked for.
+	for _, k := range []int{1, 2, 5} {
+		dk, err := r.Select(context.Background(), "weather in Paris tomorrow", habilis.SelectOptions{Mode: habilis.ModeCentroid, K: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dk.Ambiguous != d.Ambiguous || dk.Reason != d.Reason {
+			t.Errorf("Select(k=%d) ambiguous %v (%q), want %v (%q) as with the default k", k, dk.Ambiguous, dk.Reason, d.Ambiguous, d.Reason)
+		}
+	}
+}
+
+func TestFailOpenHandsOverK(t *testing.T) {
+	r, _ := loaded(t)
+	for _, mode := range []habilis.Mode{habilis.ModeCentroid, habilis.ModeHybrid} {
+		q := "send an email to dave about lunch"
+		closed, err := r.Select(context.Background(), q, habilis.SelectOptions{Mode: mode, K: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		open, err := r.Select(context.Background(), q, habilis.SelectOptions{Mode: mode, K: 3, FailOpen: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		passed := 0
+		for _, m := range closed.Matches {
+			if !m.Passed {
+				t.Errorf("Select(%q, %s) returned %s, which fails its gate", q, mode, m.Tool)
+			}
+			passed++
+		}
+		if passed == 0 || passed == 3 {
+			t.Fatalf("Select(%q, %s) passed %d tools, want some but fewer than 3 for this test", q, mode, passed)
+		}
+		if len(open.Matches) != 3 || open.Matches[0].Tool != closed.Matches[0].Tool || open.Abstained {
+			t.Errorf("Select(%q, %s, fail-open) = %+v, want 3 matches led by %s", q, mode, open, closed.Matches[0].Tool)
+		}
+	}
 }
 
 func TestLoadIsIdempotent(t *testing.T) {

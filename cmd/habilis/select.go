@@ -28,7 +28,7 @@ func (o *selectOptions) addFlags(cmd *cobra.Command) {
 	f.IntVarP(&o.k, "k", "k", selector.DefaultK, "how many tools to return at most")
 	f.StringArrayVar(&o.pin, "pin", nil, "always include this tool (repeatable)")
 	f.StringArrayVar(&o.deny, "deny", nil, "never include this tool (repeatable)")
-	f.BoolVar(&o.failOpen, "fail-open", false, "return the top k even when every tool fails its gate")
+	f.BoolVar(&o.failOpen, "fail-open", false, "return the k best tools whether or not they pass their gates")
 }
 
 func newSelectCmd(g *globalOptions) *cobra.Command {

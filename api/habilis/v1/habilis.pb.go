@@ -44,8 +44,9 @@ type SelectRequest struct {
 	Pinned []string `protobuf:"bytes,4,rep,name=pinned,proto3" json:"pinned,omitempty"`
 	// denied tools are never returned.
 	Denied []string `protobuf:"bytes,5,rep,name=denied,proto3" json:"denied,omitempty"`
-	// fail_open returns the top k even when the router abstains; the
-	// response still says it abstained.
+	// fail_open returns the k best tools whether or not they pass their
+	// gates (each match says whether it passed); the response still says
+	// whether the router abstained.
 	FailOpen      bool `protobuf:"varint,6,opt,name=fail_open,json=failOpen,proto3" json:"fail_open,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -133,7 +134,9 @@ type SelectResponse struct {
 	Abstained bool `protobuf:"varint,3,opt,name=abstained,proto3" json:"abstained,omitempty"`
 	// reason says why, in words, when abstained or ambiguous.
 	Reason string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
-	// ambiguous reports that the query passes the gates of colliding tools.
+	// ambiguous reports that the best tool that passes its gate collides at
+	// high severity with another tool that passes its own; it does not
+	// depend on k.
 	Ambiguous bool `protobuf:"varint,5,opt,name=ambiguous,proto3" json:"ambiguous,omitempty"`
 	// matches holds up to k tools, best first, then pinned tools. It is
 	// empty when the router abstained and fail_open was not set.
@@ -586,13 +589,21 @@ type PrefilterRequest struct {
 	// shape is how to write the chosen tools: "openai" or "mcp". "" means the
 	// shape of tools_json as sent, or "openai" for the server's catalog.
 	Shape string `protobuf:"bytes,5,opt,name=shape,proto3" json:"shape,omitempty"`
-	// k, mode, pinned, denied and fail_open are as in SelectRequest. With
-	// fail_open unset (fail-closed), an abstention returns no tools.
-	K             int32    `protobuf:"varint,6,opt,name=k,proto3" json:"k,omitempty"`
-	Mode          string   `protobuf:"bytes,7,opt,name=mode,proto3" json:"mode,omitempty"`
-	Pinned        []string `protobuf:"bytes,8,rep,name=pinned,proto3" json:"pinned,omitempty"`
-	Denied        []string `protobuf:"bytes,9,rep,name=denied,proto3" json:"denied,omitempty"`
-	FailOpen      bool     `protobuf:"varint,10,opt,name=fail_open,json=failOpen,proto3" json:"fail_open,omitempty"`
+	// k, mode, pinned and denied are as in SelectRequest. Prefilter shrinks
+	// a catalog for a model that decides: it hands over the k best tools
+	// whether or not they pass their gates, and reports the decision
+	// (abstained, ambiguous, each match's passed) beside them.
+	K      int32    `protobuf:"varint,6,opt,name=k,proto3" json:"k,omitempty"`
+	Mode   string   `protobuf:"bytes,7,opt,name=mode,proto3" json:"mode,omitempty"`
+	Pinned []string `protobuf:"bytes,8,rep,name=pinned,proto3" json:"pinned,omitempty"`
+	Denied []string `protobuf:"bytes,9,rep,name=denied,proto3" json:"denied,omitempty"`
+	// fail_open is what Prefilter always does now (hand over the k best
+	// tools); it is kept so that older clients still send valid requests.
+	FailOpen bool `protobuf:"varint,10,opt,name=fail_open,json=failOpen,proto3" json:"fail_open,omitempty"`
+	// fail_closed hands over no tools (pinned ones aside) when the router
+	// abstains, and only the tools that pass their gates otherwise. It
+	// excludes fail_open.
+	FailClosed    bool `protobuf:"varint,11,opt,name=fail_closed,json=failClosed,proto3" json:"fail_closed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -693,6 +704,13 @@ func (x *PrefilterRequest) GetDenied() []string {
 func (x *PrefilterRequest) GetFailOpen() bool {
 	if x != nil {
 		return x.FailOpen
+	}
+	return false
+}
+
+func (x *PrefilterRequest) GetFailClosed() bool {
+	if x != nil {
+		return x.FailClosed
 	}
 	return false
 }
@@ -2510,7 +2528,7 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"\aresults\x18\x01 \x03(\v2\x1a.habilis.v1.SelectResponseR\aresults\";\n" +
 	"\vChatMessage\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x18\n" +
-	"\acontent\x18\x02 \x01(\tR\acontent\"\xac\x02\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\"\xcd\x02\n" +
 	"\x10PrefilterRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x123\n" +
 	"\bmessages\x18\x02 \x03(\v2\x17.habilis.v1.ChatMessageR\bmessages\x12)\n" +
@@ -2523,7 +2541,9 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"\x06pinned\x18\b \x03(\tR\x06pinned\x12\x16\n" +
 	"\x06denied\x18\t \x03(\tR\x06denied\x12\x1b\n" +
 	"\tfail_open\x18\n" +
-	" \x01(\bR\bfailOpen\"\xeb\x01\n" +
+	" \x01(\bR\bfailOpen\x12\x1f\n" +
+	"\vfail_closed\x18\v \x01(\bR\n" +
+	"failClosed\"\xeb\x01\n" +
 	"\x11PrefilterResponse\x12\x1d\n" +
 	"\n" +
 	"tools_json\x18\x01 \x01(\tR\ttoolsJson\x12\x14\n" +
