@@ -11,7 +11,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -118,9 +117,7 @@ func TestOpenUnreachable(t *testing.T) {
 	port := lis.Addr().(*net.TCPAddr).Port
 	lis.Close() // a closed loopback port refuses connections at once
 
-	start := time.Now()
 	s, err := Open(context.Background(), Config{Host: "127.0.0.1", Port: port})
-	elapsed := time.Since(start)
 	if err == nil {
 		s.Close()
 		t.Fatalf("Open(closed port) succeeded")
@@ -130,10 +127,6 @@ func TestOpenUnreachable(t *testing.T) {
 	}
 	if want := fmt.Sprintf("qdrantstore: connect qdrant at 127.0.0.1:%d: ", port); !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("Open(closed port) error = %q, want it to start with %q", err, want)
-	}
-	// Three retries back off 100+200+400ms.
-	if elapsed > 5*time.Second {
-		t.Errorf("Open(closed port) took %v, want it to fail quickly", elapsed)
 	}
 }
 
