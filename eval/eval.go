@@ -33,6 +33,15 @@ type Query struct {
 	// calls[0].acceptable when the row has exactly one call: with several
 	// calls there is no single gold answer. Nil when the row has none.
 	Acceptable map[string][]any `json:"acceptable,omitempty"`
+	// Candidates, when the row has a "candidates" list, is the query's own
+	// catalog (HasCandidates tells an empty list from none): the names of
+	// the tools offered to it, each a tool of the evaluated catalog or one
+	// of Inline, the definitions the list held in place of names.
+	Candidates    []string       `json:"candidates,omitempty"`
+	Inline        []habilis.Tool `json:"-"`
+	HasCandidates bool           `json:"-"`
+	// Fields holds the row's fields as read, for Where.
+	Fields map[string]json.RawMessage `json:"-"`
 }
 
 // maxLine bounds one JSONL line.
@@ -67,13 +76,22 @@ func ParseQueries(file string, r io.Reader) ([]Query, error) {
 			Args     map[string]any  `json:"arguments"`
 			Calls    json.RawMessage `json:"calls"`
 		}
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(text), &fields); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v: %w", file, line, err, habilis.ErrInvalid)
+		}
 		if err := json.Unmarshal([]byte(text), &raw); err != nil {
 			return nil, fmt.Errorf("%s:%d: %v: %w", file, line, err, habilis.ErrInvalid)
 		}
 		if raw.Query == nil || strings.TrimSpace(*raw.Query) == "" {
 			return nil, fmt.Errorf("%s:%d: field \"query\": must be a non-empty string: %w", file, line, habilis.ErrInvalid)
 		}
-		q := Query{Query: *raw.Query, Arguments: raw.Args}
+		q := Query{Query: *raw.Query, Arguments: raw.Args, Fields: fields}
+		if c, ok := fields["candidates"]; ok {
+			if err := q.parseCandidates(fmt.Sprintf("%s:%d", file, line), c); err != nil {
+				return nil, err
+			}
+		}
 		acc, err := parseCalls(raw.Calls)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: field \"calls\": %v: %w", file, line, err, habilis.ErrInvalid)
@@ -158,6 +176,10 @@ type Report struct {
 	NoTool           NoTool    `json:"no_tool"`
 	Latency          Latency   `json:"latency_us"`
 	PerTool          []PerTool `json:"per_tool"`
+	// Baseline names the baseline measured instead of habilis ("bm25"),
+	// and Threshold is the score it decided at.
+	Baseline  string  `json:"baseline,omitempty"`
+	Threshold float64 `json:"threshold,omitempty"`
 	// Confusions are the most frequent misroutes, worst first.
 	Confusions []Confusion `json:"confusions"`
 	// WrongAbstentions are queries that expected a tool but got none.
@@ -179,6 +201,9 @@ type NoTool struct {
 	AbstainRecall    float64 `json:"abstain_recall"`
 	// WrongAbstainRate is the share of tool queries abstained on.
 	WrongAbstainRate float64 `json:"wrong_abstain_rate"`
+	// AcceptedRate is the share of no-tool queries that got a tool:
+	// 1 − AbstainRecall when there are any, else 0.
+	AcceptedRate float64 `json:"accepted_rate"`
 }
 
 // Latency holds selection latency percentiles in microseconds.
@@ -211,6 +236,27 @@ type Miss struct {
 
 // Run evaluates r on qs.
 func Run(ctx context.Context, r *selector.Router, qs []Query, opts Options) (*Report, error) {
+	opts, mode, err := opts.resolve()
+	if err != nil {
+		return nil, err
+	}
+	t := newTally(opts)
+	for qi, q := range qs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := t.route(ctx, r, qi, q, mode); err != nil {
+			return nil, err
+		}
+		if opts.Progress != nil {
+			opts.Progress(qi+1, len(qs))
+		}
+	}
+	return t.report(len(r.Tools()), mode), nil
+}
+
+// resolve fills in the defaults of opts and parses its mode.
+func (opts Options) resolve() (Options, habilis.Mode, error) {
 	if opts.K <= 0 {
 		opts.K = selector.DefaultK
 	}
@@ -218,133 +264,160 @@ func Run(ctx context.Context, r *selector.Router, qs []Query, opts Options) (*Re
 		opts.MaxExamples = 3
 	}
 	mode, err := habilis.ParseMode(string(opts.Mode))
+	return opts, mode, err
+}
+
+// tally accumulates the figures of a Report one query at a time.
+type tally struct {
+	opts                           Options
+	queries, toolQ, correct        int
+	decided, rank1                 int
+	recallSum, mrrSum              float64
+	lat                            []float64
+	pos, neg                       []float64
+	abstainRight, abstainAll       int
+	wrongAbstain                   int
+	perTool                        map[string]*PerTool
+	conf                           map[[2]string]*Confusion
+	wrongAbstentions, missedAbstns []Miss
+}
+
+func newTally(opts Options) *tally {
+	return &tally{opts: opts, perTool: map[string]*PerTool{}, conf: map[[2]string]*Confusion{}}
+}
+
+// route selects q (the qi-th query) with r and adds the outcome.
+func (t *tally) route(ctx context.Context, r *selector.Router, qi int, q Query, mode habilis.Mode) error {
+	start := time.Now()
+	// One embedding and one scan give the decision (first match or
+	// abstention) and the ranking before the gates (recall, rank and
+	// confidence).
+	d, rk, err := r.SelectRanked(ctx, q.Query, habilis.SelectOptions{K: t.opts.K, Mode: mode})
+	t.lat = append(t.lat, float64(time.Since(start).Nanoseconds())/1e3)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("eval: query %d %q: %w", qi+1, q.Query, err)
 	}
-	rep := &Report{Queries: len(qs), Tools: len(r.Tools()), Mode: mode, K: opts.K}
-	var (
-		toolQ, correct, decided, rank1 int
-		recallSum, mrrSum              float64
-		lat                            []float64
-		pos, neg                       []float64
-		abstainRight, abstainAll       int
-		wrongAbstain                   int
-		perTool                        = map[string]*PerTool{}
-		conf                           = map[[2]string]*Confusion{}
-	)
-	for qi, q := range qs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	var top string
+	if !d.Abstained && len(d.Matches) > 0 {
+		top = d.Matches[0].Tool
+	}
+	ranked := make([]string, len(rk.Matches))
+	for i, m := range rk.Matches {
+		ranked[i] = m.Tool
+	}
+	t.add(q, top, d.Abstained, ranked, float64(rk.Confidence))
+	return nil
+}
+
+// add counts one query: the decision's tool (top, "" when abstained), the
+// ranking before the gates, best first, and the confidence that some tool
+// applies.
+func (t *tally) add(q Query, top string, abstained bool, ranking []string, confidence float64) {
+	t.queries++
+	if abstained {
+		t.abstainAll++
+	}
+	if len(q.Expected) == 0 {
+		t.neg = append(t.neg, confidence)
+		if abstained {
+			t.abstainRight++
+			t.decided++
+		} else {
+			t.missedAbstns = appendMiss(t.missedAbstns, Miss{Query: q.Query, Expected: []string{}, Chosen: top}, t.opts.MaxExamples*10)
 		}
-		start := time.Now()
-		// One embedding and one scan give the decision (first match or
-		// abstention) and the ranking before the gates (recall, rank and
-		// confidence).
-		d, rk, err := r.SelectRanked(ctx, q.Query, habilis.SelectOptions{K: opts.K, Mode: mode})
-		lat = append(lat, float64(time.Since(start).Nanoseconds())/1e3)
-		if err != nil {
-			return nil, fmt.Errorf("eval: query %d %q: %w", qi+1, q.Query, err)
-		}
-		if opts.Progress != nil {
-			opts.Progress(qi+1, len(qs))
-		}
-		ranking := rk.Matches
-		var top string
-		if !d.Abstained && len(d.Matches) > 0 {
-			top = d.Matches[0].Tool
-		}
-		confidence := float64(rk.Confidence)
-		if d.Abstained {
-			abstainAll++
-		}
-		if len(q.Expected) == 0 {
-			neg = append(neg, confidence)
-			if d.Abstained {
-				abstainRight++
-				decided++
-			} else {
-				rep.MissedAbstentions = appendMiss(rep.MissedAbstentions, Miss{Query: q.Query, Expected: []string{}, Chosen: top}, opts.MaxExamples*10)
+		return
+	}
+	t.toolQ++
+	t.pos = append(t.pos, confidence)
+	hit := top != "" && slices.Contains(q.Expected, top)
+	if hit {
+		t.correct++
+		t.decided++
+	}
+	if abstained {
+		t.wrongAbstain++
+		t.wrongAbstentions = appendMiss(t.wrongAbstentions, Miss{Query: q.Query, Expected: q.Expected}, t.opts.MaxExamples*10)
+	}
+	found, first := 0, 0
+	for rank, m := range ranking {
+		if slices.Contains(q.Expected, m) {
+			found++
+			if first == 0 {
+				first = rank + 1
 			}
-			continue
 		}
-		toolQ++
-		pos = append(pos, confidence)
-		hit := top != "" && slices.Contains(q.Expected, top)
+	}
+	if first == 1 {
+		t.rank1++
+	}
+	t.recallSum += float64(found) / float64(len(q.Expected))
+	if first > 0 {
+		t.mrrSum += 1 / float64(first)
+	}
+	for _, e := range q.Expected {
+		pt := t.perTool[e]
+		if pt == nil {
+			pt = &PerTool{Tool: e}
+			t.perTool[e] = pt
+		}
+		pt.Queries++
 		if hit {
-			correct++
-			decided++
-		}
-		if d.Abstained {
-			wrongAbstain++
-			rep.WrongAbstentions = appendMiss(rep.WrongAbstentions, Miss{Query: q.Query, Expected: q.Expected}, opts.MaxExamples*10)
-		}
-		found, first := 0, 0
-		for rank, m := range ranking {
-			if slices.Contains(q.Expected, m.Tool) {
-				found++
-				if first == 0 {
-					first = rank + 1
-				}
-			}
-		}
-		if first == 1 {
-			rank1++
-		}
-		recallSum += float64(found) / float64(len(q.Expected))
-		if first > 0 {
-			mrrSum += 1 / float64(first)
-		}
-		for _, e := range q.Expected {
-			pt := perTool[e]
-			if pt == nil {
-				pt = &PerTool{Tool: e}
-				perTool[e] = pt
-			}
-			pt.Queries++
-			if hit {
-				pt.AccAt1++
-			}
-		}
-		if !hit && top != "" {
-			key := [2]string{q.Expected[0], top}
-			c := conf[key]
-			if c == nil {
-				c = &Confusion{Expected: key[0], Chosen: key[1]}
-				conf[key] = c
-			}
-			c.Count++
-			if len(c.Queries) < opts.MaxExamples {
-				c.Queries = append(c.Queries, q.Query)
-			}
+			pt.AccAt1++
 		}
 	}
-	if toolQ > 0 {
-		rep.AccAt1 = float64(correct) / float64(toolQ)
-		rep.RankAccAt1 = float64(rank1) / float64(toolQ)
-		rep.RecallAtK = recallSum / float64(toolQ)
-		rep.MRR = mrrSum / float64(toolQ)
-		rep.NoTool.WrongAbstainRate = float64(wrongAbstain) / float64(toolQ)
+	if !hit && top != "" {
+		key := [2]string{q.Expected[0], top}
+		c := t.conf[key]
+		if c == nil {
+			c = &Confusion{Expected: key[0], Chosen: key[1]}
+			t.conf[key] = c
+		}
+		c.Count++
+		if len(c.Queries) < t.opts.MaxExamples {
+			c.Queries = append(c.Queries, q.Query)
+		}
 	}
-	if len(qs) > 0 {
-		rep.DecisionAccuracy = float64(decided) / float64(len(qs))
+}
+
+// report returns the figures counted so far, over a catalog of tools.
+func (t *tally) report(tools int, mode habilis.Mode) *Report {
+	rep := &Report{Queries: t.queries, Tools: tools, Mode: mode, K: t.opts.K,
+		WrongAbstentions: t.wrongAbstentions, MissedAbstentions: t.missedAbstns}
+	if t.toolQ > 0 {
+		n := float64(t.toolQ)
+		rep.AccAt1 = float64(t.correct) / n
+		rep.RankAccAt1 = float64(t.rank1) / n
+		rep.RecallAtK = t.recallSum / n
+		rep.MRR = t.mrrSum / n
+		rep.NoTool.WrongAbstainRate = float64(t.wrongAbstain) / n
 	}
-	rep.NoTool.Queries = len(neg)
-	rep.NoTool.AUROC = AUROC(pos, neg)
-	if abstainAll > 0 {
-		rep.NoTool.AbstainPrecision = float64(abstainRight) / float64(abstainAll)
+	if t.queries > 0 {
+		rep.DecisionAccuracy = float64(t.decided) / float64(t.queries)
 	}
-	if len(neg) > 0 {
-		rep.NoTool.AbstainRecall = float64(abstainRight) / float64(len(neg))
+	rep.NoTool.Queries = len(t.neg)
+	rep.NoTool.AUROC = AUROC(t.pos, t.neg)
+	if t.abstainAll > 0 {
+		rep.NoTool.AbstainPrecision = float64(t.abstainRight) / float64(t.abstainAll)
 	}
-	rep.Latency = Latency{P50: percentile(lat, 0.5), P99: percentile(lat, 0.99)}
-	for _, pt := range perTool {
+	if len(t.neg) > 0 {
+		rep.NoTool.AbstainRecall = float64(t.abstainRight) / float64(len(t.neg))
+		rep.NoTool.AcceptedRate = 1 - rep.NoTool.AbstainRecall
+	}
+	rep.Latency = Latency{P50: percentile(t.lat, 0.5), P99: percentile(t.lat, 0.99)}
+	for _, pt := range t.perTool {
 		pt.AccAt1 /= float64(pt.Queries)
 		rep.PerTool = append(rep.PerTool, *pt)
 	}
-	for _, c := range conf {
+	for _, c := range t.conf {
 		rep.Confusions = append(rep.Confusions, *c)
 	}
 	rep.Order()
+	rep.nonNil()
+	return rep
+}
+
+// nonNil makes the report's lists empty rather than null in JSON.
+func (rep *Report) nonNil() {
 	if rep.PerTool == nil {
 		rep.PerTool = []PerTool{}
 	}
@@ -357,7 +430,6 @@ func Run(ctx context.Context, r *selector.Router, qs []Query, opts Options) (*Re
 	if rep.MissedAbstentions == nil {
 		rep.MissedAbstentions = []Miss{}
 	}
-	return rep, nil
 }
 
 // Order sorts the report's lists for reading: the worst tools first, then

@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/habilis-router/habilis"
@@ -14,6 +14,7 @@ import (
 	"github.com/habilis-router/habilis/eval"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/boltstore"
+	"github.com/habilis-router/habilis/store/memstore"
 	"github.com/spf13/cobra"
 )
 
@@ -40,6 +41,12 @@ type evalOptions struct {
 	fitSplit bool
 	// fill scores argument filling instead of selection.
 	fill bool
+	// baseline measures a baseline instead of habilis ("bm25"); where
+	// keeps the query rows whose FIELD holds VALUE.
+	baseline string
+	where    []string
+	// candidates routes rows within their own candidates lists.
+	candidates bool
 	fillerFlags
 }
 
@@ -56,6 +63,9 @@ func (o *evalOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.excludeExamples, "exclude-examples", false, "skip queries that are examples of the catalog (ignoring case and spacing)")
 	f.StringVar(&o.half, "half", "", "evaluate one half of the queries, a or b, split by an FNV-1a hash of each query's text")
 	f.BoolVar(&o.fitSplit, "fit-split", false, "fit on half a of the queries and evaluate on half b")
+	f.StringVar(&o.baseline, "baseline", "", "measure a baseline instead of habilis: bm25 (decisions at its best single threshold on the top score)")
+	f.BoolVar(&o.candidates, "candidates", true, "route each row that has a candidates list within those tools; false routes every row within --tools")
+	f.StringArrayVar(&o.where, "where", nil, "keep only query rows whose FIELD holds VALUE (FIELD=VALUE, e.g. pooled_ok=true); repeatable, all must hold")
 	o.fillerFlags.addFlags(cmd)
 }
 
@@ -78,6 +88,17 @@ calls[0].acceptable lists (BFCL's format). It reports the share of exact
 calls, argument precision and recall, and the share of values the request
 does not support (invented_rate, 0 by construction), next to the exact rate of
 filling nothing. Rows it cannot score are counted by reason under skipped_by.
+
+A query row with a "candidates" list (tool names of --tools, or inline tool
+definitions in any catalog shape) is routed within those tools only, as a
+per-request catalog would be (Prefilter's tools_json, an agent's tools); rows
+without one use the whole catalog. --tools may be left out when every row
+defines its candidates inline.
+
+--baseline bm25 measures Okapi BM25 on the same rows instead (one document a
+tool: name, description, examples, arguments; in candidates mode with each
+list's own idf), deciding at the single threshold on its top score that gives
+the best decision accuracy over all the rows.
 
 With --min-acc X it exits with code 4 when acc_at_1 < X (with --fill, the exact
 rate), after printing the report, so it can gate a CI job.`,
@@ -104,69 +125,19 @@ type evalOutput struct {
 	FitQueries int `json:"fit_queries,omitempty"`
 }
 
-// withoutExamples drops the queries that are examples of the catalog,
-// ignoring case and spacing, and says how many it dropped.
-func withoutExamples(tools []habilis.Tool, qs []eval.Query) ([]eval.Query, int) {
-	norm := func(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
-	ex := map[string]bool{}
-	for _, t := range tools {
-		for _, e := range t.Examples {
-			ex[norm(e)] = true
-		}
-	}
-	var kept []eval.Query
-	for _, q := range qs {
-		if !ex[norm(q.Query)] {
-			kept = append(kept, q)
-		}
-	}
-	return kept, len(qs) - len(kept)
-}
-
-// splitHalves splits queries in two by the low bit of a 32-bit FNV-1a hash
-// of their text: a stable split anyone can reproduce.
-func splitHalves(qs []eval.Query) (a, b []eval.Query) {
-	for _, q := range qs {
-		h := fnv.New32a()
-		h.Write([]byte(q.Query))
-		if h.Sum32()&1 == 0 {
-			a = append(a, q)
-		} else {
-			b = append(b, q)
-		}
-	}
-	return a, b
-}
-
 func runEval(ctx context.Context, o *evalOptions, stdout io.Writer) error {
 	if err := o.g.noRemote("eval"); err != nil {
 		return err
 	}
-	mode, err := habilis.ParseMode(o.mode)
+	mode, filters, err := o.check()
 	if err != nil {
-		return &usageError{fmt.Errorf("--mode: %w", err)}
+		return err
 	}
-	switch {
-	case o.tools == "":
-		return usagef("eval: --tools FILE is required")
-	case o.fill && (o.queries == "" || o.self || o.fit != ""):
-		return usagef("eval: --fill needs --queries FILE and excludes --self and --fit")
-	case o.queries == "" && !o.self:
-		return usagef("eval: give --queries FILE or --self")
-	case o.queries != "" && o.self:
-		return usagef("eval: --queries and --self exclude each other")
-	case o.k < 1:
-		return usagef("-k %d: want at least 1", o.k)
-	case o.minAcc < 0:
-		return usagef("--min-acc %v: want a non-negative accuracy", o.minAcc)
-	case o.half != "" && o.half != "a" && o.half != "b":
-		return usagef("--half %q: want a or b", o.half)
-	case o.fitSplit && (o.fit != "" || o.half != "" || o.queries == ""):
-		return usagef("eval: --fit-split needs --queries FILE and excludes --fit and --half")
-	}
-	tools, err := catalog.Read(o.tools)
-	if err != nil {
-		return fmt.Errorf("eval: %w", err)
+	var tools []habilis.Tool
+	if o.tools != "" {
+		if tools, err = catalog.Read(o.tools); err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
 	}
 	var qs, fitQs []eval.Query
 	if o.queries != "" {
@@ -174,17 +145,23 @@ func runEval(ctx context.Context, o *evalOptions, stdout io.Writer) error {
 			return err
 		}
 	}
+	qs = eval.Where(qs, filters)
+	if !o.candidates {
+		for i := range qs {
+			qs[i].HasCandidates, qs[i].Candidates, qs[i].Inline = false, nil, nil
+		}
+	}
 	if o.fill {
 		return runEvalFill(ctx, o, tools, qs, stdout)
 	}
 	excluded := 0
 	if o.excludeExamples {
-		qs, excluded = withoutExamples(tools, qs)
+		qs, excluded = eval.WithoutExamples(tools, qs)
 	}
 	if o.fitSplit {
-		fitQs, qs = splitHalves(qs)
+		fitQs, qs = eval.Halves(qs)
 	} else if o.half != "" {
-		a, b := splitHalves(qs)
+		a, b := eval.Halves(qs)
 		qs = a
 		if o.half == "b" {
 			qs = b
@@ -195,41 +172,13 @@ func runEval(ctx context.Context, o *evalOptions, stdout io.Writer) error {
 			return err
 		}
 	}
-	dir, err := os.MkdirTemp("", "habilis-eval-")
-	if err != nil {
-		return fmt.Errorf("eval: %w", err)
+	if err := o.checkCandidates(tools, qs, fitQs); err != nil {
+		return err
 	}
-	defer os.RemoveAll(dir)
-
 	run := evalRun{g: o.g, mode: mode, k: o.k, fitQs: fitQs}
 	out := &evalOutput{Excluded: excluded, FitQueries: len(fitQs)}
-	if !o.self {
-		rep, fit, err := run.once(ctx, filepath.Join(dir, "eval.db"), tools, qs)
-		if err != nil {
-			return err
-		}
-		out.Report, out.Fit = rep, fit
-	} else {
-		var reps []*eval.Report
-		for fold := range selfFolds {
-			kept, held := holdOut(tools, fold)
-			if len(held) == 0 {
-				continue
-			}
-			rep, fit, err := run.once(ctx, filepath.Join(dir, fmt.Sprintf("fold%d.db", fold)), kept, held)
-			if err != nil {
-				return fmt.Errorf("eval --self: fold %d: %w", fold+1, err)
-			}
-			reps = append(reps, rep)
-			if fit != nil {
-				out.FitFolds = append(out.FitFolds, fit)
-			}
-		}
-		if len(reps) == 0 {
-			return fmt.Errorf("eval --self: %s: no tool has examples to hold out: %w", o.tools, habilis.ErrInvalid)
-		}
-		out.Report = mergeReports(reps, len(tools))
-		out.Folds = len(reps)
+	if err := run.run(ctx, o, tools, qs, out); err != nil {
+		return err
 	}
 	if o.g.json {
 		err = writeJSON(stdout, out)
@@ -245,12 +194,130 @@ func runEval(ctx context.Context, o *evalOptions, stdout io.Writer) error {
 	return nil
 }
 
+// check validates the flags and returns the mode and the row filters.
+func (o *evalOptions) check() (habilis.Mode, []eval.Filter, error) {
+	mode, err := habilis.ParseMode(o.mode)
+	if err != nil {
+		return "", nil, &usageError{fmt.Errorf("--mode: %w", err)}
+	}
+	switch {
+	case o.tools == "" && (o.self || o.fill || o.queries == ""):
+		return "", nil, usagef("eval: --tools FILE is required")
+	case o.fill && (o.queries == "" || o.self || o.fit != "" || o.baseline != ""):
+		return "", nil, usagef("eval: --fill needs --queries FILE and excludes --self, --fit and --baseline")
+	case o.queries == "" && !o.self:
+		return "", nil, usagef("eval: give --queries FILE or --self")
+	case o.queries != "" && o.self:
+		return "", nil, usagef("eval: --queries and --self exclude each other")
+	case o.k < 1:
+		return "", nil, usagef("-k %d: want at least 1", o.k)
+	case o.minAcc < 0:
+		return "", nil, usagef("--min-acc %v: want a non-negative accuracy", o.minAcc)
+	case o.half != "" && o.half != "a" && o.half != "b":
+		return "", nil, usagef("--half %q: want a or b", o.half)
+	case o.fitSplit && (o.fit != "" || o.half != "" || o.queries == ""):
+		return "", nil, usagef("eval: --fit-split needs --queries FILE and excludes --fit and --half")
+	case o.baseline != "" && o.baseline != "bm25":
+		return "", nil, usagef("--baseline %q: want bm25", o.baseline)
+	case o.baseline != "" && (o.self || o.fit != "" || o.fitSplit):
+		return "", nil, usagef("eval: --baseline excludes --self, --fit and --fit-split")
+	}
+	filters := make([]eval.Filter, len(o.where))
+	for i, w := range o.where {
+		if filters[i], err = eval.ParseFilter(w); err != nil {
+			return "", nil, &usageError{fmt.Errorf("--where: %w", err)}
+		}
+	}
+	return mode, filters, nil
+}
+
+// checkCandidates refuses what candidates mode cannot do: fit (each query
+// has a catalog of its own) and, without --tools, rows that do not define
+// their candidates inline.
+func (o *evalOptions) checkCandidates(tools []habilis.Tool, qs, fitQs []eval.Query) error {
+	perQuery := slices.ContainsFunc(qs, func(q eval.Query) bool { return q.HasCandidates })
+	if perQuery && len(fitQs) > 0 {
+		return usagef("eval: --fit and --fit-split need one catalog; these queries carry candidates lists")
+	}
+	if len(tools) == 0 && o.tools == "" {
+		for i, q := range qs {
+			if !q.HasCandidates {
+				return usagef("eval: --tools FILE is required: query %d has no candidates list", i+1)
+			}
+		}
+	}
+	return nil
+}
+
 // evalRun evaluates catalogs in throwaway stores.
 type evalRun struct {
 	g     *globalOptions
 	mode  habilis.Mode
 	k     int
 	fitQs []eval.Query
+}
+
+// run evaluates qs (or the catalog's own examples with --self) into out:
+// habilis or the baseline, over one catalog or each query's candidates.
+func (e *evalRun) run(ctx context.Context, o *evalOptions, tools []habilis.Tool, qs []eval.Query, out *evalOutput) error {
+	opts := eval.Options{Mode: e.mode, K: e.k}
+	perQuery := slices.ContainsFunc(qs, func(q eval.Query) bool { return q.HasCandidates })
+	var err error
+	switch {
+	case o.baseline != "":
+		out.Report, err = eval.RunBM25(ctx, tools, qs, opts)
+		return err
+	case perQuery:
+		bar := newProgress(e.g.stderr, "evaluating")
+		opts.Progress = bar.update
+		out.Report, err = eval.RunCandidates(ctx, e.scratchRouter, tools, qs, opts)
+		bar.finish()
+		return err
+	}
+	dir, err := os.MkdirTemp("", "habilis-eval-")
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	if !o.self {
+		out.Report, out.Fit, err = e.once(ctx, filepath.Join(dir, "eval.db"), tools, qs)
+		return err
+	}
+	var reps []*eval.Report
+	for fold := range selfFolds {
+		kept, held := holdOut(tools, fold)
+		if len(held) == 0 {
+			continue
+		}
+		rep, fit, err := e.once(ctx, filepath.Join(dir, fmt.Sprintf("fold%d.db", fold)), kept, held)
+		if err != nil {
+			return fmt.Errorf("eval --self: fold %d: %w", fold+1, err)
+		}
+		reps = append(reps, rep)
+		if fit != nil {
+			out.FitFolds = append(out.FitFolds, fit)
+		}
+	}
+	if len(reps) == 0 {
+		return fmt.Errorf("eval --self: %s: no tool has examples to hold out: %w", o.tools, habilis.ErrInvalid)
+	}
+	out.Report = mergeReports(reps, len(tools))
+	out.Folds = len(reps)
+	return nil
+}
+
+// scratchRouter returns an empty router over an in-memory store, for one
+// query's candidates.
+func (e *evalRun) scratchRouter(ctx context.Context) (*selector.Router, error) {
+	cfg, err := e.g.routerConfig()
+	if err != nil {
+		return nil, err
+	}
+	r, err := selector.New(ctx, memstore.New(), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	return r, nil
 }
 
 // once loads tools into a new bbolt file at path, fits on the labelled
@@ -398,7 +465,11 @@ func printEval(w io.Writer, out *evalOutput) {
 	if out.Folds > 0 {
 		src = fmt.Sprintf("held-out examples, %d folds", out.Folds)
 	}
-	fmt.Fprintf(w, "%d queries (%s), %d tools, %s mode, k=%d\n", r.Queries, src, r.Tools, r.Mode, r.K)
+	how := fmt.Sprintf("%s mode", r.Mode)
+	if r.Baseline != "" {
+		how = fmt.Sprintf("%s baseline deciding at its best single threshold %.3f", r.Baseline, r.Threshold)
+	}
+	fmt.Fprintf(w, "%d queries (%s), %d tools, %s, k=%d\n", r.Queries, src, r.Tools, how, r.K)
 	tw := newTable(w)
 	fmt.Fprintf(tw, "  acc@1\t%.3f\n", r.AccAt1)
 	fmt.Fprintf(tw, "  ranking acc@1\t%.3f\t(before the gate: as a ranker that never abstains)\n", r.RankAccAt1)
@@ -408,9 +479,12 @@ func printEval(w io.Writer, out *evalOutput) {
 	if r.NoTool.Queries > 0 {
 		fmt.Fprintf(tw, "  no-tool\t%d queries, auroc %.3f, abstain precision %.3f, abstain recall %.3f\n",
 			r.NoTool.Queries, r.NoTool.AUROC, r.NoTool.AbstainPrecision, r.NoTool.AbstainRecall)
+		fmt.Fprintf(tw, "  accepted no-tool\t%.3f of no-tool queries got a tool\n", r.NoTool.AcceptedRate)
 	}
 	fmt.Fprintf(tw, "  wrong abstentions\t%.3f of tool queries\n", r.NoTool.WrongAbstainRate)
-	fmt.Fprintf(tw, "  latency\tp50 %.0fµs, p99 %.0fµs\n", r.Latency.P50, r.Latency.P99)
+	if r.Baseline == "" {
+		fmt.Fprintf(tw, "  latency\tp50 %.0fµs, p99 %.0fµs\n", r.Latency.P50, r.Latency.P99)
+	}
 	tw.Flush()
 	if out.Fit != nil {
 		fmt.Fprintln(w, "\nfit:")

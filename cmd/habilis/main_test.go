@@ -480,6 +480,51 @@ func TestEval(t *testing.T) {
 	}
 }
 
+func TestEvalCandidatesBaselineWhere(t *testing.T) {
+	dir := t.TempDir()
+	rows := `{"query": "what is the weather in Oslo", "expected": ["get_weather"], "candidates": ["get_weather", "send_email"], "set": "dev"}
+{"query": "send an email to Ann", "expected": ["send_email"], "candidates": ["send_email"], "set": "dev"}
+{"query": "tell me a joke", "expected": [], "candidates": ["get_weather"], "set": "dev"}
+{"query": "convert 20 dollars to euros", "expected": ["convert_currency"], "candidates": ["convert_currency"], "set": "other"}
+`
+	qpath := filepath.Join(dir, "q.jsonl")
+	if err := os.WriteFile(qpath, []byte(rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type report struct {
+		Queries   int     `json:"queries"`
+		Baseline  string  `json:"baseline"`
+		Threshold float64 `json:"threshold"`
+		NoTool    struct {
+			Queries      int     `json:"queries"`
+			AcceptedRate float64 `json:"accepted_rate"`
+		} `json:"no_tool"`
+	}
+	for _, args := range [][]string{{}, {"--baseline", "bm25"}} {
+		r := habilisRun(t, append([]string{"eval", "--json", "--tools", testdata("tools.json"), "--queries", qpath, "--where", "set=dev"}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("eval %v: exit %d: %s", args, r.code, r.stderr)
+		}
+		checkEvalReport(t, "eval candidates", r.stdout)
+		rep := decode[report](t, r.stdout)
+		wantBase := ""
+		if len(args) > 0 {
+			wantBase = "bm25"
+		}
+		if rep.Queries != 3 || rep.NoTool.Queries != 1 || rep.Baseline != wantBase {
+			t.Errorf("eval --where set=dev %v = %+v, want 3 queries, 1 no-tool, baseline %q", args, rep, wantBase)
+		}
+	}
+	r := habilisRun(t, "eval", "--tools", testdata("tools.json"), "--queries", qpath, "--where", "set")
+	if r.code != exitUsage {
+		t.Errorf("eval --where set: exit %d, want %d", r.code, exitUsage)
+	}
+	r = habilisRun(t, "eval", "--tools", testdata("tools.json"), "--queries", qpath, "--baseline", "bm26")
+	if r.code != exitUsage {
+		t.Errorf("eval --baseline bm26: exit %d, want %d", r.code, exitUsage)
+	}
+}
+
 func TestEvalSelf(t *testing.T) {
 	out := mustRun(t, "eval", "--self", "--json", "--tools", testdata("tools.json"))
 	checkEvalReport(t, "eval --self", out)

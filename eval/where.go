@@ -1,0 +1,95 @@
+package eval
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	"github.com/habilis-router/habilis"
+)
+
+// Filter keeps the query rows whose field Field holds Value: a string
+// field equal to Value, or any other field whose compact JSON is Value
+// (true, 3, null).
+type Filter struct {
+	Field, Value string
+}
+
+// ParseFilter reads "FIELD=VALUE".
+func ParseFilter(s string) (Filter, error) {
+	f, v, ok := strings.Cut(s, "=")
+	if !ok || strings.TrimSpace(f) == "" {
+		return Filter{}, fmt.Errorf("filter %q: want FIELD=VALUE: %w", s, habilis.ErrInvalid)
+	}
+	return Filter{Field: strings.TrimSpace(f), Value: v}, nil
+}
+
+// Match reports whether q's row has the field with the value.
+func (f Filter) Match(q Query) bool {
+	raw, ok := q.Fields[f.Field]
+	if !ok {
+		return false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s == f.Value
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return false
+	}
+	return buf.String() == f.Value
+}
+
+// Where returns the queries every filter matches.
+func Where(qs []Query, filters []Filter) []Query {
+	if len(filters) == 0 {
+		return qs
+	}
+	var out []Query
+	for _, q := range qs {
+		ok := true
+		for _, f := range filters {
+			ok = ok && f.Match(q)
+		}
+		if ok {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// WithoutExamples drops the queries that are examples of the catalog,
+// ignoring case and spacing, and says how many it dropped.
+func WithoutExamples(tools []habilis.Tool, qs []Query) ([]Query, int) {
+	ex := map[string]bool{}
+	for _, t := range tools {
+		for _, e := range t.Examples {
+			ex[normal(e)] = true
+		}
+	}
+	var kept []Query
+	for _, q := range qs {
+		if !ex[normal(q.Query)] {
+			kept = append(kept, q)
+		}
+	}
+	return kept, len(qs) - len(kept)
+}
+
+// Halves splits queries in two by the low bit of a 32-bit FNV-1a hash of
+// their text: a stable split anyone can reproduce.
+func Halves(qs []Query) (a, b []Query) {
+	for _, q := range qs {
+		h := fnv.New32a()
+		h.Write([]byte(q.Query))
+		if h.Sum32()&1 == 0 {
+			a = append(a, q)
+		} else {
+			b = append(b, q)
+		}
+	}
+	return a, b
+}
