@@ -1,0 +1,123 @@
+package mcpgate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// errorResult is a tool result that reports a failure to the agent, which
+// can read it and try something else (MCP's advice for errors a model
+// should see).
+func errorResult(format string, a ...any) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, a...)}}, IsError: true}
+}
+
+// Call forwards a call of the tool the gateway calls name to its server
+// and returns the server's result as it came, isError included; a result
+// over the size limit is cut, with a note. Anything that keeps the call
+// from completing (an unknown tool, arguments that break the tool's
+// schema, a server that is down, a timeout) is a result with isError set
+// that says why: Call never fails otherwise, so a bad upstream cannot
+// take the agent's session down.
+func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) *mcp.CallToolResult {
+	c := g.cur.Load()
+	e := c.byName[name]
+	if e == nil {
+		if server, ok := c.lost[name]; ok {
+			return errorResult("tool %q is on server %q, which is unavailable: %s", name, server, c.reason(server))
+		}
+		return errorResult("unknown tool %q: search_tools finds the tools this gateway offers", name)
+	}
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(args, &m); err != nil {
+		return errorResult("arguments of %q must be a JSON object", name)
+	}
+	if msg := e.refusal(m); msg != "" {
+		return errorResult("%s", msg)
+	}
+	status, reason, _, cs := g.upstreams[e.Server].snapshot()
+	if status != StatusReady {
+		return errorResult("tool %q is on server %q, which is unavailable: %s", name, e.Server, reason)
+	}
+	cctx, cancel := context.WithTimeout(ctx, g.opts.callTimeout())
+	defer cancel()
+	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: e.Upstream, Arguments: args})
+	switch {
+	case err == nil:
+		return capResult(res, g.opts.maxResult())
+	case errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+		return errorResult("tool %q on server %q did not answer within %s", name, e.Server, g.opts.callTimeout())
+	case errors.Is(err, mcp.ErrConnectionClosed):
+		return errorResult("tool %q on server %q: the server's connection closed during the call", name, e.Server)
+	}
+	return errorResult("tool %q on server %q: %v", name, e.Server, err)
+}
+
+// reason returns why a server is down.
+func (c *view) reason(server string) string {
+	for _, s := range c.servers {
+		if s.Name == server {
+			return s.Reason
+		}
+	}
+	return "unknown server"
+}
+
+// capResult returns res unchanged when its JSON fits in max bytes, and
+// otherwise a copy with the content items that fit, the first text that
+// does not cut to fit, the structured content only if it still fits, and
+// a note saying what was cut, so that one huge result cannot flood the
+// agent's context.
+func capResult(res *mcp.CallToolResult, max int) *mcp.CallToolResult {
+	whole, err := json.Marshal(res)
+	if err == nil && len(whole) <= max {
+		return res
+	}
+	out := &mcp.CallToolResult{Meta: res.Meta, IsError: res.IsError, Content: []mcp.Content{}}
+	left := max
+	for _, item := range res.Content {
+		b, err := json.Marshal(item)
+		if err != nil {
+			continue
+		}
+		if len(b) <= left {
+			out.Content = append(out.Content, item)
+			left -= len(b)
+			continue
+		}
+		if t, ok := item.(*mcp.TextContent); ok && left > 0 {
+			out.Content = append(out.Content, &mcp.TextContent{Text: cutUTF8(t.Text, left), Annotations: t.Annotations})
+		}
+		left = 0
+	}
+	if res.StructuredContent != nil && left > 0 {
+		if b, err := json.Marshal(res.StructuredContent); err == nil && len(b) <= left {
+			out.StructuredContent = res.StructuredContent
+		}
+	}
+	out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf(
+		"[habilis: the result was %d bytes of JSON, over the gateway's limit of %d; what did not fit was cut]", len(whole), max)})
+	return out
+}
+
+// cutUTF8 returns the longest prefix of s of at most n bytes that does not
+// split a character.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

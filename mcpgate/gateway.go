@@ -1,0 +1,431 @@
+// Package mcpgate is habilis as an MCP gateway: it connects to the MCP
+// servers of an mcpServers config, indexes their tools with a
+// selector.Router, and serves MCP itself, offering an agent search_tools
+// (the tools that fit a request, with the decision, or that none does)
+// and call_tool (forwarded to the server that owns the tool), or the
+// found tools themselves.
+//
+// The catalog is immutable once built and swapped whole when an upstream's
+// tools change or it goes away, so a search sees one catalog, never half
+// of two. An upstream that fails never takes the gateway down: it is
+// reported, its tools leave the index, and calls to them fail with the
+// reason.
+package mcpgate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/selector"
+	"github.com/habilis-router/habilis/store/memstore"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Defaults of Options.
+const (
+	DefaultConnectTimeout = 30 * time.Second
+	DefaultCallTimeout    = 60 * time.Second
+	DefaultMaxResult      = 1 << 20
+	DefaultK              = 5
+	// MaxK bounds how many tools one search returns.
+	MaxK = 50
+)
+
+// Options configure a Gateway. Router.Embedder is required; every other
+// zero value has the default its field names.
+type Options struct {
+	// Router configures the index of the upstreams' tools (its embedder;
+	// the lexical one with no model is what cmd/habilis gives by default).
+	Router selector.Config
+	// Overlay adds examples to tools by name.
+	Overlay Overlay
+	// Environ is the environment stdio servers start with, before their
+	// config's env; nil starts them with that env alone.
+	Environ []string
+	// HTTPClient reaches HTTP servers; nil means a new default client.
+	HTTPClient *http.Client
+	// Transport, when set, may reach a server instead of its config's
+	// transport (tests connect servers in the same process); a nil
+	// transport and nil error fall back to the config's.
+	Transport func(Server) (mcp.Transport, error)
+	// ConnectTimeout bounds connecting to a server and listing its tools;
+	// 0 means DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// CallTimeout bounds one forwarded call; 0 means DefaultCallTimeout.
+	CallTimeout time.Duration
+	// MaxResult caps a forwarded result, in bytes of JSON; a larger one
+	// is cut, with a note saying so. 0 means DefaultMaxResult.
+	MaxResult int
+	// K is how many tools a search returns when it does not say; 0 means
+	// DefaultK.
+	K int
+	// Version is the habilis version the gateway reports to servers and
+	// clients.
+	Version string
+	// Logger receives the upstreams' stderr and events; nil discards them.
+	Logger *slog.Logger
+}
+
+func (o *Options) connectTimeout() time.Duration {
+	return cmpOr(o.ConnectTimeout, DefaultConnectTimeout)
+}
+
+func (o *Options) callTimeout() time.Duration { return cmpOr(o.CallTimeout, DefaultCallTimeout) }
+func (o *Options) maxResult() int             { return cmpOr(o.MaxResult, DefaultMaxResult) }
+func (o *Options) k() int                     { return cmpOr(o.K, DefaultK) }
+func (o *Options) version() string            { return cmpOr(o.Version, "dev") }
+
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// ServerStatus is what the gateway knows of one upstream.
+type ServerStatus struct {
+	Name      string `json:"server"`
+	Transport string `json:"transport"`
+	// Status is StatusReady or StatusDown.
+	Status string `json:"status"`
+	// Reason says why a server is down.
+	Reason string `json:"reason,omitempty"`
+	Tools  int    `json:"tools"`
+}
+
+// view is the gateway's view of its upstreams as of one rebuild:
+// immutable, swapped whole.
+type view struct {
+	router  *selector.Router
+	store   *memstore.Store
+	entries []*entry // sorted by name
+	byName  map[string]*entry
+	servers []ServerStatus // sorted by name
+	// lost maps the names of the tools of servers that are down, as the
+	// gateway showed them and as their servers named them, to the server.
+	lost map[string]string
+}
+
+// Gateway fronts a set of MCP servers. It is safe for concurrent use.
+type Gateway struct {
+	opts      Options
+	ups       []*upstream // sorted by server name
+	upstreams map[string]*upstream
+
+	mu  sync.Mutex // serialises rebuilds
+	cur atomic.Pointer[view]
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// New connects to every server, lists and indexes their tools, and keeps
+// following them until Close. A server that cannot be reached within the
+// connect timeout is down, which New reports through Servers, not as an
+// error: the others serve. New fails only on bad options or when the
+// index cannot be built.
+func New(ctx context.Context, servers []Server, opts Options) (*Gateway, error) {
+	if opts.Router.Embedder == nil {
+		return nil, fmt.Errorf("mcpgate: no embedder: %w", habilis.ErrInvalid)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	g := &Gateway{opts: opts}
+	ups, err := startAll(ctx, servers, &g.opts)
+	if err != nil {
+		closeAll(ups)
+		return nil, err
+	}
+	g.ups, g.upstreams = ups, map[string]*upstream{}
+	for _, u := range ups {
+		g.upstreams[u.cfg.Name] = u
+	}
+	if err := g.rebuild(ctx); err != nil {
+		closeAll(ups)
+		return nil, err
+	}
+	if names := unmatchedOverlay(opts.Overlay, g.cur.Load().entries); len(names) > 0 {
+		opts.Logger.Warn("overlay names tools no server has", "names", names)
+	}
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	g.cancel = cancel
+	for _, u := range ups {
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			u.watch(wctx, func() {
+				if err := g.rebuild(wctx); err != nil && wctx.Err() == nil {
+					opts.Logger.Error("mcp gateway: rebuilding the index failed; serving the previous one", "error", err)
+				}
+			})
+		}()
+	}
+	return g, nil
+}
+
+// startAll makes an upstream of every server and starts them at once,
+// returning when each is ready or down.
+func startAll(ctx context.Context, servers []Server, opts *Options) ([]*upstream, error) {
+	if len(servers) == 0 {
+		return nil, fmt.Errorf("mcpgate: no servers: %w", habilis.ErrInvalid)
+	}
+	seen := map[string]bool{}
+	ups := make([]*upstream, len(servers))
+	for i, s := range servers {
+		if seen[s.Name] {
+			return nil, fmt.Errorf("mcpgate: server %q given twice: %w", s.Name, habilis.ErrInvalid)
+		}
+		seen[s.Name] = true
+		ups[i] = newUpstream(s, opts)
+	}
+	slices.SortFunc(ups, func(a, b *upstream) int { return strings.Compare(a.cfg.Name, b.cfg.Name) })
+	var wg sync.WaitGroup
+	for _, u := range ups {
+		wg.Go(func() { _ = u.start(ctx) }) // a failure leaves u down, with its reason
+	}
+	wg.Wait()
+	return ups, ctx.Err()
+}
+
+func closeAll(ups []*upstream) {
+	var wg sync.WaitGroup
+	for _, u := range ups {
+		wg.Go(u.close)
+	}
+	wg.Wait()
+}
+
+// gather returns every upstream's status and the tool lists of the ready
+// ones, in server order, and the names of the tools of those that are
+// down, by server.
+func gather(ups []*upstream) ([]ServerStatus, []serverTools, map[string][]string) {
+	var statuses []ServerStatus
+	var lists []serverTools
+	lost := map[string][]string{}
+	for _, u := range ups {
+		status, reason, tools, _ := u.snapshot()
+		statuses = append(statuses, ServerStatus{Name: u.cfg.Name, Transport: u.cfg.Transport, Status: status, Reason: reason, Tools: len(tools)})
+		if status == StatusReady {
+			lists = append(lists, serverTools{server: u.cfg.Name, tools: tools})
+		} else {
+			lost[u.cfg.Name] = u.lostTools()
+		}
+	}
+	return statuses, lists, lost
+}
+
+// rebuild makes a new catalog from the upstreams as they are now and
+// swaps it in. On failure the previous catalog stays.
+func (g *Gateway) rebuild(ctx context.Context) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	statuses, lists, lostByServer := gather(g.ups)
+	entries := nameTools(lists, g.opts.Overlay, g.opts.Logger)
+	tools := make([]habilis.Tool, len(entries))
+	byName := make(map[string]*entry, len(entries))
+	for i, e := range entries {
+		tools[i] = e.habilisTool()
+		byName[e.Name] = e
+	}
+	st, err := g.seededStore(ctx)
+	if err != nil {
+		return err
+	}
+	r, err := selector.New(ctx, st, g.opts.Router)
+	if err != nil {
+		return fmt.Errorf("mcpgate: index: %w", err)
+	}
+	if _, err := r.Load(ctx, tools, selector.LoadOptions{}); err != nil {
+		return fmt.Errorf("mcpgate: index: %w", err)
+	}
+	lost := map[string]string{}
+	for server, names := range lostByServer {
+		for _, n := range names {
+			lost[n], lost[prefixed(server, n)] = server, server
+		}
+	}
+	// The previous catalog's router is left open: searches in flight may
+	// still be reading it.
+	g.cur.Store(&view{router: r, store: st, entries: entries, byName: byName, servers: statuses, lost: lost})
+	return nil
+}
+
+// seededStore returns a new store holding the current catalog's records,
+// so that tools that did not change keep their vectors instead of being
+// embedded again (which costs a model embedder a round trip).
+func (g *Gateway) seededStore(ctx context.Context) (*memstore.Store, error) {
+	st := memstore.New()
+	prev := g.cur.Load()
+	if prev == nil {
+		return st, nil
+	}
+	snap, err := prev.store.Snapshot(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("mcpgate: index: %w", err)
+	}
+	if snap.Meta.Version == 0 {
+		return st, nil
+	}
+	if _, err := st.Write(ctx, &habilis.Batch{Replace: true, Put: snap.Records, Meta: snap.Meta}); err != nil {
+		return nil, fmt.Errorf("mcpgate: index: %w", err)
+	}
+	return st, nil
+}
+
+// Listing is the tools of a set of servers, named as the gateway names
+// them, and what became of each server.
+type Listing struct {
+	Tools   []ToolInfo     `json:"tools"`
+	Servers []ServerStatus `json:"servers"`
+	// ListBytes is the size of the ready servers' tools/list results as
+	// JSON: the tool definitions an agent connected to every server
+	// carries. GatewayBytes is the same for the gateway's own tools.
+	ListBytes    int `json:"list_bytes"`
+	GatewayBytes int `json:"gateway_bytes"`
+}
+
+// List connects to every server, lists its tools and disconnects. A
+// server that cannot be reached is reported in Servers, not as an error.
+func List(ctx context.Context, servers []Server, opts Options) (*Listing, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	ups, err := startAll(ctx, servers, &opts)
+	defer closeAll(ups)
+	if err != nil {
+		return nil, err
+	}
+	statuses, lists, _ := gather(ups)
+	l := &Listing{Tools: []ToolInfo{}, Servers: statuses, GatewayBytes: listBytes([]*mcp.Tool{searchTool, callTool})}
+	for _, e := range nameTools(lists, opts.Overlay, opts.Logger) {
+		l.Tools = append(l.Tools, e.ToolInfo)
+	}
+	for _, st := range lists {
+		l.ListBytes += listBytes(st.tools)
+	}
+	return l, nil
+}
+
+// listBytes is the size of a tools/list result holding tools.
+func listBytes(tools []*mcp.Tool) int {
+	b, err := json.Marshal(&mcp.ListToolsResult{Tools: tools})
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
+
+// Tools returns the tools the gateway offers, sorted by name.
+func (g *Gateway) Tools() []ToolInfo {
+	c := g.cur.Load()
+	out := make([]ToolInfo, len(c.entries))
+	for i, e := range c.entries {
+		out[i] = e.ToolInfo
+	}
+	return out
+}
+
+// Servers returns what the gateway knows of each upstream, by name.
+func (g *Gateway) Servers() []ServerStatus { return slices.Clone(g.cur.Load().servers) }
+
+// Close stops following the upstreams and ends their sessions, stopping
+// stdio servers.
+func (g *Gateway) Close() error {
+	g.cancel()
+	closeAll(g.ups)
+	g.wg.Wait()
+	return nil
+}
+
+// FoundTool is one tool of a search's answer: its full definition, where
+// it lives, and how it scored.
+type FoundTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Server      string          `json:"server"`
+	// Score ranks the tools (hybrid mode's fused score).
+	Score float32 `json:"score"`
+	// Passed reports that the tool passed its gate: the router judges it
+	// fits the request.
+	Passed bool `json:"passed"`
+	// CollidesWith names tools the router cannot tell apart from this one.
+	CollidesWith []string `json:"collides_with,omitempty"`
+}
+
+// SearchResult is search_tools' answer.
+type SearchResult struct {
+	// Tools are the k best tools, best first: those that passed their
+	// gates, then the rest of the ranking.
+	Tools []FoundTool `json:"tools"`
+	// Abstained reports that no tool passed its gate: the tools listed
+	// are the closest, and likely none fits.
+	Abstained bool `json:"abstained"`
+	// Reason explains an abstention or an ambiguity; "" otherwise.
+	Reason string `json:"reason"`
+	// Ambiguous reports that tools which collide both passed.
+	Ambiguous bool `json:"ambiguous,omitempty"`
+	// Unavailable lists the servers that are down, whose tools are not
+	// searched.
+	Unavailable []Unavailable `json:"unavailable,omitempty"`
+}
+
+// Unavailable is a server that is down, and why.
+type Unavailable struct {
+	Server string `json:"server"`
+	Reason string `json:"reason"`
+}
+
+// round3 rounds a score to three decimals: what an agent can tell apart,
+// in a third of the digits.
+func round3(x float32) float32 { return float32(math.Round(float64(x)*1000) / 1000) }
+
+// Search returns the k tools that best fit query (0 means Options.K),
+// with the decision. It fails only on a bad query or k.
+func (g *Gateway) Search(ctx context.Context, query string, k int) (*SearchResult, error) {
+	switch {
+	case k < 0:
+		return nil, fmt.Errorf("k %d: must not be negative: %w", k, habilis.ErrInvalid)
+	case k == 0:
+		k = g.opts.k()
+	case k > MaxK:
+		k = MaxK
+	}
+	c := g.cur.Load()
+	d, rk, err := c.router.SelectRanked(ctx, query, habilis.SelectOptions{K: k, FailOpen: true})
+	if err != nil {
+		return nil, err
+	}
+	res := &SearchResult{Tools: []FoundTool{}, Abstained: d.Abstained, Reason: d.Reason, Ambiguous: d.Ambiguous}
+	if d.Abstained && len(rk.Matches) > 0 {
+		res.Reason += "; the closest tools are listed anyway: use one only if it clearly serves the request"
+	}
+	seen := map[string]bool{}
+	for _, m := range slices.Concat(d.Matches, rk.Matches) {
+		e := c.byName[m.Tool]
+		if e == nil || seen[m.Tool] || len(res.Tools) == k {
+			continue
+		}
+		seen[m.Tool] = true
+		res.Tools = append(res.Tools, FoundTool{Name: e.Name, Description: e.Description, InputSchema: e.InputSchema,
+			Server: e.Server, Score: round3(m.Score), Passed: m.Passed, CollidesWith: m.CollidesWith})
+	}
+	for _, s := range c.servers {
+		if s.Status != StatusReady {
+			res.Unavailable = append(res.Unavailable, Unavailable{Server: s.Name, Reason: s.Reason})
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,207 @@
+package mcpgate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/habilis-router/habilis"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Expose says which tools a client's tools/list holds.
+type Expose string
+
+const (
+	// ExposeSearch lists search_tools and call_tool only.
+	ExposeSearch Expose = "search"
+	// ExposeSelected also lists the tools the session's last search found,
+	// and tells the client when they change (notifications/tools/
+	// list_changed), for clients that call tools directly.
+	ExposeSelected Expose = "selected"
+)
+
+// ParseExpose returns the Expose named s ("" is ExposeSearch).
+func ParseExpose(s string) (Expose, error) {
+	switch Expose(s) {
+	case "", ExposeSearch:
+		return ExposeSearch, nil
+	case ExposeSelected:
+		return ExposeSelected, nil
+	}
+	return "", fmt.Errorf("expose %q: want search or selected: %w", s, habilis.ErrInvalid)
+}
+
+// The gateway's own tools, as the agent sees them.
+var (
+	searchTool = &mcp.Tool{
+		Name: SearchToolName,
+		Description: "Find the tools that fit a request among every tool of the MCP servers behind this gateway. " +
+			"Returns the k best tools, best first, each with its full definition (name, description, inputSchema), " +
+			"its server, its score and whether it passed its gate; abstained is true with a reason when no tool fits. " +
+			"Then call one with call_tool.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"query":{"type":"string","description":"the request to find a tool for, in the user's words"},` +
+			`"k":{"type":"integer","minimum":1,"maximum":50,"description":"how many tools to return (default 5)"}},` +
+			`"required":["query"]}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
+	}
+	callTool = &mcp.Tool{
+		Name: CallToolName,
+		Description: "Call a tool that search_tools found, by its name, with arguments that match its inputSchema. " +
+			"Returns the tool's own result.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"name":{"type":"string","description":"the tool's name, as search_tools gave it"},` +
+			`"arguments":{"type":"object","description":"the tool's arguments"}},` +
+			`"required":["name"]}`),
+	}
+)
+
+// NewServer returns an MCP server for one client session that offers the
+// gateway's tools. An HTTP gateway makes one per session, so that what
+// ExposeSelected lists follows that session's searches.
+func (g *Gateway) NewServer(expose Expose) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "habilis", Title: "habilis MCP gateway", Version: g.opts.version()}, &mcp.ServerOptions{
+		Instructions: "This server stands in front of several MCP servers. To act on a request, call search_tools " +
+			"with the request to find the tools that fit it, then call_tool with one tool's name and arguments.",
+		Logger:       g.opts.Logger,
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+	})
+	s := &session{g: g, srv: srv, expose: expose}
+	srv.AddTool(searchTool, s.search)
+	srv.AddTool(callTool, s.call)
+	return srv
+}
+
+// session is one client's server and the tools it exposes.
+type session struct {
+	g      *Gateway
+	srv    *mcp.Server
+	expose Expose
+
+	mu      sync.Mutex
+	exposed []string
+}
+
+// searchArgs are search_tools' arguments.
+type searchArgs struct {
+	Query string `json:"query"`
+	K     *int   `json:"k"`
+}
+
+func (s *session) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a searchArgs
+	if err := json.Unmarshal(orEmpty(req.Params.Arguments), &a); err != nil {
+		return errorResult("search_tools: arguments: want {\"query\": string, \"k\": integer}: %v", err), nil
+	}
+	if strings.TrimSpace(a.Query) == "" {
+		return errorResult("search_tools: query: must not be empty"), nil
+	}
+	k := 0
+	if a.K != nil {
+		if k = *a.K; k < 1 {
+			return errorResult("search_tools: k: %d: want at least 1", k), nil
+		}
+	}
+	res, err := s.g.Search(ctx, a.Query, k)
+	if err != nil {
+		if errors.Is(err, habilis.ErrInvalid) {
+			return errorResult("search_tools: %v", err), nil
+		}
+		return nil, err
+	}
+	b, err := res.Encode()
+	if err != nil {
+		return nil, err
+	}
+	if s.expose == ExposeSelected {
+		s.show(res.Tools)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil
+}
+
+func (s *session) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(orEmpty(req.Params.Arguments), &a); err != nil {
+		return errorResult("call_tool: arguments: want {\"name\": string, \"arguments\": object}: %v", err), nil
+	}
+	if a.Name == "" {
+		return errorResult("call_tool: name: must not be empty"), nil
+	}
+	return s.g.Call(ctx, a.Name, a.Arguments), nil
+}
+
+// Encode returns the answer as search_tools sends it: compact JSON
+// without HTML escapes ("<" stays "<"), since a model reads it and every
+// byte is a share of a token.
+func (r *SearchResult) Encode() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func orEmpty(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage(`{}`)
+	}
+	return raw
+}
+
+// show makes the session's tools/list hold the tools found besides the
+// gateway's own; the server tells the client the list changed.
+func (s *session) show(found []FoundTool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.g.cur.Load()
+	var names []string
+	for _, f := range found {
+		e := c.byName[f.Name]
+		if e == nil || !s.add(e) {
+			continue
+		}
+		names = append(names, e.Name)
+	}
+	var gone []string
+	for _, n := range s.exposed {
+		if !slices.Contains(names, n) {
+			gone = append(gone, n)
+		}
+	}
+	s.srv.RemoveTools(gone...)
+	s.exposed = names
+}
+
+// add lists one upstream tool on the session's server, calling through
+// the gateway. It reports false for a tool the SDK would refuse (a schema
+// that is not an object); that tool stays reachable through call_tool.
+func (s *session) add(e *entry) (ok bool) {
+	var schema map[string]any
+	if json.Unmarshal(e.InputSchema, &schema) != nil || schema["type"] != "object" {
+		return false
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			s.g.opts.Logger.Warn("mcp tool not exposed", "tool", e.Name, "error", r)
+			ok = false
+		}
+	}()
+	def := *e.def
+	def.Name, def.Description, def.InputSchema = e.Name, e.Description, e.InputSchema
+	name := e.Name
+	s.srv.AddTool(&def, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return s.g.Call(ctx, name, req.Params.Arguments), nil
+	})
+	return true
+}

@@ -1,0 +1,389 @@
+package mcpgate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Statuses of an upstream.
+const (
+	// StatusReady is a connected server whose tools are indexed.
+	StatusReady = "ready"
+	// StatusDown is a server that failed to start or has gone away; its
+	// tools are out of the index and calls to them fail with the reason.
+	StatusDown = "down"
+)
+
+// Limits on what an upstream may send while listing its tools, so that a
+// server that pages forever cannot hold the gateway.
+const (
+	maxPages    = 1000
+	maxToolsOne = 10000
+)
+
+// upstream is one server the gateway is a client of. Its session, status
+// and tools change under mu; the gateway reads them when it rebuilds its
+// catalog.
+type upstream struct {
+	cfg    Server
+	opts   *Options
+	logger *slog.Logger
+	stderr *tailWriter
+	// changed receives a signal when the server says its tools changed;
+	// one pending signal is enough to list them again.
+	changed chan struct{}
+
+	mu      sync.Mutex
+	session *mcp.ClientSession
+	status  string
+	reason  string
+	tools   []*mcp.Tool
+	// known are the names of the tools last listed, kept when the server
+	// goes down so that a call to one says where it went.
+	known []string
+}
+
+func newUpstream(cfg Server, opts *Options) *upstream {
+	logger := opts.Logger.With("server", cfg.Name)
+	return &upstream{
+		cfg:     cfg,
+		opts:    opts,
+		logger:  logger,
+		stderr:  &tailWriter{logger: logger},
+		changed: make(chan struct{}, 1),
+		status:  StatusDown,
+		reason:  "not started",
+	}
+}
+
+// snapshot returns the upstream's status, reason and tools as of now.
+func (u *upstream) snapshot() (status, reason string, tools []*mcp.Tool, session *mcp.ClientSession) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.status, u.reason, u.tools, u.session
+}
+
+// down records that the upstream is unusable and why.
+func (u *upstream) down(reason string) {
+	u.mu.Lock()
+	u.status, u.reason, u.tools = StatusDown, reason, nil
+	u.mu.Unlock()
+	u.logger.Warn("mcp server unavailable", "reason", reason)
+}
+
+// setTools records a listing; the caller holds mu.
+func (u *upstream) setTools(tools []*mcp.Tool) {
+	u.tools = tools
+	u.known = make([]string, len(tools))
+	for i, t := range tools {
+		u.known[i] = t.Name
+	}
+}
+
+// lostTools returns the names of the tools last listed.
+func (u *upstream) lostTools() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.known
+}
+
+// start connects to the server and lists its tools, within the connect
+// timeout. On failure the upstream is down with the reason.
+func (u *upstream) start(ctx context.Context) error {
+	cctx, cancel := context.WithTimeout(ctx, u.opts.connectTimeout())
+	defer cancel()
+	t, err := u.transport()
+	if err != nil {
+		u.down(err.Error())
+		return err
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "habilis", Version: u.opts.version()}, &mcp.ClientOptions{
+		Logger: u.logger,
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			// The handler runs on the session's reading path: listing here
+			// would wait for an answer that path has to read. Signal instead.
+			select {
+			case u.changed <- struct{}{}:
+			default:
+			}
+		},
+	})
+	cs, err := client.Connect(cctx, t, nil)
+	if err != nil {
+		err = u.explain(cctx, "connect", err)
+		u.down(err.Error())
+		return err
+	}
+	tools, err := listTools(cctx, cs)
+	if err != nil {
+		cs.Close()
+		err = u.explain(cctx, "tools/list", err)
+		u.down(err.Error())
+		return err
+	}
+	u.mu.Lock()
+	u.session, u.status, u.reason = cs, StatusReady, ""
+	u.setTools(tools)
+	u.mu.Unlock()
+	u.logger.Info("mcp server ready", "tools", len(tools))
+	return nil
+}
+
+// explain words a failure to connect or list: a timeout says how long it
+// waited, and a stdio server's last words on stderr say why it stopped.
+func (u *upstream) explain(ctx context.Context, op string, err error) error {
+	if ctx.Err() == context.DeadlineExceeded {
+		err = fmt.Errorf("no answer within %s", u.opts.connectTimeout())
+	}
+	if tail := u.stderr.last(); tail != "" {
+		return fmt.Errorf("%s: %v (stderr: %s)", op, err, tail)
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// transport returns how to reach the server.
+func (u *upstream) transport() (mcp.Transport, error) {
+	if u.opts.Transport != nil {
+		if t, err := u.opts.Transport(u.cfg); t != nil || err != nil {
+			return t, err
+		}
+	}
+	switch u.cfg.Transport {
+	case TransportStdio:
+		cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
+		cmd.Env = slices.Clone(u.opts.Environ)
+		for _, k := range slices.Sorted(maps.Keys(u.cfg.Env)) {
+			cmd.Env = append(cmd.Env, k+"="+u.cfg.Env[k])
+		}
+		cmd.Dir = u.cfg.Dir
+		// stderr is the server's log, never the protocol: it goes to the
+		// gateway's log, and its last lines explain a failure.
+		cmd.Stderr = u.stderr
+		cmd.WaitDelay = 2 * time.Second
+		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+	case TransportHTTP:
+		return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient()}, nil
+	case TransportSSE:
+		return &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient()}, nil
+	}
+	return nil, fmt.Errorf("transport %q: want stdio, http or sse", u.cfg.Transport)
+}
+
+// httpClient returns the HTTP client for the server, sending its headers.
+func (u *upstream) httpClient() *http.Client {
+	base := u.opts.HTTPClient
+	if base == nil {
+		base = &http.Client{}
+	}
+	if len(u.cfg.Headers) == 0 {
+		return base
+	}
+	h := http.Header{}
+	for k, v := range u.cfg.Headers {
+		h.Set(k, v)
+	}
+	rt := base.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	c := *base
+	c.Transport = &headerTransport{base: rt, headers: h}
+	return &c
+}
+
+// headerTransport adds the configured headers to every request.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers http.Header
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, vs := range t.headers {
+		req.Header[k] = vs
+	}
+	return t.base.RoundTrip(req)
+}
+
+// listTools pages through tools/list. A cursor seen twice, more than
+// maxPages pages or more than maxToolsOne tools end the listing with an
+// error rather than looping.
+func listTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
+	var tools []*mcp.Tool
+	seen := map[string]bool{}
+	params := &mcp.ListToolsParams{}
+	for page := 0; ; page++ {
+		if page == maxPages {
+			return nil, fmt.Errorf("more than %d pages of tools", maxPages)
+		}
+		res, err := cs.ListTools(ctx, params)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range res.Tools {
+			if t != nil {
+				tools = append(tools, t)
+			}
+		}
+		if len(tools) > maxToolsOne {
+			return nil, fmt.Errorf("more than %d tools", maxToolsOne)
+		}
+		if res.NextCursor == "" {
+			return tools, nil
+		}
+		if seen[res.NextCursor] {
+			return nil, fmt.Errorf("cursor %q came twice", res.NextCursor)
+		}
+		seen[res.NextCursor] = true
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
+	}
+}
+
+// watch follows a ready upstream until ctx ends: it lists the tools again
+// when the server says they changed, and marks the upstream down when the
+// connection ends. changed is called after either, for the gateway to
+// rebuild its catalog.
+func (u *upstream) watch(ctx context.Context, changed func()) {
+	_, _, _, cs := u.snapshot()
+	if cs == nil {
+		return
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- cs.Wait() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case err := <-ended:
+			u.down(u.endReason(cs, err))
+			changed()
+			return
+		case <-u.changed:
+			if u.relist(ctx, cs) {
+				changed()
+			}
+		}
+	}
+}
+
+// relist lists the tools again after a list_changed notification and
+// reports whether they were replaced. A failed listing keeps the tools
+// the gateway had: if the connection is gone, watch hears of it next.
+func (u *upstream) relist(ctx context.Context, cs *mcp.ClientSession) bool {
+	lctx, cancel := context.WithTimeout(ctx, u.opts.connectTimeout())
+	defer cancel()
+	tools, err := listTools(lctx, cs)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false // the gateway is closing
+		}
+		u.logger.Warn("mcp server: listing changed tools failed; keeping the previous list", "error", err)
+		return false
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.status != StatusReady || u.session != cs {
+		return false
+	}
+	u.setTools(tools)
+	u.logger.Info("mcp server tools changed; listed again", "tools", len(tools))
+	return true
+}
+
+// endReason says why a session ended: how the process exited, and what it
+// last wrote on stderr.
+func (u *upstream) endReason(cs *mcp.ClientSession, waitErr error) string {
+	reason := "the server closed the connection"
+	closeErr := cs.Close()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(closeErr, &ee):
+		reason = "the server exited (" + ee.ProcessState.String() + ")"
+	case waitErr != nil && !errors.Is(waitErr, mcp.ErrConnectionClosed):
+		reason += ": " + waitErr.Error()
+	}
+	if tail := u.stderr.last(); tail != "" {
+		reason += "; stderr: " + tail
+	}
+	return reason
+}
+
+// close ends the session, stopping a stdio server.
+func (u *upstream) close() {
+	u.mu.Lock()
+	cs := u.session
+	u.mu.Unlock()
+	if cs != nil {
+		cs.Close()
+	}
+}
+
+// tailWriter sends a stdio server's stderr to the log, a line at a time,
+// and keeps the last lines to explain a failure.
+type tailWriter struct {
+	logger *slog.Logger
+
+	mu      sync.Mutex
+	partial []byte
+	lines   []string
+}
+
+// tailLines is how many stderr lines a failure's reason quotes.
+const tailLines = 3
+
+// maxLine bounds a stderr line kept or logged, so that a server writing
+// without newlines cannot grow the buffer.
+const maxLine = 4096
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			break
+		}
+		w.line(string(w.partial[:i]))
+		w.partial = w.partial[i+1:]
+	}
+	if len(w.partial) > maxLine {
+		w.line(string(w.partial))
+		w.partial = w.partial[:0]
+	}
+	return len(p), nil
+}
+
+func (w *tailWriter) line(s string) {
+	s = strings.TrimRight(s, "\r")
+	if len(s) > maxLine {
+		s = s[:maxLine]
+	}
+	if strings.TrimSpace(s) == "" {
+		return
+	}
+	w.logger.Info("mcp server stderr", "line", s)
+	w.lines = append(w.lines, s)
+	if len(w.lines) > tailLines {
+		w.lines = w.lines[len(w.lines)-tailLines:]
+	}
+}
+
+// last returns the last stderr lines, joined by " | ".
+func (w *tailWriter) last() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Join(w.lines, " | ")
+}
