@@ -1,6 +1,9 @@
 package habilis
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 // TestEmbedderInfo checks how an embedder's version splits into its
 // algorithm and fitted state, which infos share a space, and the names
@@ -46,15 +49,36 @@ func TestEmbedderInfo(t *testing.T) {
 			t.Errorf("Detail() = %q, want %q", got, c.withAlgo)
 		}
 	}
+}
+
+// TestMismatchError checks the one message every layer gives a store
+// built by other embedders, and that it is ErrEmbedderMismatch.
+func TestMismatchError(t *testing.T) {
+	lex := func(v string) EmbedderInfo { return EmbedderInfo{Kind: "lexical", Version: v} }
+	model := EmbedderInfo{Kind: "ollama", Model: "nomic", Dim: 768}
+	unprobed := EmbedderInfo{Kind: "ollama", Model: "nomic"}
+	const tail = ": embedder does not match the store"
 	for _, c := range []struct {
-		a, b         EmbedderInfo
-		wantA, wantB string
+		name string
+		err  MismatchError
+		want string
 	}{
-		{lex("1-aaa"), lex("2-bbb"), "lexical (sparse, algorithm 1)", "lexical (sparse, algorithm 2)"},
-		{lex("2-aaa"), model, "lexical (sparse)", "ollama:nomic (dim 768)"},
+		{"lexical algorithms", MismatchError{Stored: lex("1-aaa"), Configured: lex("2-bbb")},
+			"built with embedder lexical (sparse, algorithm 1), not lexical (algorithm 2)"},
+		{"model store, lexical asked", MismatchError{Stored: model, Configured: lex("2")},
+			"built with embedder ollama:nomic (dim 768), not lexical"},
+		{"another model, not yet probed", MismatchError{Stored: model, Configured: EmbedderInfo{Kind: "openai", Model: "small"}},
+			"built with embedder ollama:nomic (dim 768), not openai:small"},
+		{"another dimension", MismatchError{Stored: model, Configured: EmbedderInfo{Kind: "ollama", Model: "nomic", Dim: 384}},
+			"built with embedder ollama:nomic (dim 768), not ollama:nomic (dim 384)"},
+		{"paired lexical algorithms", MismatchError{Stored: model, Configured: unprobed, StoredLexical: &EmbedderInfo{Kind: "lexical", Version: "1"}, ConfiguredLexical: &EmbedderInfo{Kind: "lexical", Version: "2-x"}},
+			"built with embedder ollama:nomic (dim 768) and lexical algorithm 1, not ollama:nomic and lexical algorithm 2"},
 	} {
-		if a, b := Names(c.a, c.b); a != c.wantA || b != c.wantB {
-			t.Errorf("Names(%+v, %+v) = %q, %q; want %q, %q", c.a, c.b, a, b, c.wantA, c.wantB)
+		if got := c.err.Error(); got != c.want+tail {
+			t.Errorf("%s: Error() = %q, want %q", c.name, got, c.want+tail)
+		}
+		if !errors.Is(&c.err, ErrEmbedderMismatch) {
+			t.Errorf("%s: errors.Is(ErrEmbedderMismatch) = false", c.name)
 		}
 	}
 }

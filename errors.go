@@ -28,3 +28,53 @@ var (
 	// ErrClosed reports use of a closed store or router.
 	ErrClosed = errors.New("closed")
 )
+
+// MismatchError says why a store's vectors do not compare with those of
+// the configured embedders. It unwraps to ErrEmbedderMismatch. Its message
+// is the one every layer shows; callers add where (the store) and what to
+// do (reindex), never re-derive it.
+type MismatchError struct {
+	// Stored made the store's vectors; Configured is the embedder asked
+	// for. A model embedder that has not reached its server yet reports
+	// Dim 0.
+	Stored, Configured EmbedderInfo
+	// StoredLexical and ConfiguredLexical are the lexical embedders paired
+	// with a model, set when only their algorithms differ (the model's
+	// vectors compare).
+	StoredLexical, ConfiguredLexical *EmbedderInfo
+}
+
+// Error gives "built with embedder lexical (sparse, algorithm 1), not
+// lexical (algorithm 2)": by String, by Detail where only the algorithm
+// tells the two apart, and with the paired lexical algorithms where only
+// they differ.
+func (e *MismatchError) Error() string {
+	built, want := e.Stored.String(), configuredName(e.Configured)
+	switch {
+	case e.StoredLexical != nil && e.ConfiguredLexical != nil:
+		built += " and lexical algorithm " + e.StoredLexical.Algorithm()
+		want += " and lexical algorithm " + e.ConfiguredLexical.Algorithm()
+	case built == e.Configured.String():
+		built = e.Stored.Detail()
+		want = configuredName(EmbedderInfo{Kind: e.Configured.Kind, Model: e.Configured.Model}) + " (algorithm " + e.Configured.Algorithm() + ")"
+	}
+	return "built with embedder " + built + ", not " + want + ": " + ErrEmbedderMismatch.Error()
+}
+
+func (e *MismatchError) Unwrap() error { return ErrEmbedderMismatch }
+
+// configuredName names a configured embedder: by String once its
+// dimension is known, and as the user spelt it ("ollama:MODEL") before a
+// model embedder has reached its server.
+func configuredName(i EmbedderInfo) string {
+	if i.Dim == 0 && i.Kind != "lexical" {
+		if i.Model == "" {
+			return i.Kind
+		}
+		return i.Kind + ":" + i.Model
+	}
+	if i.Kind == "lexical" && i.Model == "" {
+		return i.Kind
+	}
+	return i.String()
+}

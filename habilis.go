@@ -111,16 +111,6 @@ func (i EmbedderInfo) String() string { return i.describe(false) }
 // embedder apart.
 func (i EmbedderInfo) Detail() string { return i.describe(true) }
 
-// Names returns how a message names two embedders whose vectors do not
-// compare: by String, or by Detail when only the algorithm tells them
-// apart.
-func Names(a, b EmbedderInfo) (string, string) {
-	if a.String() == b.String() {
-		return a.Detail(), b.Detail()
-	}
-	return a.String(), b.String()
-}
-
 func (i EmbedderInfo) describe(algorithm bool) string {
 	s := i.Kind
 	if i.Model != "" {

@@ -271,7 +271,8 @@ func TestOllamaStaleLexical(t *testing.T) {
 	before := snapshot(t, st)
 
 	_, err := modelRouter(t, st, ollamaEmbedder(t, s.Host, tinyModel), false)
-	if !errors.Is(err, habilis.ErrEmbedderMismatch) || !strings.Contains(err.Error(), "lexical algorithm 1, not "+lexical.Algorithm) {
+	if !errors.Is(err, habilis.ErrEmbedderMismatch) || !strings.Contains(err.Error(), "and lexical algorithm 1, not ") ||
+		!strings.HasSuffix(strings.SplitN(err.Error(), ": embedder", 2)[0], " and lexical algorithm "+lexical.Algorithm) {
 		t.Fatalf("New over a store of lexical algorithm 1: err %v, want ErrEmbedderMismatch naming algorithms 1 and %s", err, lexical.Algorithm)
 	}
 	if diff := cmp.Diff(before, snapshot(t, st)); diff != "" {

@@ -117,21 +117,21 @@ func compatible(stored, emb habilis.EmbedderInfo) bool {
 }
 
 // mismatch returns why the vectors of meta's catalog do not compare with
-// this router's (ErrEmbedderMismatch), or nil when they do or there is no
-// catalog: another embedder built it, or another algorithm of the lexical
-// embedder made its lexical vectors (those paired with a model's).
+// this router's (a *habilis.MismatchError), or nil when they do or there is
+// no catalog: another embedder built it, or another algorithm of the
+// lexical embedder made its lexical vectors (those paired with a model's).
 func (r *Router) mismatch(meta habilis.CatalogMeta) error {
 	if meta.Version == 0 {
 		return nil
 	}
-	if emb := r.base.Info(); !compatible(meta.Embedder, emb) {
-		built, want := habilis.Names(meta.Embedder, emb)
-		return fmt.Errorf("selector: the store was built with embedder %s, not %s; reindex to switch: %w",
-			built, want, habilis.ErrEmbedderMismatch)
+	e := &habilis.MismatchError{Stored: meta.Embedder, Configured: r.base.Info()}
+	if !compatible(meta.Embedder, e.Configured) {
+		return fmt.Errorf("selector: open: %w", e)
 	}
 	if r.lex != nil && meta.Lexical.Kind != "" && meta.Lexical.Algorithm() != r.lex.Info().Algorithm() {
-		return fmt.Errorf("selector: the store's lexical vectors were made by lexical algorithm %s, not %s; reindex to re-embed them: %w",
-			meta.Lexical.Algorithm(), r.lex.Info().Algorithm(), habilis.ErrEmbedderMismatch)
+		lex := r.lex.Info()
+		e.StoredLexical, e.ConfiguredLexical = &meta.Lexical, &lex
+		return fmt.Errorf("selector: open: %w", e)
 	}
 	return nil
 }

@@ -110,27 +110,8 @@ func openRouter(ctx context.Context, g *globalOptions, write bool) (*selector.Ro
 	r, err := selector.New(ctx, st, cfg)
 	if err != nil {
 		defer st.Close()
-		if errors.Is(err, habilis.ErrEmbedderMismatch) {
-			// The message names the configured embedder as the user spelt
-			// it: a model embedder's info lacks its dimension until the
-			// server has answered, and reads do not ask.
-			built, want := "another embedder", g.embedder
-			if snap, serr := st.Snapshot(ctx); serr == nil {
-				built = snap.Meta.Embedder.String()
-				info := cfg.Embedder.Info()
-				switch lex := snap.Meta.Lexical; {
-				case built == info.String():
-					// Only the algorithm differs.
-					built, want = snap.Meta.Embedder.Detail(), fmt.Sprintf("%s (algorithm %s)", want, info.Algorithm())
-				case cfg.Lexical != nil && lex.Kind != "" && lex.Algorithm() != cfg.Lexical.Info().Algorithm():
-					// A model store whose lexical signal another
-					// lexical algorithm made.
-					built += " and lexical algorithm " + lex.Algorithm()
-					want += " and lexical algorithm " + cfg.Lexical.Info().Algorithm()
-				}
-			}
-			return nil, nil, fmt.Errorf("open %s: built with embedder %s, not %s: %w (pass --reindex to re-embed it with %s)",
-				g.store, built, want, habilis.ErrEmbedderMismatch, g.embedder)
+		if me := (*habilis.MismatchError)(nil); errors.As(err, &me) {
+			return nil, nil, fmt.Errorf("open %s: %w (pass --reindex to re-embed it with %s)", g.store, me, g.embedder)
 		}
 		return nil, nil, fmt.Errorf("open %s: %w", g.store, err)
 	}

@@ -143,9 +143,8 @@ func migrate(ctx context.Context, o *migrateOptions, snap *habilis.Snapshot) (*m
 		return nil, fmt.Errorf("read %s: %w", o.to, err)
 	}
 	if cur.Meta.Version > 0 && len(cur.Records) > 0 && !cur.Meta.Embedder.Space(snap.Meta.Embedder) && !o.force {
-		held, from := habilis.Names(cur.Meta.Embedder, snap.Meta.Embedder)
-		return nil, fmt.Errorf("%s holds a catalog built with embedder %s, not %s like %s: %w (pass --force to replace it)",
-			o.to, held, from, o.from, habilis.ErrEmbedderMismatch)
+		me := &habilis.MismatchError{Stored: cur.Meta.Embedder, Configured: snap.Meta.Embedder}
+		return nil, fmt.Errorf("replace the catalog of %s: it was %w (pass --force to replace it with %s's)", o.to, me, o.from)
 	}
 	b := &habilis.Batch{BaseVersion: cur.Meta.Version, Replace: true, Put: snap.Records, Meta: snap.Meta}
 	meta, err := dst.Write(ctx, b)

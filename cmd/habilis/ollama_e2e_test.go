@@ -167,7 +167,7 @@ func TestOllamaBadConfigurations(t *testing.T) {
 		{"lexical load on an ollama store", store, []string{"load", testdata("tools.json")},
 			[]string{"built with embedder ollama:" + e2eModel + " (dim 256)", "not lexical", "--reindex"}},
 		{"other model on an ollama store", store, []string{"--embedder", emb24, "load", testdata("tools.json")},
-			[]string{"built with embedder ollama:" + e2eModel + " (dim 256)", "not " + emb24, "--reindex"}},
+			[]string{"built with embedder ollama:" + e2eModel + " (dim 256)", "not ollama:" + e2eModel24 + " (dim 24)", "--reindex to re-embed it with " + emb24}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -228,7 +228,7 @@ func TestOllamaStaleLexical(t *testing.T) {
 	before := snapshotOf(t, store)
 
 	r := habilisRun(t, "--store", store, "--embedder", emb, "select", "weather in Paris")
-	want := "built with embedder ollama:" + e2eModel + " (dim 256) and lexical algorithm 1, not " + emb + " and lexical algorithm " + lexical.Algorithm
+	want := "built with embedder ollama:" + e2eModel + " (dim 256) and lexical algorithm 1, not ollama:" + e2eModel + " and lexical algorithm " + lexical.Algorithm
 	if r.code != exitError || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "--reindex") || strings.Count(r.stderr, "\n") != 1 {
 		t.Errorf("select = exit %d, stderr %q; want 1 and one line saying %q and suggesting --reindex", r.code, r.stderr, want)
 	}
