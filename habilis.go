@@ -489,3 +489,43 @@ func (t Tool) Hash() string {
 	h.Write(b)
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// Content is one item of a result, in MCP's JSON shape.
+type Content struct {
+	// Type is "text", "image", "audio", "resource" or "resource_link".
+	Type     string          `json:"type"`
+	Text     string          `json:"text,omitempty"`
+	MimeType string          `json:"mimeType,omitempty"`
+	Data     string          `json:"data,omitempty"` // base64
+	URI      string          `json:"uri,omitempty"`
+	Name     string          `json:"name,omitempty"`
+	Resource json.RawMessage `json:"resource,omitempty"`
+}
+
+// ToolResult is a tool's outcome in the shape of MCP's CallToolResult,
+// plus fields of habilis' own.
+type ToolResult struct {
+	Content           []Content `json:"content"`
+	StructuredContent any       `json:"structuredContent,omitempty"`
+	// IsError reports that the tool ran and failed, timed out, answered
+	// with a non-2xx status, or was not allowed to run; Content says why.
+	IsError bool `json:"isError,omitempty"`
+	// SelectionOnly reports a tool without an executor: nothing ran.
+	SelectionOnly bool `json:"selectionOnly,omitempty"`
+	// Ran reports that the executor was started (whatever came of it). It
+	// is not part of MCP's result shape.
+	Ran bool `json:"-"`
+	// Truncated reports output cut at the output limit.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Text returns the text of all text items, joined by newlines.
+func (r *ToolResult) Text() string {
+	var parts []string
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			parts = append(parts, c.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}

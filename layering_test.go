@@ -35,9 +35,10 @@ var forbiddenInCore = []string{
 }
 
 // TestLayering keeps imports pointing down: the root package uses only the
-// standard library; the core (catalog, selector, collision, fill, eval) uses no
-// adapter and no adapter's library; adapters (embed/*, store/*, api, mcpgate)
-// do not use each other; only internal/vec imports gonum; nothing imports cmd.
+// standard library; the core (catalog, selector, collision, fill, eval)
+// uses no adapter and no adapter's library; adapters (embed/*, store/*,
+// api, mcpgate, fill/executor, fill/ollamafill) do not use each other; only
+// internal/vec imports gonum; nothing imports cmd.
 // Test files are not checked: the core is tested with real adapters.
 func TestLayering(t *testing.T) {
 	out, err := exec.Command("go", "list", "-e", "-deps", "-json=ImportPath,Standard,Imports,Deps", "./...").Output()
@@ -75,7 +76,8 @@ func TestLayeringViolations(t *testing.T) {
 		{ImportPath: m("store/storetest"), Imports: []string{m("store/boltstore")}, Deps: []string{m("store/boltstore"), m("embed/lexical"), "go.etcd.io/bbolt"}},
 		{ImportPath: m("embed/lexical"), Imports: []string{m("internal/vec")}, Deps: []string{m("internal/vec"), "gonum.org/v1/gonum/floats"}},
 		{ImportPath: m("internal/vec"), Imports: []string{"gonum.org/v1/gonum/floats"}, Deps: []string{"gonum.org/v1/gonum/floats"}},
-		{ImportPath: m("api"), Imports: []string{m("cmd/habilis"), m("store/memstore")}, Deps: []string{m("cmd/habilis"), m("store/memstore")}},
+		{ImportPath: m("api"), Imports: []string{m("cmd/habilis"), m("store/memstore"), m("fill/executor")}, Deps: []string{m("cmd/habilis"), m("store/memstore"), m("fill/executor")}},
+		{ImportPath: m("fill/executor")},
 		{ImportPath: m("eval"), Imports: []string{m("store/memstore")}, Deps: []string{m("store/memstore")}},
 		{ImportPath: m("mcpgate"), Imports: []string{m("embed/lexical"), m("store/memstore")}, Deps: []string{m("embed/lexical"), m("internal/vec"), "gonum.org/v1/gonum/floats", m("store/memstore")}},
 		{ImportPath: m("store/memstore")},
@@ -87,12 +89,13 @@ func TestLayeringViolations(t *testing.T) {
 	}
 	want := []string{
 		"api imports cmd/habilis (via api -> cmd/habilis): nothing imports cmd",
+		"api imports fill/executor (via api -> fill/executor): adapters (embed/*, store/*, api, mcpgate, fill/executor, fill/ollamafill) must not import each other",
 		"collision imports gonum.org/v1/gonum/floats: only internal/vec imports gonum",
 		"collision imports store/boltstore (via collision -> store/boltstore): the core (catalog, selector, collision, fill, eval) must not depend on adapters or their libraries",
 		"habilis imports github.com/google/uuid (via habilis -> github.com/google/uuid): the root package imports only the standard library",
-		"mcpgate imports embed/lexical (via mcpgate -> embed/lexical): adapters (embed/*, store/*, api, mcpgate) must not import each other",
+		"mcpgate imports embed/lexical (via mcpgate -> embed/lexical): adapters (embed/*, store/*, api, mcpgate, fill/executor, fill/ollamafill) must not import each other",
 		"selector imports store/boltstore (via selector -> collision -> store/boltstore): the core (catalog, selector, collision, fill, eval) must not depend on adapters or their libraries",
-		"store/boltstore imports embed/lexical (via store/boltstore -> embed/lexical): adapters (embed/*, store/*, api, mcpgate) must not import each other",
+		"store/boltstore imports embed/lexical (via store/boltstore -> embed/lexical): adapters (embed/*, store/*, api, mcpgate, fill/executor, fill/ollamafill) must not import each other",
 	}
 	if diff := cmp.Diff(want, layeringViolations(pkgs)); diff != "" {
 		t.Errorf("layeringViolations (-want +got):\n%s", diff)
@@ -130,21 +133,23 @@ func isCore(r string) bool {
 }
 
 // adapter returns the adapter r belongs to ("embed/lexical",
-// "store/boltstore", "api", "mcpgate", "fill/ollamafill"), or "" when r is
-// not an adapter. mcpgate, the MCP gateway, is a surface like api: it
-// indexes with the selector and an in-memory store, and cmd/habilis gives
-// it its embedder. The store conformance suite is a test helper, not an adapter,
-// and store/memstore, which holds a catalog in memory with the standard
-// library alone, is usable from any layer; fill/ollamafill is the
-// Ollama-backed filler, an adapter that lives beside the fill package it
-// implements.
+// "store/boltstore", "api", "mcpgate", "fill/ollamafill", "fill/executor"),
+// or "" when r is not an adapter. mcpgate, the MCP gateway, is a surface
+// like api: it indexes with the selector and an in-memory store, and
+// cmd/habilis gives it its embedder. The store conformance suite is a test
+// helper, not an adapter, and store/memstore, which holds a catalog in
+// memory with the standard library alone, is usable from any layer.
+// fill/ollamafill (the Ollama-backed filler) and fill/executor (which
+// starts processes, calls HTTP endpoints and MCP servers) are adapters that
+// live beside the fill package whose interfaces they implement: a surface
+// such as api is handed them by cmd, never imports them.
 func adapter(r string) string {
 	parts := strings.Split(r, "/")
 	switch {
 	case parts[0] == "api", parts[0] == "mcpgate":
 		return parts[0]
-	case under(r, "fill/ollamafill"):
-		return "fill/ollamafill"
+	case under(r, "fill/ollamafill"), under(r, "fill/executor"):
+		return strings.Join(parts[:2], "/")
 	case (parts[0] == "embed" || parts[0] == "store") && len(parts) > 1 && !under(r, "store/storetest") && !under(r, "store/memstore"):
 		return parts[0] + "/" + parts[1]
 	}
@@ -212,7 +217,7 @@ var layeringRules = []layeringRule{
 		}
 		return slices.ContainsFunc(forbiddenInCore, func(f string) bool { return strings.HasPrefix(dep, f) })
 	}},
-	{"adapters (embed/*, store/*, api, mcpgate) must not import each other", func(_ map[string]*listedPackage, r, dep string) bool {
+	{"adapters (embed/*, store/*, api, mcpgate, fill/executor, fill/ollamafill) must not import each other", func(_ map[string]*listedPackage, r, dep string) bool {
 		d, ok := rel(dep)
 		return ok && adapter(r) != "" && adapter(d) != "" && adapter(d) != adapter(r)
 	}},

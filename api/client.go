@@ -9,7 +9,6 @@ import (
 	"github.com/habilis-router/habilis"
 	habilisv1 "github.com/habilis-router/habilis/api/habilis/v1"
 	"github.com/habilis-router/habilis/fill"
-	"github.com/habilis-router/habilis/fill/executor"
 	"github.com/habilis-router/habilis/selector"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -333,7 +332,7 @@ type Invoked struct {
 	// Result is the tool's outcome; nil when arguments are missing or
 	// invalid (Fill says which). A kind the server does not allow is a
 	// Result with IsError set.
-	Result *executor.Result `json:"result,omitempty"`
+	Result *habilis.ToolResult `json:"result,omitempty"`
 }
 
 // Invoke fills a tool's arguments (or checks req.Arguments) and runs the

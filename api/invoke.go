@@ -10,7 +10,6 @@ import (
 	"github.com/habilis-router/habilis"
 	habilisv1 "github.com/habilis-router/habilis/api/habilis/v1"
 	"github.com/habilis-router/habilis/fill"
-	"github.com/habilis-router/habilis/fill/executor"
 )
 
 // callerFiller is what FilledBy says of arguments sent with Invoke.
@@ -69,8 +68,7 @@ func (s *Server) Invoke(ctx context.Context, req *habilisv1.InvokeRequest) (*hab
 	if !fr.Complete {
 		return out, nil
 	}
-	opts := executor.Options{AllowedKinds: s.opts.AllowedKinds, LookupEnv: s.opts.LookupEnv}
-	r, err := executor.RunFilled(ctx, tool, fr, opts)
+	r, err := s.run(ctx, tool, fr)
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +77,17 @@ func (s *Server) Invoke(ctx context.Context, req *habilisv1.InvokeRequest) (*hab
 		return nil, err
 	}
 	return out, nil
+}
+
+// run runs a tool a fill completed with the server's runner. A server
+// without one runs nothing, and says so as a refused kind is said: in an
+// is_error result, not an error status.
+func (s *Server) run(ctx context.Context, tool habilis.Tool, fr *fill.Result) (*habilis.ToolResult, error) {
+	if s.opts.Runner == nil {
+		return &habilis.ToolResult{IsError: true, Content: []habilis.Content{{Type: "text",
+			Text: fmt.Sprintf("tool %q did not run: this server runs no tools", tool.Name)}}}, nil
+	}
+	return s.opts.Runner.Run(ctx, tool, fr)
 }
 
 // checkArguments turns arguments a caller sent into a fill result: they are
@@ -180,7 +189,7 @@ func fillFromProto(p *habilisv1.FillResponse) (*fill.Result, error) {
 	return r, nil
 }
 
-func resultToProto(r *executor.Result) (*habilisv1.ToolResult, error) {
+func resultToProto(r *habilis.ToolResult) (*habilisv1.ToolResult, error) {
 	sc, err := jsonText(r.StructuredContent)
 	if err != nil {
 		return nil, err
@@ -194,16 +203,16 @@ func resultToProto(r *executor.Result) (*habilisv1.ToolResult, error) {
 	return out, nil
 }
 
-func resultFromProto(p *habilisv1.ToolResult) (*executor.Result, error) {
+func resultFromProto(p *habilisv1.ToolResult) (*habilis.ToolResult, error) {
 	if p == nil {
 		return nil, nil
 	}
-	r := &executor.Result{Content: []executor.Content{}, IsError: p.GetIsError(), SelectionOnly: p.GetSelectionOnly(), Truncated: p.GetTruncated()}
+	r := &habilis.ToolResult{Content: []habilis.Content{}, IsError: p.GetIsError(), SelectionOnly: p.GetSelectionOnly(), Truncated: p.GetTruncated()}
 	if err := decodeJSON("structured_content_json", p.GetStructuredContentJson(), &r.StructuredContent); err != nil {
 		return nil, err
 	}
 	for _, c := range p.GetContent() {
-		ec := executor.Content{Type: c.GetType(), Text: c.GetText(), MimeType: c.GetMimeType(), Data: c.GetData(), URI: c.GetUri(), Name: c.GetName()}
+		ec := habilis.Content{Type: c.GetType(), Text: c.GetText(), MimeType: c.GetMimeType(), Data: c.GetData(), URI: c.GetUri(), Name: c.GetName()}
 		if c.GetResourceJson() != "" {
 			ec.Resource = json.RawMessage(c.GetResourceJson())
 		}

@@ -88,7 +88,7 @@ func TestFill(t *testing.T) {
 
 func TestInvoke(t *testing.T) {
 	ws := newWeatherServer(t)
-	c := invokeFixture(t, ws, ServerOptions{AllowedKinds: []string{executor.KindHTTP}})
+	c := invokeFixture(t, ws, ServerOptions{Runner: executor.New(executor.Options{AllowedKinds: []string{executor.KindHTTP}})})
 	ctx := context.Background()
 
 	q := "what's the weather in Paris"
@@ -137,25 +137,36 @@ func TestInvoke(t *testing.T) {
 	}
 }
 
+// TestInvokeNotAllowed checks that a server whose runner allows no kind,
+// or that has no runner, runs nothing and says why in an is_error result.
 func TestInvokeNotAllowed(t *testing.T) {
-	ws := newWeatherServer(t)
-	c := invokeFixture(t, ws, ServerOptions{})
-	q := "what's the weather in Paris"
-	got, err := c.Invoke(context.Background(), InvokeRequest{Tool: "get_weather", Query: q, Confirm: true})
-	if err != nil {
-		t.Fatalf("Invoke(%q): %v", q, err)
-	}
-	if got.Ran || got.Result == nil || !got.Result.IsError || !strings.Contains(got.Result.Text(), "not allowed") {
-		t.Errorf("Invoke(%q) = %+v result %+v, want an is_error result saying http is not allowed", q, got, got.Result)
-	}
-	if n := ws.calls.Load(); n != 0 {
-		t.Errorf("Invoke(%q) with http not allowed called the tool %d times, want 0", q, n)
+	for _, tt := range []struct {
+		name string
+		opts ServerOptions
+		want string
+	}{
+		{"no kind allowed", ServerOptions{Runner: executor.New(executor.Options{})}, "not allowed"},
+		{"no runner", ServerOptions{}, "this server runs no tools"},
+	} {
+		ws := newWeatherServer(t)
+		c := invokeFixture(t, ws, tt.opts)
+		q := "what's the weather in Paris"
+		got, err := c.Invoke(context.Background(), InvokeRequest{Tool: "get_weather", Query: q, Confirm: true})
+		if err != nil {
+			t.Fatalf("%s: Invoke(%q): %v", tt.name, q, err)
+		}
+		if got.Ran || got.Result == nil || !got.Result.IsError || !strings.Contains(got.Result.Text(), tt.want) {
+			t.Errorf("%s: Invoke(%q) = %+v result %+v, want an is_error result saying %q", tt.name, q, got, got.Result, tt.want)
+		}
+		if n := ws.calls.Load(); n != 0 {
+			t.Errorf("%s: Invoke(%q) called the tool %d times, want 0", tt.name, q, n)
+		}
 	}
 }
 
 func TestInvokeErrors(t *testing.T) {
 	ws := newWeatherServer(t)
-	c := invokeFixture(t, ws, ServerOptions{AllowedKinds: []string{executor.KindHTTP}})
+	c := invokeFixture(t, ws, ServerOptions{Runner: executor.New(executor.Options{AllowedKinds: []string{executor.KindHTTP}})})
 	ctx := context.Background()
 	q := "what's the weather in Paris"
 

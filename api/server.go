@@ -89,13 +89,9 @@ type ServerOptions struct {
 	// Fillers fill arguments for Fill and Invoke, as fill.Options.Fillers;
 	// nil means the built-in extractor alone.
 	Fillers []fill.Filler
-	// AllowedKinds lists the executor kinds Invoke may run ("http",
-	// "command", "mcp"); nil allows none, and Invoke answers with an
-	// is_error result saying so.
-	AllowedKinds []string
-	// LookupEnv resolves the environment variables an executor spec names;
-	// nil means every variable is unset.
-	LookupEnv func(name string) (string, bool)
+	// Runner runs the tools Invoke fills (fill/executor, with the kinds
+	// the operator allows); nil means Invoke fills but refuses to run.
+	Runner fill.Runner
 }
 
 // Server serves a router over gRPC: the ToolRouter service, health

@@ -19,7 +19,6 @@ import (
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/eval"
 	"github.com/habilis-router/habilis/fill"
-	"github.com/habilis-router/habilis/fill/executor"
 	"github.com/habilis-router/habilis/internal/ollamatest"
 )
 
@@ -173,13 +172,13 @@ func (f *runFixture) takeRequests() []string {
 
 // runJSON is run's --json output with the raw keys kept.
 type runJSON struct {
-	Query     string            `json:"query"`
-	Decision  *habilis.Decision `json:"decision"`
-	Abstained bool              `json:"abstained"`
-	Tool      string            `json:"tool"`
-	Fill      *fill.Result      `json:"fill"`
-	Ran       bool              `json:"ran"`
-	Result    *executor.Result  `json:"result"`
+	Query     string              `json:"query"`
+	Decision  *habilis.Decision   `json:"decision"`
+	Abstained bool                `json:"abstained"`
+	Tool      string              `json:"tool"`
+	Fill      *fill.Result        `json:"fill"`
+	Ran       bool                `json:"ran"`
+	Result    *habilis.ToolResult `json:"result"`
 }
 
 func TestRun(t *testing.T) {

@@ -85,7 +85,7 @@ type runOutput struct {
 	Ran bool `json:"ran"`
 	// Result is the executor's answer; absent when nothing was attempted
 	// (abstention, missing arguments).
-	Result *executor.Result `json:"result,omitempty"`
+	Result *habilis.ToolResult `json:"result,omitempty"`
 }
 
 func runRun(ctx context.Context, o *runOptions, stdout io.Writer) error {
@@ -206,14 +206,14 @@ func (o *runOptions) confirm(tool habilis.Tool, kind string, args map[string]any
 }
 
 // addHint appends advice to a result's first text item.
-func addHint(r *executor.Result, hint string) {
+func addHint(r *habilis.ToolResult, hint string) {
 	for i := range r.Content {
 		if r.Content[i].Type == "text" {
 			r.Content[i].Text += ": " + hint
 			return
 		}
 	}
-	r.Content = append(r.Content, executor.Content{Type: "text", Text: hint})
+	r.Content = append(r.Content, habilis.Content{Type: "text", Text: hint})
 }
 
 func (o *runOptions) print(w io.Writer, out *runOutput) error {

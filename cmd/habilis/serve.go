@@ -16,6 +16,7 @@ import (
 	"github.com/habilis-router/habilis/api"
 	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/fill/executor"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/spf13/cobra"
 )
@@ -86,11 +87,12 @@ only the environment variables their catalog entry names.`,
 // serverOptions builds the server's options from the flags: the token and
 // the TLS certificate come from files.
 func (o *serveOptions) serverOptions() (api.ServerOptions, error) {
-	opts := api.ServerOptions{Logger: o.g.logger, InlineEmbedder: lexical.New(lexical.Options{}), LookupEnv: o.g.lookupEnv}
-	var err error
-	if opts.AllowedKinds, err = allowedKinds(o.allow); err != nil {
+	opts := api.ServerOptions{Logger: o.g.logger, InlineEmbedder: lexical.New(lexical.Options{})}
+	allowed, err := allowedKinds(o.allow)
+	if err != nil {
 		return opts, err
 	}
+	opts.Runner = executor.New(executor.Options{AllowedKinds: allowed, LookupEnv: o.g.lookupEnv})
 	if o.tokenFile != "" {
 		b, err := os.ReadFile(o.tokenFile)
 		if err != nil {

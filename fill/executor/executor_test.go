@@ -270,7 +270,7 @@ func TestHTTP(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := &Result{Content: []Content{{Type: "text", Text: "no rain"}}, IsError: true, Ran: true}
+		want := &habilis.ToolResult{Content: []habilis.Content{{Type: "text", Text: "no rain"}}, IsError: true, Ran: true}
 		if diff := cmp.Diff(want, r); diff != "" {
 			t.Errorf("Run(mcp-shaped answer) mismatch (-want +got):\n%s", diff)
 		}

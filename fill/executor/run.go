@@ -21,48 +21,8 @@ import (
 	"github.com/habilis-router/habilis/fill"
 )
 
-// Content is one item of a result, in MCP's JSON shape.
-type Content struct {
-	// Type is "text", "image", "audio", "resource" or "resource_link".
-	Type     string          `json:"type"`
-	Text     string          `json:"text,omitempty"`
-	MimeType string          `json:"mimeType,omitempty"`
-	Data     string          `json:"data,omitempty"` // base64
-	URI      string          `json:"uri,omitempty"`
-	Name     string          `json:"name,omitempty"`
-	Resource json.RawMessage `json:"resource,omitempty"`
-}
-
-// Result is a tool's outcome in the shape of MCP's CallToolResult, plus two
-// fields of habilis' own.
-type Result struct {
-	Content           []Content `json:"content"`
-	StructuredContent any       `json:"structuredContent,omitempty"`
-	// IsError reports that the tool ran and failed, timed out, answered
-	// with a non-2xx status, or was not allowed to run; Content says why.
-	IsError bool `json:"isError,omitempty"`
-	// SelectionOnly reports a tool without an executor: nothing ran.
-	SelectionOnly bool `json:"selectionOnly,omitempty"`
-	// Ran reports that the executor was started (whatever came of it). It
-	// is not part of MCP's result shape.
-	Ran bool `json:"-"`
-	// Truncated reports output cut at the output limit.
-	Truncated bool `json:"truncated,omitempty"`
-}
-
-// Text returns the text of all text items, joined by newlines.
-func (r *Result) Text() string {
-	var parts []string
-	for _, c := range r.Content {
-		if c.Type == "text" {
-			parts = append(parts, c.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
-func textResult(isErr bool, format string, a ...any) *Result {
-	return &Result{Content: []Content{{Type: "text", Text: fmt.Sprintf(format, a...)}}, IsError: isErr}
+func textResult(isErr bool, format string, a ...any) *habilis.ToolResult {
+	return &habilis.ToolResult{Content: []habilis.Content{{Type: "text", Text: fmt.Sprintf(format, a...)}}, IsError: isErr}
 }
 
 // Options configure Run. The zero value allows nothing to run.
@@ -130,7 +90,7 @@ func (o *Options) lookup(name string) (string, bool) {
 // kind) come back as a Result with IsError set. A tool without an executor
 // gives a SelectionOnly result. Run returns an error only for a malformed
 // spec (wrapping habilis.ErrInvalid) or when ctx ends.
-func Run(ctx context.Context, tool habilis.Tool, args map[string]any, opts Options) (*Result, error) {
+func Run(ctx context.Context, tool habilis.Tool, args map[string]any, opts Options) (*habilis.ToolResult, error) {
 	if !Declared(tool) {
 		r := textResult(false, "tool %q is selection-only: it declares no executor, so nothing ran", tool.Name)
 		r.SelectionOnly = true
@@ -150,7 +110,7 @@ func Run(ctx context.Context, tool habilis.Tool, args map[string]any, opts Optio
 	timeout := opts.timeout(spec)
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var r *Result
+	var r *habilis.ToolResult
 	switch spec.Kind {
 	case KindHTTP:
 		r = runHTTP(rctx, spec, args, &opts)
@@ -208,33 +168,33 @@ func truncNote(max int) string { return fmt.Sprintf("\n[output truncated at %d b
 
 // outputResult turns a successful tool's output into a result: an MCP
 // result passes through, other JSON objects also become structured content.
-func outputResult(out []byte, truncated bool, max int) *Result {
+func outputResult(out []byte, truncated bool, max int) *habilis.ToolResult {
 	if truncated {
-		return &Result{Content: []Content{{Type: "text", Text: string(out) + truncNote(max)}}, Truncated: true}
+		return &habilis.ToolResult{Content: []habilis.Content{{Type: "text", Text: string(out) + truncNote(max)}}, Truncated: true}
 	}
 	trimmed := bytes.TrimSpace(out)
 	if len(trimmed) > 0 && trimmed[0] == '{' {
 		var probe struct {
 			Content json.RawMessage `json:"content"`
 		}
-		var mr Result
+		var mr habilis.ToolResult
 		if json.Unmarshal(trimmed, &probe) == nil && len(probe.Content) > 0 && probe.Content[0] == '[' &&
 			json.Unmarshal(trimmed, &mr) == nil {
 			if mr.Content == nil {
-				mr.Content = []Content{}
+				mr.Content = []habilis.Content{}
 			}
 			mr.SelectionOnly, mr.Truncated = false, false
 			return &mr
 		}
 		var obj map[string]any
 		if json.Unmarshal(trimmed, &obj) == nil {
-			return &Result{Content: []Content{{Type: "text", Text: string(out)}}, StructuredContent: obj}
+			return &habilis.ToolResult{Content: []habilis.Content{{Type: "text", Text: string(out)}}, StructuredContent: obj}
 		}
 	}
-	return &Result{Content: []Content{{Type: "text", Text: string(out)}}}
+	return &habilis.ToolResult{Content: []habilis.Content{{Type: "text", Text: string(out)}}}
 }
 
-func runHTTP(ctx context.Context, spec *Spec, args map[string]any, opts *Options) *Result {
+func runHTTP(ctx context.Context, spec *Spec, args map[string]any, opts *Options) *habilis.ToolResult {
 	u, _ := url.Parse(spec.URL) // validated by ParseSpec
 	var body io.Reader
 	if spec.Method == "GET" || spec.Method == "DELETE" {
@@ -283,7 +243,7 @@ func runHTTP(ctx context.Context, spec *Spec, args map[string]any, opts *Options
 		if truncated {
 			text += truncNote(max)
 		}
-		return &Result{Content: []Content{{Type: "text", Text: text}}, IsError: true, Truncated: truncated}
+		return &habilis.ToolResult{Content: []habilis.Content{{Type: "text", Text: text}}, IsError: true, Truncated: truncated}
 	}
 	return outputResult(out, truncated, max)
 }
@@ -344,7 +304,7 @@ func processEnv(names []string, opts *Options) []string {
 	return env
 }
 
-func runCommand(ctx context.Context, spec *Spec, args map[string]any, opts *Options) *Result {
+func runCommand(ctx context.Context, spec *Spec, args map[string]any, opts *Options) *habilis.ToolResult {
 	argv := make([]string, len(spec.Argv))
 	for i, a := range spec.Argv {
 		name := templateName(a)
@@ -382,7 +342,7 @@ func runCommand(ctx context.Context, spec *Spec, args map[string]any, opts *Opti
 		if stderr.truncated {
 			text += truncNote(max)
 		}
-		return &Result{Content: []Content{{Type: "text", Text: text}}, IsError: true, Truncated: stderr.truncated}
+		return &habilis.ToolResult{Content: []habilis.Content{{Type: "text", Text: text}}, IsError: true, Truncated: stderr.truncated}
 	}
 	return outputResult(stdout.buf.Bytes(), stdout.truncated, max)
 }
@@ -425,7 +385,7 @@ func mcpTransport(ctx context.Context, spec *Spec, opts *Options) (mcp.Transport
 	return &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: client, MaxRetries: -1, DisableStandaloneSSE: true}, nil
 }
 
-func runMCP(ctx context.Context, tool habilis.Tool, spec *Spec, args map[string]any, opts *Options) *Result {
+func runMCP(ctx context.Context, tool habilis.Tool, spec *Spec, args map[string]any, opts *Options) *habilis.ToolResult {
 	transport, err := mcpTransport(ctx, spec, opts)
 	if err != nil {
 		return textResult(true, "mcp: %v", err)
@@ -448,19 +408,19 @@ func runMCP(ctx context.Context, tool habilis.Tool, spec *Spec, args map[string]
 	if err != nil {
 		return textResult(true, "mcp: call %q: encode result: %v", name, err)
 	}
-	var r Result
+	var r habilis.ToolResult
 	if err := json.Unmarshal(b, &r); err != nil {
 		return textResult(true, "mcp: call %q: decode result: %v", name, err)
 	}
 	if r.Content == nil {
-		r.Content = []Content{}
+		r.Content = []habilis.Content{}
 	}
 	capResult(&r, opts.maxOutput(spec))
 	return &r
 }
 
 // capResult truncates text and data beyond max bytes in total.
-func capResult(r *Result, max int) {
+func capResult(r *habilis.ToolResult, max int) {
 	left := max
 	for i := range r.Content {
 		c := &r.Content[i]
@@ -488,11 +448,23 @@ func capResult(r *Result, max int) {
 	}
 }
 
+// Executor runs tools with fixed Options; it is the fill.Runner the
+// program hands to the surfaces that run tools.
+type Executor struct{ opts Options }
+
+// New returns an Executor that runs tools with opts.
+func New(opts Options) *Executor { return &Executor{opts: opts} }
+
+// Run is RunFilled with the Executor's options.
+func (e *Executor) Run(ctx context.Context, tool habilis.Tool, fr *fill.Result) (*habilis.ToolResult, error) {
+	return RunFilled(ctx, tool, fr, e.opts)
+}
+
 // RunFilled runs tool with the arguments of a fill result, but only when
 // the result is complete: with an argument missing or a value the tool
 // would refuse, nothing runs and the result is an error whose text asks
 // the fill's questions, so a caller can pass it on to the user.
-func RunFilled(ctx context.Context, tool habilis.Tool, fr *fill.Result, opts Options) (*Result, error) {
+func RunFilled(ctx context.Context, tool habilis.Tool, fr *fill.Result, opts Options) (*habilis.ToolResult, error) {
 	if fr == nil {
 		return nil, fmt.Errorf("run %q: no fill result: %w", tool.Name, habilis.ErrInvalid)
 	}
