@@ -25,6 +25,9 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(testUpstreamEnv); mode != "" {
+		os.Exit(serveTestUpstream(mode))
+	}
 	os.Exit(buildAndRun(m))
 }
 

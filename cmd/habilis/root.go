@@ -138,6 +138,7 @@ the minimum.`,
 		newFitCmd(g),
 		newMigrateCmd(g),
 		newServeCmd(g),
+		newMCPCmd(g),
 		newVersionCmd(g),
 	)
 	return root

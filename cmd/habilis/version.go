@@ -31,6 +31,24 @@ func newVersionCmd(g *globalOptions) *cobra.Command {
 }
 
 func runVersion(_ context.Context, g *globalOptions, stdout io.Writer) error {
+	v := currentVersion()
+	if g.json {
+		return writeJSON(stdout, v)
+	}
+	fmt.Fprintf(stdout, "habilis %s", v.Version)
+	if v.Revision != "" {
+		fmt.Fprintf(stdout, " (%.12s", v.Revision)
+		if v.Modified {
+			fmt.Fprint(stdout, ", modified")
+		}
+		fmt.Fprint(stdout, ")")
+	}
+	fmt.Fprintf(stdout, " %s\n", v.Go)
+	return nil
+}
+
+// currentVersion reads the version from the build information.
+func currentVersion() versionInfo {
 	v := versionInfo{Version: "(devel)", Go: runtime.Version()}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if bi.Main.Version != "" {
@@ -45,17 +63,5 @@ func runVersion(_ context.Context, g *globalOptions, stdout io.Writer) error {
 			}
 		}
 	}
-	if g.json {
-		return writeJSON(stdout, v)
-	}
-	fmt.Fprintf(stdout, "habilis %s", v.Version)
-	if v.Revision != "" {
-		fmt.Fprintf(stdout, " (%.12s", v.Revision)
-		if v.Modified {
-			fmt.Fprint(stdout, ", modified")
-		}
-		fmt.Fprint(stdout, ")")
-	}
-	fmt.Fprintf(stdout, " %s\n", v.Go)
-	return nil
+	return v
 }

@@ -1,0 +1,299 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/habilis-router/habilis/mcpgate"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+)
+
+// mcpOptions are the flags of the `habilis mcp` commands.
+type mcpOptions struct {
+	g              *globalOptions
+	config         string
+	overlay        string
+	connectTimeout time.Duration
+
+	// serve and search
+	k int
+	// serve
+	httpAddr    string
+	expose      string
+	callTimeout time.Duration
+	maxResult   int
+	grace       time.Duration
+	// stdin is where serve reads MCP over stdio.
+	stdin io.Reader
+	// query is search's request.
+	query string
+}
+
+func (o *mcpOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.config, "config", "", "the MCP servers to front: a JSON file with an \"mcpServers\" object, as MCP clients write it (required)")
+	f.DurationVar(&o.connectTimeout, "connect-timeout", mcpgate.DefaultConnectTimeout, "how long a server may take to start and list its tools")
+	f.StringVar(&o.overlay, "overlay", "", `examples for the servers' tools, by tool name: {"TOOL": {"examples": ["a request it serves", ...]}}`)
+}
+
+func (o *mcpOptions) addSearchFlags(cmd *cobra.Command) {
+	cmd.Flags().IntVarP(&o.k, "k", "k", mcpgate.DefaultK, "how many tools a search returns when it does not say")
+}
+
+func (o *mcpOptions) addServeFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.httpAddr, "http", "", "serve streamable HTTP on this address, at /mcp (default: serve over stdio)")
+	f.StringVar(&o.expose, "expose", string(mcpgate.ExposeSearch), "search: tools/list holds search_tools and call_tool; selected: also the tools the last search found")
+	f.DurationVar(&o.callTimeout, "call-timeout", mcpgate.DefaultCallTimeout, "how long a forwarded call may take")
+	f.IntVar(&o.maxResult, "max-result", mcpgate.DefaultMaxResult, "largest forwarded result, in bytes of JSON; larger ones are cut, with a note")
+	f.DurationVar(&o.grace, "shutdown-timeout", 10*time.Second, "how long SIGTERM waits for HTTP requests in flight")
+}
+
+func newMCPCmd(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Front MCP servers: serve their tools through search_tools and call_tool",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newMCPServeCmd(g), newMCPToolsCmd(g), newMCPSearchCmd(g))
+	return cmd
+}
+
+func newMCPServeCmd(g *globalOptions) *cobra.Command {
+	o := &mcpOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "serve --config FILE",
+		Short: "Serve MCP in front of the config's servers",
+		Long: `Serve connects to every server of the config (stdio servers by "command",
+"args", "env" and "cwd"; HTTP servers by "url" and "headers"), indexes their
+tools with the configured embedder, and serves MCP: over stdio (the agent's
+client starts habilis) or, with --http ADDR, streamable HTTP at /mcp.
+
+The agent sees two tools: search_tools ({"query", "k"}: the k tools that best
+fit the request, with their definitions, scores and the decision) and
+call_tool ({"name", "arguments"}: forwarded to the server that owns the tool,
+its result returned as it came). A tool's name is its server's own unless two
+servers share it; then it is SERVER__NAME (habilis mcp tools shows the
+mapping). With --expose selected, tools/list also holds the tools the last
+search found, and the client is notified when they change.
+
+A server that fails to start or dies is logged and named in search_tools'
+"unavailable"; the others keep serving, and a call to one of its tools fails
+with the reason. Logs go to stderr (upstream servers' stderr at --log-level
+info), never to stdout, which carries the protocol in stdio mode.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.stdin = cmd.InOrStdin()
+			return runMCPServe(cmd.Context(), o, cmd.OutOrStdout())
+		},
+	}
+	o.addFlags(cmd)
+	o.addSearchFlags(cmd)
+	o.addServeFlags(cmd)
+	return cmd
+}
+
+func newMCPToolsCmd(g *globalOptions) *cobra.Command {
+	o := &mcpOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "tools --config FILE",
+		Short: "List the tools of the config's servers, with the names the gateway gives them",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMCPTools(cmd.Context(), o, cmd.OutOrStdout())
+		},
+	}
+	o.addFlags(cmd)
+	return cmd
+}
+
+func newMCPSearchCmd(g *globalOptions) *cobra.Command {
+	o := &mcpOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "search --config FILE QUERY",
+		Short: "Print search_tools' answer to QUERY over the config's servers",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.query = strings.Join(args, " ")
+			return runMCPSearch(cmd.Context(), o, cmd.OutOrStdout())
+		},
+	}
+	o.addFlags(cmd)
+	o.addSearchFlags(cmd)
+	return cmd
+}
+
+// gatewayOptions reads the config and overlay files and builds the
+// gateway's options from the flags.
+func (o *mcpOptions) gatewayOptions() ([]mcpgate.Server, mcpgate.Options, error) {
+	var opts mcpgate.Options
+	if err := o.g.noRemote("mcp"); err != nil {
+		return nil, opts, err
+	}
+	if o.config == "" {
+		return nil, opts, usagef("--config FILE is required: the MCP servers to front")
+	}
+	if o.connectTimeout <= 0 || o.callTimeout < 0 || o.maxResult < 0 || o.k < 1 || o.k > mcpgate.MaxK {
+		return nil, opts, usagef("--connect-timeout and --call-timeout must be positive, --max-result not negative, -k between 1 and %d", mcpgate.MaxK)
+	}
+	servers, err := mcpgate.ReadConfig(o.config)
+	if err != nil {
+		return nil, opts, fmt.Errorf("--config: %w", err)
+	}
+	if o.overlay != "" {
+		if opts.Overlay, err = mcpgate.ReadOverlay(o.overlay); err != nil {
+			return nil, opts, fmt.Errorf("--overlay: %w", err)
+		}
+	}
+	if opts.Router, err = o.g.routerConfig(); err != nil {
+		return nil, opts, err
+	}
+	opts.Router.Logger = nil // a rebuild's load summary is not news
+	opts.Environ = os.Environ()
+	opts.Logger = o.g.logger
+	opts.Version = currentVersion().Version
+	opts.ConnectTimeout, opts.CallTimeout, opts.MaxResult, opts.K = o.connectTimeout, o.callTimeout, o.maxResult, o.k
+	return servers, opts, nil
+}
+
+// openGateway starts a gateway over the config's servers (it logs the
+// ones that are down).
+func (o *mcpOptions) openGateway(ctx context.Context) (*mcpgate.Gateway, error) {
+	servers, opts, err := o.gatewayOptions()
+	if err != nil {
+		return nil, err
+	}
+	gw, err := mcpgate.New(ctx, servers, opts)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: %w", err)
+	}
+	return gw, nil
+}
+
+func runMCPServe(ctx context.Context, o *mcpOptions, stdout io.Writer) error {
+	expose, err := mcpgate.ParseExpose(o.expose)
+	if err != nil {
+		return usagef("--expose: %v", err)
+	}
+	gw, err := o.openGateway(ctx)
+	if err != nil {
+		return err
+	}
+	defer gw.Close()
+	summary := gatewaySummary(gw)
+	if o.httpAddr == "" {
+		o.g.logger.Info("serving MCP on stdio: " + summary)
+		t := &mcp.IOTransport{Reader: io.NopCloser(o.stdin), Writer: nopWriteCloser{stdout}}
+		if err := gw.NewServer(expose).Run(ctx, t); err != nil && ctx.Err() == nil {
+			return fmt.Errorf("mcp serve: %w", err)
+		}
+		return nil
+	}
+	return serveMCPHTTP(ctx, o, gw, expose, summary, stdout)
+}
+
+// serveMCPHTTP serves the gateway over streamable HTTP until ctx ends,
+// one MCP server per session.
+func serveMCPHTTP(ctx context.Context, o *mcpOptions, gw *mcpgate.Gateway, expose mcpgate.Expose, summary string, stdout io.Writer) error {
+	lis, err := net.Listen("tcp", o.httpAddr)
+	if err != nil {
+		return fmt.Errorf("mcp serve: --http: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gw.NewServer(expose) },
+		&mcp.StreamableHTTPOptions{Logger: o.g.logger}))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(lis) }()
+	fmt.Fprintf(stdout, "listening on http://%s/mcp (%s)\n", lis.Addr(), summary)
+	select {
+	case err := <-served:
+		return fmt.Errorf("mcp serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.grace)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("mcp serve: %w", err)
+	}
+	return nil
+}
+
+// gatewaySummary says how many tools and servers a gateway holds.
+func gatewaySummary(gw *mcpgate.Gateway) string {
+	servers := gw.Servers()
+	down := 0
+	for _, s := range servers {
+		if s.Status != mcpgate.StatusReady {
+			down++
+		}
+	}
+	return fmt.Sprintf("%d tools from %d servers, %d down", len(gw.Tools()), len(servers), down)
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+func runMCPTools(ctx context.Context, o *mcpOptions, stdout io.Writer) error {
+	o.k = mcpgate.DefaultK
+	servers, opts, err := o.gatewayOptions()
+	if err != nil {
+		return err
+	}
+	l, err := mcpgate.List(ctx, servers, opts)
+	if err != nil {
+		return fmt.Errorf("mcp tools: %w", err)
+	}
+	if o.g.json {
+		return writeJSON(stdout, l)
+	}
+	tw := newTable(stdout)
+	fmt.Fprintln(tw, "NAME\tSERVER\tNAME ON SERVER\tDESCRIPTION")
+	for _, t := range l.Tools {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Server, t.Upstream, truncate(t.Description, 60))
+	}
+	tw.Flush()
+	for _, s := range l.Servers {
+		if s.Status != mcpgate.StatusReady {
+			fmt.Fprintf(stdout, "server %s is down: %s\n", s.Name, s.Reason)
+		}
+	}
+	fmt.Fprintf(stdout, "%d tools from %d servers; their tools/list results hold %d bytes of JSON (about %d tokens), the gateway's own %d (about %d)\n",
+		len(l.Tools), len(l.Servers), l.ListBytes, tokens(l.ListBytes), l.GatewayBytes, tokens(l.GatewayBytes))
+	return nil
+}
+
+// tokens estimates the tokens of n bytes of JSON: a quarter, rounded up,
+// as Prefilter estimates them.
+func tokens(n int) int { return (n + 3) / 4 }
+
+func runMCPSearch(ctx context.Context, o *mcpOptions, stdout io.Writer) error {
+	gw, err := o.openGateway(ctx)
+	if err != nil {
+		return err
+	}
+	defer gw.Close()
+	res, err := gw.Search(ctx, o.query, 0)
+	if err != nil {
+		return fmt.Errorf("mcp search: %w", err)
+	}
+	b, err := res.Encode()
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%s\n", b)
+	return err
+}

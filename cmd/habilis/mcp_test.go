@@ -1,0 +1,337 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/habilis-router/habilis/mcpgate"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// testUpstreamEnv makes this test binary an MCP server over stdio (see
+// serveTestUpstream) instead of running tests; the gateway under test
+// starts it as an upstream, in the mode the variable names.
+const testUpstreamEnv = "MCP_TEST_UPSTREAM"
+
+// serveTestUpstream serves one of two small servers that share a tool
+// name (echo): "notes" (save_note, count_words) and "clock"
+// (current_time).
+func serveTestUpstream(mode string) int {
+	fmt.Fprintf(os.Stderr, "test upstream %s: ready\n", mode)
+	srv := mcp.NewServer(&mcp.Implementation{Name: mode}, nil)
+	text := func(name, desc, schema string, answer func(map[string]any) string) {
+		srv.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(schema)},
+			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var args map[string]any
+				_ = json.Unmarshal(req.Params.Arguments, &args)
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: answer(args)}}}, nil
+			})
+	}
+	text("echo", "Echo a message back unchanged", `{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`,
+		func(a map[string]any) string { return mode + ": " + fmt.Sprint(a["message"]) })
+	switch mode {
+	case "notes":
+		text("save_note", "Save a note to the user's notebook", `{"type":"object","properties":{"text":{"type":"string","description":"the note"}},"required":["text"]}`,
+			func(a map[string]any) string { return "saved: " + fmt.Sprint(a["text"]) })
+		text("count_words", "Count the words of a text", `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`,
+			func(a map[string]any) string { return fmt.Sprint(len(strings.Fields(fmt.Sprint(a["text"])))) })
+	case "clock":
+		text("current_time", "Tell the current time in a time zone", `{"type":"object","properties":{"timezone":{"type":"string","description":"an IANA time zone"}},"required":["timezone"]}`,
+			func(a map[string]any) string { return "12:00 in " + fmt.Sprint(a["timezone"]) })
+	}
+	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "serve:", err)
+		return 1
+	}
+	return 0
+}
+
+// writeConfig writes an mcpServers file of servers (name → entry) and
+// returns its path.
+func writeConfig(t *testing.T, servers map[string]any) string {
+	t.Helper()
+	b, err := json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "servers.json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// testUpstreams is a config of the notes and clock test servers.
+func testUpstreams(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writeConfig(t, map[string]any{
+		"notes": map[string]any{"command": exe, "env": map[string]string{testUpstreamEnv: "notes"}},
+		"clock": map[string]any{"command": exe, "env": map[string]string{testUpstreamEnv: "clock"}},
+	})
+}
+
+// gatewayOverStdio starts `habilis mcp serve` with args as an MCP client's
+// host would, and returns the client's session and the gateway's stderr.
+func gatewayOverStdio(t *testing.T, args ...string) (*mcp.ClientSession, *lockedBuffer) {
+	t.Helper()
+	cmd := habilisCmd(append([]string{"mcp", "serve"}, args...)...)
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent"}, nil).Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect to habilis mcp serve: %v\nstderr:\n%s", err, stderr)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, stderr
+}
+
+// gatewayOverHTTP starts `habilis mcp serve --http` and returns a client's
+// session, the gateway's stderr, and the gateway's process.
+func gatewayOverHTTP(t *testing.T, args ...string) (*mcp.ClientSession, *lockedBuffer, *exec.Cmd) {
+	t.Helper()
+	cmd := habilisCmd(append([]string{"mcp", "serve", "--http", "127.0.0.1:0"}, args...)...)
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	addr, ok := strings.CutPrefix(line, "listening on ")
+	if err != nil || !ok {
+		t.Fatalf("habilis mcp serve --http printed %q (%v)\nstderr:\n%s", line, err, stderr)
+	}
+	url, _, _ := strings.Cut(addr, " ")
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent"}, nil).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatalf("connect to %s: %v\nstderr:\n%s", url, err, stderr)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, stderr, cmd
+}
+
+// searchTools calls search_tools and decodes its answer, checking that
+// the text content holds the same JSON as the structured content.
+func searchTools(t *testing.T, cs *mcp.ClientSession, query string, k int) mcpgate.SearchResult {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": query, "k": k}})
+	if err != nil {
+		t.Fatalf("search_tools(%q): %v", query, err)
+	}
+	if res.IsError {
+		t.Fatalf("search_tools(%q): %s", query, resultText(res))
+	}
+	structured, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b mcpgate.SearchResult
+	if err := json.Unmarshal([]byte(resultText(res)), &a); err != nil {
+		t.Fatalf("search_tools(%q): text is not the answer: %v", query, err)
+	}
+	if err := json.Unmarshal(structured, &b); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Errorf("search_tools(%q): text and structured content differ (-text +structured):\n%s", query, diff)
+	}
+	return b
+}
+
+// callThrough calls a tool through call_tool.
+func callThrough(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": name, "arguments": args}})
+	if err != nil {
+		t.Fatalf("call_tool(%s): %v", name, err)
+	}
+	return res
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func names(ft []mcpgate.FoundTool) []string {
+	var out []string
+	for _, f := range ft {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+// checkGateway searches and calls through a gateway over the notes and
+// clock test servers.
+func checkGateway(t *testing.T, cs *mcp.ClientSession) {
+	t.Helper()
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, tl := range tools.Tools {
+		listed = append(listed, tl.Name)
+	}
+	slices.Sort(listed)
+	if diff := cmp.Diff([]string{"call_tool", "search_tools"}, listed); diff != "" {
+		t.Errorf("tools/list (-want +got):\n%s", diff)
+	}
+	ans := searchTools(t, cs, "what time is it in the Europe/Lisbon time zone", 3)
+	if len(ans.Tools) != 3 || ans.Tools[0].Name != "current_time" || ans.Tools[0].Server != "clock" {
+		t.Fatalf("search for the time = %v", ans.Tools)
+	}
+	if res := callThrough(t, cs, "current_time", map[string]any{"timezone": "Europe/Lisbon"}); res.IsError || resultText(res) != "12:00 in Europe/Lisbon" {
+		t.Errorf("call_tool current_time = isError %v %q", res.IsError, resultText(res))
+	}
+	ans = searchTools(t, cs, "echo this message back to me", 5)
+	if !slices.Contains(names(ans.Tools), "notes__echo") || !slices.Contains(names(ans.Tools), "clock__echo") {
+		t.Errorf("search for echo = %v, want both servers' echo, prefixed", names(ans.Tools))
+	}
+	if res := callThrough(t, cs, "notes__echo", map[string]any{"message": "hi"}); resultText(res) != "notes: hi" {
+		t.Errorf("call_tool notes__echo = %q", resultText(res))
+	}
+	if res := callThrough(t, cs, "save_note", map[string]any{}); !res.IsError || !strings.Contains(resultText(res), "text: required argument is missing") {
+		t.Errorf("call_tool save_note without its text = isError %v %q", res.IsError, resultText(res))
+	}
+}
+
+func TestMCPServeStdio(t *testing.T) {
+	cs, stderr := gatewayOverStdio(t, "--config", testUpstreams(t), "--log-level", "info")
+	checkGateway(t, cs)
+	// The upstreams' stderr reaches habilis' log, on its stderr: the
+	// protocol on stdout worked throughout.
+	for _, want := range []string{"test upstream notes: ready", "test upstream clock: ready"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("habilis' stderr lacks the upstream's %q:\n%s", want, stderr)
+		}
+	}
+}
+
+func TestMCPServeHTTP(t *testing.T) {
+	cs, stderr, cmd := gatewayOverHTTP(t, "--config", testUpstreams(t))
+	checkGateway(t, cs)
+	cs.Close()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("habilis mcp serve --http after SIGTERM: %v\nstderr:\n%s", err, stderr)
+	}
+}
+
+func TestMCPTools(t *testing.T) {
+	config := testUpstreams(t)
+	l := decode[mcpgate.Listing](t, mustRun(t, "mcp", "tools", "--config", config, "--json"))
+	type row struct{ Name, Server, Upstream string }
+	var got []row
+	for _, ti := range l.Tools {
+		got = append(got, row{ti.Name, ti.Server, ti.Upstream})
+	}
+	want := []row{
+		{"clock__echo", "clock", "echo"},
+		{"count_words", "notes", "count_words"},
+		{"current_time", "clock", "current_time"},
+		{"notes__echo", "notes", "echo"},
+		{"save_note", "notes", "save_note"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mcp tools --json (-want +got):\n%s", diff)
+	}
+	if l.ListBytes == 0 || l.GatewayBytes == 0 {
+		t.Errorf("list_bytes %d, gateway_bytes %d", l.ListBytes, l.GatewayBytes)
+	}
+	out := mustRun(t, "mcp", "tools", "--config", config)
+	for _, want := range []string{"notes__echo   notes   echo", "5 tools from 2 servers"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("mcp tools lacks %q:\n%s", want, out)
+		}
+	}
+	ans := decode[mcpgate.SearchResult](t, mustRun(t, "mcp", "search", "--config", config, "-k", "2", "count the words of this text"))
+	if len(ans.Tools) != 2 || ans.Tools[0].Name != "count_words" {
+		t.Errorf("mcp search = %+v", ans)
+	}
+}
+
+func TestMCPErrors(t *testing.T) {
+	dir := t.TempDir()
+	broken := filepath.Join(dir, "broken.json")
+	if err := os.WriteFile(broken, []byte(`{"mcpServers": {"fs": {"command": "x", "args": "-y"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"mcp", "serve"}, exitUsage, "--config FILE is required"},
+		{[]string{"mcp", "tools", "--config", broken}, exitError, `broken.json: server "fs": field "args": must be an array of strings`},
+		{[]string{"mcp", "serve", "--config", broken, "--expose", "all"}, exitUsage, `--expose: expose "all": want search or selected`},
+		{[]string{"mcp", "tools", "--config", filepath.Join(dir, "missing.json")}, exitError, "missing.json: no such file"},
+	} {
+		r := habilisRun(t, tc.args...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("habilis %v: exit %d, stderr %q; want exit %d and %q", tc.args, r.code, r.stderr, tc.code, tc.want)
+		}
+	}
+}
+
+// lockedBuffer collects a process's output while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitFor waits until cond holds, failing the test after a long deadline:
+// it waits for an event (a process exit, a notification), and how long
+// that takes is not what is tested.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
