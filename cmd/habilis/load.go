@@ -6,7 +6,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/spf13/cobra"
 )
@@ -16,22 +15,35 @@ type loadOptions struct {
 	g     *globalOptions
 	file  string
 	merge bool
+	// mcp and mcpConfig load the tools of MCP servers instead of a file.
+	mcp       string
+	mcpConfig string
 }
 
 func (o *loadOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&o.merge, "merge", false, "keep stored tools the file does not mention (default: the file becomes the whole catalog)")
+	cmd.Flags().StringVar(&o.mcp, "mcp", "", "load the tools of the MCP server this command line starts ('COMMAND ARGS...', split as a shell would) instead of a file")
+	cmd.Flags().StringVar(&o.mcpConfig, "mcp-config", "", "load the tools of every server of this mcpServers file instead of a file")
 }
 
 func newLoadCmd(g *globalOptions) *cobra.Command {
 	o := &loadOptions{g: g}
 	cmd := &cobra.Command{
-		Use:   "load FILE",
-		Short: "Load a catalog file into the store",
+		Use:   "load FILE | --mcp 'COMMAND ARGS...' | --mcp-config FILE",
+		Short: "Load a catalog file, or the tools of MCP servers, into the store",
 		Long: `Load parses FILE (habilis, OpenAI function or MCP tools/list shape), embeds what
-changed and commits the catalog in one write. On any error the store is unchanged.`,
-		Args: cobra.ExactArgs(1),
+changed and commits the catalog in one write. On any error the store is unchanged.
+
+With --mcp or --mcp-config it starts the MCP servers, lists their tools (named
+as habilis mcp serve names them) and loads those; each tool's executor calls it
+on its server (habilis run --allow mcp), with the server's command, cwd and the
+names of its env variables, whose values come from the environment at run time
+(header values are not stored).`,
+		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.file = args[0]
+			if len(args) == 1 {
+				o.file = args[0]
+			}
 			return runLoad(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
@@ -43,8 +55,11 @@ func runLoad(ctx context.Context, o *loadOptions, stdout io.Writer) error {
 	if err := o.g.noRemote("load"); err != nil {
 		return err
 	}
+	if err := o.checkSource(); err != nil {
+		return err
+	}
 	// Parse first: a broken file never opens, let alone touches, the store.
-	tools, err := catalog.Read(o.file)
+	tools, err := o.readTools(ctx)
 	if err != nil {
 		if n := countProblems(err); n > 1 {
 			return fmt.Errorf("load %s: %d problems:\n%w", o.file, n, err)

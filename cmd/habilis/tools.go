@@ -16,12 +16,12 @@ import (
 func newToolsCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tools",
-		Short: "List, show and remove the catalog's tools",
+		Short: "List, show, remove and export the catalog's tools",
 		// NoArgs makes an unknown subcommand a usage error instead of help.
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newToolsListCmd(g), newToolsShowCmd(g), newToolsRmCmd(g))
+	cmd.AddCommand(newToolsListCmd(g), newToolsShowCmd(g), newToolsRmCmd(g), newToolsExportCmd(g))
 	return cmd
 }
 
