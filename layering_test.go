@@ -25,11 +25,12 @@ type listedPackage struct {
 }
 
 // forbiddenInCore are the libraries of adapters: the core reaches Qdrant,
-// Ollama, gRPC, cobra and bbolt only through interfaces.
+// Ollama, gRPC, MCP, cobra and bbolt only through interfaces.
 var forbiddenInCore = []string{
 	"github.com/qdrant/",
 	"github.com/ollama/",
 	"google.golang.org/grpc",
+	"github.com/modelcontextprotocol/",
 	"github.com/spf13/cobra",
 	"go.etcd.io/bbolt",
 }
