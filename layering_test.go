@@ -36,11 +36,15 @@ var forbiddenInCore = []string{
 }
 
 // TestLayering keeps imports pointing down: the root package uses only the
-// standard library; the core (catalog, selector, collision, fill, eval)
-// uses no adapter and no adapter's library; adapters (embed/*, store/*,
-// api, mcpgate, fill/executor, fill/ollamafill) do not use each other; only
-// internal/vec imports gonum; nothing imports cmd.
-// Test files are not checked: the core is tested with real adapters.
+// standard library; the core (catalog, selector, collision, fill, eval,
+// toolmap) uses no adapter and no adapter's library; adapters (embed/*,
+// store/*, api, mcpgate, fill/executor, fill/ollamafill) do not use each
+// other; nothing imports cmd. gonum is imported in known places only: its
+// numeric packages by internal/vec (the kernels) and toolmap (the map's
+// projection, an eigendecomposition), its plotting library, with the fonts
+// and image codecs it brings, by toolmap/render alone, so that no routing
+// package builds it. Test files are not checked: the core is tested with
+// real adapters.
 func TestLayering(t *testing.T) {
 	out, err := exec.Command("go", "list", "-e", "-deps", "-json=ImportPath,Standard,Imports,Deps", "./...").Output()
 	if err != nil {
@@ -79,6 +83,10 @@ func TestLayeringViolations(t *testing.T) {
 		{ImportPath: m("internal/vec"), Imports: []string{"gonum.org/v1/gonum/floats"}, Deps: []string{"gonum.org/v1/gonum/floats"}},
 		{ImportPath: m("api"), Imports: []string{m("cmd/habilis"), m("store/memstore"), m("fill/executor")}, Deps: []string{m("cmd/habilis"), m("store/memstore"), m("fill/executor")}},
 		{ImportPath: m("fill/executor")},
+		{ImportPath: "gonum.org/v1/gonum/mat"},
+		{ImportPath: "gonum.org/v1/plot"},
+		{ImportPath: m("toolmap"), Imports: []string{"gonum.org/v1/gonum/mat", "gonum.org/v1/plot"}, Deps: []string{"gonum.org/v1/gonum/mat", "gonum.org/v1/plot"}},
+		{ImportPath: m("toolmap/render"), Imports: []string{m("toolmap"), "gonum.org/v1/plot", "gonum.org/v1/gonum/floats"}, Deps: []string{m("toolmap"), "gonum.org/v1/plot", "gonum.org/v1/gonum/mat", "gonum.org/v1/gonum/floats"}},
 		{ImportPath: m("eval"), Imports: []string{m("store/memstore")}, Deps: []string{m("store/memstore")}},
 		{ImportPath: m("mcpgate"), Imports: []string{m("embed/lexical"), m("store/memstore")}, Deps: []string{m("embed/lexical"), m("internal/vec"), "gonum.org/v1/gonum/floats", m("store/memstore")}},
 		{ImportPath: m("store/memstore")},
@@ -91,12 +99,14 @@ func TestLayeringViolations(t *testing.T) {
 	want := []string{
 		"api imports cmd/habilis (via api -> cmd/habilis): nothing imports cmd",
 		"api imports fill/executor (via api -> fill/executor): adapters (embed/*, store/*, api, mcpgate, fill/executor, fill/ollamafill) must not import each other",
-		"collision imports gonum.org/v1/gonum/floats: only internal/vec imports gonum",
-		"collision imports store/boltstore (via collision -> store/boltstore): the core (catalog, selector, collision, fill, eval) must not depend on adapters or their libraries",
+		"collision imports gonum.org/v1/gonum/floats: only internal/vec and toolmap import gonum's numeric packages",
+		"collision imports store/boltstore (via collision -> store/boltstore): the core (catalog, selector, collision, fill, eval, toolmap) must not depend on adapters or their libraries",
 		"habilis imports github.com/google/uuid (via habilis -> github.com/google/uuid): the root package imports only the standard library",
 		"mcpgate imports embed/lexical (via mcpgate -> embed/lexical): adapters (embed/*, store/*, api, mcpgate, fill/executor, fill/ollamafill) must not import each other",
-		"selector imports store/boltstore (via selector -> collision -> store/boltstore): the core (catalog, selector, collision, fill, eval) must not depend on adapters or their libraries",
+		"selector imports store/boltstore (via selector -> collision -> store/boltstore): the core (catalog, selector, collision, fill, eval, toolmap) must not depend on adapters or their libraries",
 		"store/boltstore imports embed/lexical (via store/boltstore -> embed/lexical): adapters (embed/*, store/*, api, mcpgate, fill/executor, fill/ollamafill) must not import each other",
+		"toolmap imports gonum.org/v1/plot: only toolmap/render imports gonum's plotting library",
+		"toolmap/render imports gonum.org/v1/gonum/floats: only internal/vec and toolmap import gonum's numeric packages",
 	}
 	if diff := cmp.Diff(want, layeringViolations(pkgs)); diff != "" {
 		t.Errorf("layeringViolations (-want +got):\n%s", diff)
@@ -130,7 +140,7 @@ func rel(p string) (string, bool) {
 func under(r, dir string) bool { return r == dir || strings.HasPrefix(r, dir+"/") }
 
 func isCore(r string) bool {
-	return adapter(r) == "" && (under(r, "catalog") || under(r, "selector") || under(r, "collision") || under(r, "fill") || under(r, "eval"))
+	return adapter(r) == "" && (under(r, "catalog") || under(r, "selector") || under(r, "collision") || under(r, "fill") || under(r, "eval") || under(r, "toolmap"))
 }
 
 // adapter returns the adapter r belongs to ("embed/lexical",
@@ -209,7 +219,7 @@ var layeringRules = []layeringRule{
 	{"the root package imports only the standard library", func(pkgs map[string]*listedPackage, r, dep string) bool {
 		return r == "" && (pkgs[dep] == nil || !pkgs[dep].Standard)
 	}},
-	{"the core (catalog, selector, collision, fill, eval) must not depend on adapters or their libraries", func(_ map[string]*listedPackage, r, dep string) bool {
+	{"the core (catalog, selector, collision, fill, eval, toolmap) must not depend on adapters or their libraries", func(_ map[string]*listedPackage, r, dep string) bool {
 		if !isCore(r) {
 			return false
 		}
@@ -226,6 +236,23 @@ var layeringRules = []layeringRule{
 		d, ok := rel(dep)
 		return ok && under(d, "cmd") && !under(r, "cmd")
 	}},
+}
+
+// gonumRule returns why package r may not import imp, or "" when it may:
+// gonum's plotting library belongs to toolmap/render, its numeric
+// packages to internal/vec and toolmap.
+func gonumRule(r, imp string) string {
+	switch {
+	case !strings.HasPrefix(imp, "gonum.org/"):
+		return ""
+	case imp == "gonum.org/v1/plot" || strings.HasPrefix(imp, "gonum.org/v1/plot/"):
+		if r != "toolmap/render" {
+			return "only toolmap/render imports gonum's plotting library"
+		}
+	case r != "internal/vec" && r != "toolmap":
+		return "only internal/vec and toolmap import gonum's numeric packages"
+	}
+	return ""
 }
 
 // layeringViolations returns one sorted message per forbidden import. A
@@ -254,11 +281,9 @@ func layeringViolations(pkgs map[string]*listedPackage) []string {
 				out = append(out, name(path)+" imports "+name(dep)+" (via "+strings.Join(names, " -> ")+"): "+rule.why)
 			}
 		}
-		if r != "internal/vec" {
-			for _, imp := range p.Imports {
-				if strings.HasPrefix(imp, "gonum.org/") {
-					out = append(out, name(path)+" imports "+imp+": only internal/vec imports gonum")
-				}
+		for _, imp := range p.Imports {
+			if why := gonumRule(r, imp); why != "" {
+				out = append(out, name(path)+" imports "+imp+": "+why)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 // Package vec holds the numeric kernels of habilis: dot products, norms,
 // means and scans over contiguous float32 slabs, for dense and sparse
-// vectors. It is the one home of gonum.
+// vectors. It is the home of gonum's numeric packages for routing; the
+// only other is toolmap, whose projection needs an eigendecomposition.
 package vec
 
 import (
