@@ -156,7 +156,7 @@ func TestNeighboursStayNear(t *testing.T) {
 }
 
 // TestFormDoesNotMatter checks that the layout depends on similarities
-// alone: the same vectors, dense or sparse, give the same map.
+// alone: the same vectors, dense or sparse, give the same map, to the bit.
 func TestFormDoesNotMatter(t *testing.T) {
 	d, err := toolmap.Build(newCatalog(7, 3, 4, 5, dense).input())
 	if err != nil {
@@ -166,7 +166,7 @@ func TestFormDoesNotMatter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(d, s, cmpopts.EquateApprox(0, 1e-4)); diff != "" {
+	if diff := cmp.Diff(d, s); diff != "" {
 		t.Errorf("dense and sparse maps differ (-dense +sparse):\n%s", diff)
 	}
 }

@@ -31,7 +31,7 @@ import (
 )
 
 // Options size a picture. The zero value draws 11 inches wide and as high
-// as the map's shape needs (5 to 11 inches), PNG at 144 dots per inch
+// as the map's shape needs (4 to 11 inches), PNG at 144 dots per inch
 // (1584 pixels wide).
 type Options struct {
 	Width, Height vg.Length
@@ -48,7 +48,7 @@ func (o Options) resolved(m *toolmap.Map) Options {
 	if o.Height <= 0 {
 		minX, maxX, minY, maxY := bounds(m)
 		h := (o.Width-legendWidth)*vg.Length((maxY-minY)/(maxX-minX)) + titleHeight
-		o.Height = min(max(h, 5*vg.Inch), 11*vg.Inch)
+		o.Height = min(max(h, 4*vg.Inch), 11*vg.Inch)
 	}
 	if o.DPI <= 0 {
 		o.DPI = 144

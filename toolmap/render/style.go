@@ -26,7 +26,7 @@ var palette = []color.RGBA{
 // severityStyle is how a collision's line looks.
 var severityStyle = map[habilis.Severity]draw.LineStyle{
 	habilis.SeverityHigh:   {Color: color.RGBA{0xd6, 0x27, 0x28, 0xff}, Width: vg.Points(3.5)},
-	habilis.SeverityMedium: {Color: color.NRGBA{0xff, 0x8c, 0x1a, 0x90}, Width: vg.Points(1.5)},
+	habilis.SeverityMedium: {Color: color.NRGBA{0xff, 0x8c, 0x1a, 0x80}, Width: vg.Points(1.3)},
 	habilis.SeverityLow:    {Color: color.NRGBA{0x99, 0x99, 0x99, 0x80}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}},
 }
 
