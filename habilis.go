@@ -242,6 +242,12 @@ type Store interface {
 	// without a name, a delete of an unknown tool), and leaves the store
 	// unchanged on any error.
 	Write(ctx context.Context, b *Batch) (CatalogMeta, error)
+	// Version returns the version of the last committed write, the
+	// Meta.Version a Snapshot taken now would have, without reading the
+	// catalog: what a router polls to notice writes made by other
+	// processes sharing the store. It returns ErrUnavailable when the
+	// store cannot be reached.
+	Version(ctx context.Context) (uint64, error)
 	// Close releases the store. Further calls return ErrClosed.
 	Close() error
 }

@@ -48,6 +48,19 @@ func (s *Store) Snapshot(ctx context.Context) (*habilis.Snapshot, error) {
 	return snap, nil
 }
 
+// Version returns the version of the last committed write.
+func (s *Store) Version(ctx context.Context) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("memstore: version: %w", err)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return 0, fmt.Errorf("memstore: version: %w", habilis.ErrClosed)
+	}
+	return s.meta.Version, nil
+}
+
 // Write commits b whole or, on any error, not at all.
 func (s *Store) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMeta, error) {
 	if b == nil {

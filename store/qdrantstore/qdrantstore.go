@@ -162,6 +162,39 @@ func (s *Store) Snapshot(ctx context.Context) (*habilis.Snapshot, error) {
 	return snap, nil
 }
 
+// Version returns the version of the last committed write, reading the
+// version field of the meta point alone.
+func (s *Store) Version(ctx context.Context) (uint64, error) {
+	if err := s.checkOpen(); err != nil {
+		return 0, fmt.Errorf("qdrantstore: version: %w", err)
+	}
+	var pts []*qdrant.RetrievedPoint
+	err := s.retry(ctx, func(ctx context.Context) error {
+		var err error
+		pts, err = s.client.Get(ctx, &qdrant.GetPoints{
+			CollectionName: s.names.metaAlias(),
+			Ids:            []*qdrant.PointId{qdrant.NewIDNum(metaPointID)},
+			WithPayload:    qdrant.NewWithPayloadInclude(keyVersion),
+		})
+		return err
+	})
+	if status.Code(err) == codes.NotFound {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("qdrantstore: version: read meta %s: %w", s.names.metaAlias(), classify(ctx, err))
+	}
+	if len(pts) != 1 {
+		return 0, fmt.Errorf("qdrantstore: version: read meta %s: %d meta points, want 1", s.names.metaAlias(), len(pts))
+	}
+	r := payloadReader{p: pts[0].GetPayload()}
+	v := r.int(keyVersion)
+	if r.err != nil {
+		return 0, fmt.Errorf("qdrantstore: version: read meta %s: %w", s.names.metaAlias(), r.err)
+	}
+	return uint64(v), nil
+}
+
 // snapshot reads the live version and reports how it is laid out.
 func (s *Store) snapshot(ctx context.Context) (*habilis.Snapshot, live, error) {
 	for attempt := 1; ; attempt++ {

@@ -48,6 +48,7 @@ func Run(t *testing.T, h Harness) {
 		{"RoundTripSparse", func(t *testing.T, h Harness) { testRoundTrip(t, h, true) }},
 		{"SortedByName", testSortedByName},
 		{"VersionIncrements", testVersionIncrements},
+		{"Version", testVersion},
 		{"PutReplacesTool", testPutReplacesTool},
 		{"Replace", testReplace},
 		{"ReplaceWithNothing", testReplaceWithNothing},
@@ -177,12 +178,23 @@ func diffMany(want, got []habilis.Record) string {
 	return out.String()
 }
 
-// checkUnchanged fails when the store's snapshot differs from before.
+// checkUnchanged fails when the store's snapshot or version differs from
+// before.
 func checkUnchanged(t *testing.T, s habilis.Store, before *habilis.Snapshot) {
 	t.Helper()
 	after := snapshot(t, s)
 	if diff := cmp.Diff(before, after, recordOpts); diff != "" {
 		t.Errorf("store changed by a failed write (-before +after):\n%s", diff)
+	}
+	checkVersion(t, s, before.Meta.Version)
+}
+
+// checkVersion fails unless the store's Version is want.
+func checkVersion(t *testing.T, s habilis.Store, want uint64) {
+	t.Helper()
+	got, err := s.Version(context.Background())
+	if err != nil || got != want {
+		t.Errorf("Version() = %d, %v; want %d", got, err, want)
 	}
 }
 
@@ -283,6 +295,22 @@ func testVersionIncrements(t *testing.T, h Harness) {
 	}
 	if len(snap.Records) != 4 {
 		t.Errorf("Snapshot() after meta-only write has %d records, want 4", len(snap.Records))
+	}
+}
+
+// testVersion checks that Version follows the writes, as a snapshot's
+// meta does, without a snapshot in between.
+func testVersion(t *testing.T, h Harness) {
+	s := open(t, h)
+	checkVersion(t, s, 0)
+	m := write(t, s, &habilis.Batch{Put: Catalog(3, 2, false, 1), Meta: Meta(8, 1)})
+	checkVersion(t, s, m.Version)
+	m = write(t, s, &habilis.Batch{BaseVersion: m.Version, Delete: []string{"tool-0001"}, Meta: Meta(8, 2)})
+	checkVersion(t, s, m.Version)
+	m = write(t, s, &habilis.Batch{BaseVersion: m.Version, Replace: true, Meta: Meta(8, 3)})
+	checkVersion(t, s, m.Version)
+	if snap := snapshot(t, s); snap.Meta.Version != m.Version {
+		t.Errorf("Snapshot().Meta.Version = %d, want %d as Version says", snap.Meta.Version, m.Version)
 	}
 }
 
@@ -562,6 +590,9 @@ func testClosed(t *testing.T, h Harness) {
 	}
 	if _, err := s.Snapshot(context.Background()); !errors.Is(err, habilis.ErrClosed) {
 		t.Errorf("Snapshot() after Close error = %v, want %v", err, habilis.ErrClosed)
+	}
+	if _, err := s.Version(context.Background()); !errors.Is(err, habilis.ErrClosed) {
+		t.Errorf("Version() after Close error = %v, want %v", err, habilis.ErrClosed)
 	}
 	_, err := s.Write(context.Background(), &habilis.Batch{BaseVersion: 1, Put: []habilis.Record{Record("late", 1, false, 1)}})
 	if !errors.Is(err, habilis.ErrClosed) {
