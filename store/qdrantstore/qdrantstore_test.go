@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/store/qdrantstore/qdranttest"
 	"github.com/habilis-router/habilis/store/storetest"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -137,8 +138,15 @@ func TestOpenInvalidConfig(t *testing.T) {
 	}
 }
 
+// startFake serves a fake Qdrant and returns it with a Config pointing at
+// it.
+func startFake(t *testing.T) (*qdranttest.Server, Config) {
+	f := qdranttest.Start(t)
+	return f, Config{Host: f.Host(), Port: f.Port()}
+}
+
 // openFake opens a store on a fake Qdrant.
-func openFake(t *testing.T, layout Layout) (*fakeQdrant, *Store) {
+func openFake(t *testing.T, layout Layout) (*qdranttest.Server, *Store) {
 	t.Helper()
 	f, cfg := startFake(t)
 	cfg.Layout = layout
@@ -162,7 +170,7 @@ func TestWriteLayoutInQdrant(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			aliases := f.aliasMap()
+			aliases := f.Aliases()
 			g1 := strings.TrimSuffix(strings.TrimPrefix(aliases["habilis_shop_tools"], "habilis_shop_"), "_tools")
 			if _, g, ok := s.names.parseCollection(aliases["habilis_shop_tools"]); !ok || g != g1 || !strings.HasPrefix(g1, "v1_") {
 				t.Fatalf("tools alias points at %q, want a version 1 collection", aliases["habilis_shop_tools"])
@@ -175,13 +183,11 @@ func TestWriteLayoutInQdrant(t *testing.T) {
 			for _, c := range want {
 				wantCollections = append(wantCollections, c)
 			}
-			if diff := cmp.Diff(wantCollections, f.names(), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+			if diff := cmp.Diff(wantCollections, f.Collections(), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 				t.Errorf("collections mismatch (-want +got):\n%s", diff)
 			}
 			if layout == LayoutShared {
-				f.mu.Lock()
-				idx := f.collections[aliases["habilis_shop_examples"]].indexes
-				f.mu.Unlock()
+				idx := f.Indexes(aliases["habilis_shop_examples"])
 				if diff := cmp.Diff([]string{"tool:tenant"}, idx); diff != "" {
 					t.Errorf("shared examples indexes mismatch (-want +got):\n%s", diff)
 				}
@@ -192,8 +198,8 @@ func TestWriteLayoutInQdrant(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			aliases = f.aliasMap()
-			for _, c := range f.names() {
+			aliases = f.Aliases()
+			for _, c := range f.Collections() {
 				if strings.Contains(c, g1) {
 					t.Errorf("collection %s of version 1 survived version 2", c)
 				}
@@ -201,8 +207,8 @@ func TestWriteLayoutInQdrant(t *testing.T) {
 			if _, ok := aliases[s.names.toolExamplesAlias("a.b")]; ok {
 				t.Errorf("deleted tool's alias survived")
 			}
-			if len(aliases) != len(f.names()) {
-				t.Errorf("%d aliases for %d collections: %v", len(aliases), len(f.names()), aliases)
+			if len(aliases) != len(f.Collections()) {
+				t.Errorf("%d aliases for %d collections: %v", len(aliases), len(f.Collections()), aliases)
 			}
 		})
 	}
@@ -215,7 +221,7 @@ func TestFailedWriteLeavesNoTrace(t *testing.T) {
 			ctx := context.Background()
 			w := writeFirst(t, f, s)
 			calls := 0
-			f.setHook(func(method string) error {
+			f.SetHook(func(method string) error {
 				// Fail the second call of the method, once some of the new
 				// version exists.
 				if method == failing {
@@ -226,7 +232,7 @@ func TestFailedWriteLeavesNoTrace(t *testing.T) {
 				return nil
 			})
 			_, err := s.Write(ctx, &habilis.Batch{BaseVersion: w.version, Put: []habilis.Record{storetest.Record("new", 9, false, 2)}, Meta: storetest.Meta(8, 2)})
-			f.setHook(nil)
+			f.SetHook(nil)
 			if err == nil || !strings.Contains(err.Error(), "injected failure") {
 				t.Fatalf("Write with failing %s: error = %v, want the injected failure", failing, err)
 			}
@@ -238,7 +244,7 @@ func TestFailedWriteLeavesNoTrace(t *testing.T) {
 func TestRetriesUnavailable(t *testing.T) {
 	f, s := openFake(t, LayoutPerTool)
 	failures := 0
-	f.setHook(func(method string) error {
+	f.SetHook(func(method string) error {
 		if method == "Upsert" && failures < 2 {
 			failures++
 			return status.Error(codes.Unavailable, "injected: try again")
@@ -254,9 +260,9 @@ func TestRetriesUnavailable(t *testing.T) {
 	}
 
 	// Unavailable for longer than the retries last is ErrUnavailable.
-	f.setHook(func(method string) error { return status.Error(codes.Unavailable, "injected: down") })
+	f.SetHook(func(method string) error { return status.Error(codes.Unavailable, "injected: down") })
 	_, err := s.Snapshot(context.Background())
-	f.setHook(nil)
+	f.SetHook(nil)
 	if !errors.Is(err, habilis.ErrUnavailable) {
 		t.Errorf("Snapshot with Qdrant down: error = %v, want ErrUnavailable", err)
 	}
@@ -272,7 +278,7 @@ func TestReplaceReadsNoRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	scrolls := 0
-	f.setHook(func(method string) error {
+	f.SetHook(func(method string) error {
 		if method == "Scroll" {
 			scrolls++
 		}
@@ -280,7 +286,7 @@ func TestReplaceReadsNoRecords(t *testing.T) {
 	})
 	recs := storetest.Catalog(2, 3, false, 7)
 	_, err = s.Write(ctx, &habilis.Batch{BaseVersion: m.Version, Replace: true, Put: recs, Meta: storetest.Meta(8, 2)})
-	f.setHook(nil)
+	f.SetHook(nil)
 	if err != nil {
 		t.Fatalf("Write(replace) error = %v", err)
 	}
@@ -310,11 +316,9 @@ func TestConcurrentWriterDetected(t *testing.T) {
 	}
 	defer other.Close()
 	once := false
-	f.setHook(func(method string) error {
+	f.SetHook(func(method string) error {
 		if method == "Upsert" && !once {
 			once = true
-			f.mu.Unlock() // let the other store's calls through
-			defer f.mu.Lock()
 			if _, err := other.Write(ctx, &habilis.Batch{BaseVersion: m.Version, Put: []habilis.Record{storetest.Record("theirs", 2, false, 3)}, Meta: storetest.Meta(8, 3)}); err != nil {
 				t.Errorf("other Write: %v", err)
 			}
@@ -322,7 +326,7 @@ func TestConcurrentWriterDetected(t *testing.T) {
 		return nil
 	})
 	_, err = s.Write(ctx, &habilis.Batch{BaseVersion: m.Version, Put: []habilis.Record{storetest.Record("mine", 2, false, 4)}, Meta: storetest.Meta(8, 4)})
-	f.setHook(nil)
+	f.SetHook(nil)
 	if !errors.Is(err, habilis.ErrConflict) {
 		t.Fatalf("Write racing another writer: error = %v, want ErrConflict", err)
 	}
@@ -337,7 +341,7 @@ func TestConcurrentWriterDetected(t *testing.T) {
 	if diff := cmp.Diff([]string{"theirs", "tool-0000", "tool-0001"}, names); diff != "" {
 		t.Errorf("tools after the race mismatch (-want +got):\n%s", diff)
 	}
-	for _, c := range f.names() {
+	for _, c := range f.Collections() {
 		if _, g, _ := s.names.parseCollection(c); !strings.HasPrefix(g, "v2_") {
 			t.Errorf("collection %s left behind", c)
 		}
@@ -351,10 +355,7 @@ func TestSnapshotDimensionMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Someone recreates the tools collection with another size.
-	f.mu.Lock()
-	c := f.collections[f.aliases["habilis_shop_tools"]]
-	c.config.GetVectorsConfig().GetParamsMap().GetMap()[vecDescription].Size = 384
-	f.mu.Unlock()
+	f.SetVectorSize("habilis_shop_tools", vecDescription, 384)
 	_, err := s.Snapshot(ctx)
 	if !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), "vector size 384") || !strings.Contains(err.Error(), "dimension 8") {
 		t.Errorf("Snapshot of a resized collection: error = %v, want ErrInvalid naming 384 and 8", err)
@@ -411,23 +412,22 @@ func TestSwitchFailsPartway(t *testing.T) {
 			ctx := context.Background()
 			w := writeFirst(t, f, s)
 			once := false
-			f.setHook(func(method string) error {
+			f.SetHook(func(method string) error {
 				if method != "UpdateAliases" || once {
 					return nil
 				}
 				once = true
-				// The hook runs with the fake locked. The tools alias
-				// sorts after every examples alias, so those are
-				// re-pointed before the switch fails.
-				for name := range f.collections {
+				// The tools alias sorts after every examples alias, so
+				// those are re-pointed before the switch fails.
+				for _, name := range f.Collections() {
 					if _, g, ok := s.names.parseCollection(name); ok && strings.HasPrefix(g, "v2_") && strings.HasSuffix(name, "_tools") {
-						delete(f.collections, name)
+						f.DeleteCollection(name)
 					}
 				}
 				return nil
 			})
 			_, err := s.Write(ctx, &habilis.Batch{BaseVersion: w.version, Put: []habilis.Record{storetest.Record("new", 3, false, 2)}, Meta: storetest.Meta(8, 2)})
-			f.setHook(nil)
+			f.SetHook(nil)
 			if err == nil || !strings.Contains(err.Error(), "switch aliases") {
 				t.Fatalf("Write with a switch failing partway: error = %v, want it to name the switch", err)
 			}
@@ -501,14 +501,14 @@ type written struct {
 
 // writeFirst writes a first catalog of three tools into s and returns the
 // state it leaves.
-func writeFirst(t *testing.T, f *fakeQdrant, s *Store) written {
+func writeFirst(t *testing.T, f *qdranttest.Server, s *Store) written {
 	t.Helper()
 	ctx := context.Background()
 	m, err := s.Write(ctx, &habilis.Batch{Put: storetest.Catalog(3, 2, false, 1), Meta: storetest.Meta(8, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := written{version: m.Version, collections: f.names(), aliases: f.aliasMap()}
+	w := written{version: m.Version, collections: f.Collections(), aliases: f.Aliases()}
 	if w.snap, err = s.Snapshot(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -517,13 +517,13 @@ func writeFirst(t *testing.T, f *fakeQdrant, s *Store) written {
 
 // checkUnchanged fails t unless the fake's collections and aliases and the
 // store's snapshot are what they were in w, before what failed.
-func checkUnchanged(t *testing.T, f *fakeQdrant, s *Store, what string, w written) {
+func checkUnchanged(t *testing.T, f *qdranttest.Server, s *Store, what string, w written) {
 	t.Helper()
 	collections, aliases, snap := w.collections, w.aliases, w.snap
-	if diff := cmp.Diff(collections, f.names()); diff != "" {
+	if diff := cmp.Diff(collections, f.Collections()); diff != "" {
 		t.Errorf("collections after %s mismatch (-before +after):\n%s", what, diff)
 	}
-	if diff := cmp.Diff(aliases, f.aliasMap()); diff != "" {
+	if diff := cmp.Diff(aliases, f.Aliases()); diff != "" {
 		t.Errorf("aliases after %s mismatch (-before +after):\n%s", what, diff)
 	}
 	after, err := s.Snapshot(context.Background())

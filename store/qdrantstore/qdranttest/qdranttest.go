@@ -1,7 +1,13 @@
-package qdrantstore
+// Package qdranttest serves an in-memory stand-in for the part of
+// Qdrant's gRPC API that store/qdrantstore uses, so that tests of any
+// package can run stores over "Qdrant" without one: several stores (as
+// several processes would) over one fake, a Qdrant that goes away and
+// comes back (SetHook), collections altered behind the store's back.
+package qdranttest
 
 import (
 	"context"
+	"maps"
 	"math"
 	"net"
 	"slices"
@@ -17,74 +23,95 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// fakeQdrant is an in-memory stand-in for the part of Qdrant's gRPC API the
-// store uses, behaving as Qdrant's source says (qdrant/qdrant, lib/storage
-// content_manager: toc/collection_meta_ops.rs, alias_mapping.rs,
-// toc/create_collection.rs; src/tonic/mod.rs): aliases resolve like
-// collections and a missing one is NotFound; one UpdateAliases call applies
-// its actions in order and, as released versions do, keeps those before a
-// failing one; creating an alias replaces one of the same name; deleting a
-// missing alias is not an error; deleting a collection drops its aliases
-// and deleting a missing one answers false; creating a collection that
-// exists is InvalidArgument; messages of any size are accepted; upserts are
-// checked against the collection's vector config; scroll pages in id order,
-// numbers before UUIDs. It lets the I/O paths run in every test run; it is
-// no substitute for running the conformance suite against a real Qdrant
+// Server is an in-memory Qdrant, behaving as Qdrant's source says
+// (qdrant/qdrant, lib/storage content_manager: toc/collection_meta_ops.rs,
+// alias_mapping.rs, toc/create_collection.rs; src/tonic/mod.rs): aliases
+// resolve like collections and a missing one is NotFound; one
+// UpdateAliases call applies its actions in order and, as released
+// versions do, keeps those before a failing one; creating an alias
+// replaces one of the same name; deleting a missing alias is not an error;
+// deleting a collection drops its aliases and deleting a missing one
+// answers false; creating a collection that exists is InvalidArgument;
+// messages of any size are accepted; upserts are checked against the
+// collection's vector config; scroll pages in id order, numbers before
+// UUIDs. It lets the I/O paths run in every test run; it is no substitute
+// for running the conformance suite against a real Qdrant
 // (HABILIS_QDRANT_ADDR).
-type fakeQdrant struct {
+type Server struct {
 	qdrant.UnimplementedQdrantServer
 	qdrant.UnimplementedCollectionsServer
 
+	port int
+
 	mu          sync.Mutex
-	collections map[string]*fakeCollection
+	collections map[string]*collection
 	aliases     map[string]string
+
+	hookMu sync.Mutex
 	// hook, when set, runs before every call with the method's name; an
 	// error it returns is the call's answer.
 	hook func(method string) error
 }
 
-type fakeCollection struct {
+type collection struct {
 	config  *qdrant.CreateCollection
 	points  map[string]*qdrant.PointStruct
 	indexes []string
 }
 
-// startFake serves a fakeQdrant on a loopback port and returns it with a
-// Config pointing at it.
-func startFake(t *testing.T) (*fakeQdrant, Config) {
-	t.Helper()
-	f := &fakeQdrant{collections: map[string]*fakeCollection{}, aliases: map[string]string{}}
+// Start serves a Server on a loopback port until the test ends.
+func Start(tb testing.TB) *Server {
+	tb.Helper()
+	f := &Server{collections: map[string]*collection{}, aliases: map[string]string{}}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	// Qdrant builds its services with max_decoding_message_size(usize::MAX).
 	srv := grpc.NewServer(grpc.MaxRecvMsgSize(math.MaxInt32))
 	qdrant.RegisterQdrantServer(srv, f)
 	qdrant.RegisterCollectionsServer(srv, f)
-	qdrant.RegisterPointsServer(srv, fakePoints{f: f})
+	qdrant.RegisterPointsServer(srv, points{f: f})
 	go srv.Serve(lis)
-	t.Cleanup(srv.Stop)
-	addr := lis.Addr().(*net.TCPAddr)
-	return f, Config{Host: "127.0.0.1", Port: addr.Port}
+	tb.Cleanup(srv.Stop)
+	f.port = lis.Addr().(*net.TCPAddr).Port
+	return f
 }
 
-func (f *fakeQdrant) setHook(h func(method string) error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// Host is the address the server listens on, "127.0.0.1".
+func (f *Server) Host() string { return "127.0.0.1" }
+
+// Port is the port the server listens on.
+func (f *Server) Port() int { return f.port }
+
+// SetHook makes h run before every call, with the method's name
+// ("Create", "Upsert", "GetPoints", ...); an error it returns is the
+// call's answer, and nil lets the call proceed. h runs outside the
+// server's lock, so it may call the server's methods, or make calls of
+// its own through a store; calls made concurrently run h concurrently.
+// Nil removes the hook.
+func (f *Server) SetHook(h func(method string) error) {
+	f.hookMu.Lock()
+	defer f.hookMu.Unlock()
 	f.hook = h
 }
 
-// enter locks the fake and runs the hook; callers defer f.mu.Unlock().
-func (f *fakeQdrant) enter(method string) error {
-	f.mu.Lock()
-	if f.hook != nil {
-		return f.hook(method)
+// enter runs the hook, then locks the server; callers defer
+// f.mu.Unlock() when it returns nil.
+func (f *Server) enter(method string) error {
+	f.hookMu.Lock()
+	h := f.hook
+	f.hookMu.Unlock()
+	if h != nil {
+		if err := h(method); err != nil {
+			return err
+		}
 	}
+	f.mu.Lock()
 	return nil
 }
 
-func (f *fakeQdrant) resolve(name string) (*fakeCollection, error) {
+func (f *Server) resolve(name string) (*collection, error) {
 	if target, ok := f.aliases[name]; ok {
 		name = target
 	}
@@ -95,8 +122,8 @@ func (f *fakeQdrant) resolve(name string) (*fakeCollection, error) {
 	return c, nil
 }
 
-// names returns the sorted collection names, for tests.
-func (f *fakeQdrant) names() []string {
+// Collections returns the names of the collections, sorted.
+func (f *Server) Collections() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []string
@@ -107,49 +134,36 @@ func (f *fakeQdrant) names() []string {
 	return out
 }
 
-// aliasMap returns a copy of the aliases, for tests.
-func (f *fakeQdrant) aliasMap() map[string]string {
+// Aliases returns a copy of the aliases, alias to collection.
+func (f *Server) Aliases() map[string]string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make(map[string]string, len(f.aliases))
-	for a, c := range f.aliases {
-		out[a] = c
-	}
-	return out
+	return maps.Clone(f.aliases)
 }
 
-func (f *fakeQdrant) HealthCheck(ctx context.Context, _ *qdrant.HealthCheckRequest) (*qdrant.HealthCheckReply, error) {
+// Indexes returns the payload indexes of a collection (or of the one an
+// alias names): the field name, with ":tenant" for a tenant index.
+func (f *Server) Indexes(name string) []string {
+	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.enter("HealthCheck"); err != nil {
-		return nil, err
+	c, err := f.resolve(name)
+	if err != nil {
+		return nil
 	}
-	return &qdrant.HealthCheckReply{Title: "fake", Version: "1.17.0"}, nil
+	return slices.Clone(c.indexes)
 }
 
-func (f *fakeQdrant) Create(ctx context.Context, r *qdrant.CreateCollection) (*qdrant.CollectionOperationResponse, error) {
+// DeleteCollection drops a collection and the aliases to it, as another
+// client deleting it would.
+func (f *Server) DeleteCollection(name string) {
+	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.enter("Create"); err != nil {
-		return nil, err
-	}
-	name := r.GetCollectionName()
-	if _, ok := f.collections[name]; ok {
-		return nil, status.Errorf(codes.InvalidArgument, "Wrong input: Collection `%s` already exists!", name)
-	}
-	if _, ok := f.aliases[name]; ok {
-		return nil, status.Errorf(codes.InvalidArgument, "Wrong input: Can't create collection with name %s. Alias with the same name already exists", name)
-	}
-	f.collections[name] = &fakeCollection{config: proto.Clone(r).(*qdrant.CreateCollection), points: map[string]*qdrant.PointStruct{}}
-	return &qdrant.CollectionOperationResponse{Result: true}, nil
+	f.deleteCollection(name)
 }
 
-func (f *fakeQdrant) Delete(ctx context.Context, r *qdrant.DeleteCollection) (*qdrant.CollectionOperationResponse, error) {
-	defer f.mu.Unlock()
-	if err := f.enter("Delete"); err != nil {
-		return nil, err
-	}
-	name := r.GetCollectionName()
+func (f *Server) deleteCollection(name string) bool {
 	if _, ok := f.collections[name]; !ok {
-		return &qdrant.CollectionOperationResponse{Result: false}, nil
+		return false
 	}
 	delete(f.collections, name)
 	for a, c := range f.aliases {
@@ -157,14 +171,60 @@ func (f *fakeQdrant) Delete(ctx context.Context, r *qdrant.DeleteCollection) (*q
 			delete(f.aliases, a)
 		}
 	}
+	return true
+}
+
+// SetVectorSize changes the size of a collection's named dense vector, as
+// when someone recreates the collection with another size.
+func (f *Server) SetVectorSize(name, vector string, size uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, err := f.resolve(name)
+	if err != nil {
+		return
+	}
+	if p := c.config.GetVectorsConfig().GetParamsMap().GetMap()[vector]; p != nil {
+		p.Size = size
+	}
+}
+
+func (f *Server) HealthCheck(ctx context.Context, _ *qdrant.HealthCheckRequest) (*qdrant.HealthCheckReply, error) {
+	if err := f.enter("HealthCheck"); err != nil {
+		return nil, err
+	}
+	defer f.mu.Unlock()
+	return &qdrant.HealthCheckReply{Title: "fake", Version: "1.17.0"}, nil
+}
+
+func (f *Server) Create(ctx context.Context, r *qdrant.CreateCollection) (*qdrant.CollectionOperationResponse, error) {
+	if err := f.enter("Create"); err != nil {
+		return nil, err
+	}
+	defer f.mu.Unlock()
+	name := r.GetCollectionName()
+	if _, ok := f.collections[name]; ok {
+		return nil, status.Errorf(codes.InvalidArgument, "Wrong input: Collection `%s` already exists!", name)
+	}
+	if _, ok := f.aliases[name]; ok {
+		return nil, status.Errorf(codes.InvalidArgument, "Wrong input: Can't create collection with name %s. Alias with the same name already exists", name)
+	}
+	f.collections[name] = &collection{config: proto.Clone(r).(*qdrant.CreateCollection), points: map[string]*qdrant.PointStruct{}}
 	return &qdrant.CollectionOperationResponse{Result: true}, nil
 }
 
-func (f *fakeQdrant) List(ctx context.Context, _ *qdrant.ListCollectionsRequest) (*qdrant.ListCollectionsResponse, error) {
+func (f *Server) Delete(ctx context.Context, r *qdrant.DeleteCollection) (*qdrant.CollectionOperationResponse, error) {
+	if err := f.enter("Delete"); err != nil {
+		return nil, err
+	}
 	defer f.mu.Unlock()
+	return &qdrant.CollectionOperationResponse{Result: f.deleteCollection(r.GetCollectionName())}, nil
+}
+
+func (f *Server) List(ctx context.Context, _ *qdrant.ListCollectionsRequest) (*qdrant.ListCollectionsResponse, error) {
 	if err := f.enter("List"); err != nil {
 		return nil, err
 	}
+	defer f.mu.Unlock()
 	var out []*qdrant.CollectionDescription
 	for n := range f.collections {
 		out = append(out, &qdrant.CollectionDescription{Name: n})
@@ -172,11 +232,11 @@ func (f *fakeQdrant) List(ctx context.Context, _ *qdrant.ListCollectionsRequest)
 	return &qdrant.ListCollectionsResponse{Collections: out}, nil
 }
 
-func (f *fakeQdrant) Get(ctx context.Context, r *qdrant.GetCollectionInfoRequest) (*qdrant.GetCollectionInfoResponse, error) {
-	defer f.mu.Unlock()
+func (f *Server) Get(ctx context.Context, r *qdrant.GetCollectionInfoRequest) (*qdrant.GetCollectionInfoResponse, error) {
 	if err := f.enter("GetCollectionInfo"); err != nil {
 		return nil, err
 	}
+	defer f.mu.Unlock()
 	c, err := f.resolve(r.GetCollectionName())
 	if err != nil {
 		return nil, err
@@ -185,11 +245,11 @@ func (f *fakeQdrant) Get(ctx context.Context, r *qdrant.GetCollectionInfoRequest
 	return &qdrant.GetCollectionInfoResponse{Result: &qdrant.CollectionInfo{Config: &qdrant.CollectionConfig{Params: params}}}, nil
 }
 
-func (f *fakeQdrant) UpdateAliases(ctx context.Context, r *qdrant.ChangeAliases) (*qdrant.CollectionOperationResponse, error) {
-	defer f.mu.Unlock()
+func (f *Server) UpdateAliases(ctx context.Context, r *qdrant.ChangeAliases) (*qdrant.CollectionOperationResponse, error) {
 	if err := f.enter("UpdateAliases"); err != nil {
 		return nil, err
 	}
+	defer f.mu.Unlock()
 	// Like ToC::update_aliases: actions apply one by one, and an error
 	// leaves those before it applied.
 	for _, op := range r.GetActions() {
@@ -212,11 +272,11 @@ func (f *fakeQdrant) UpdateAliases(ctx context.Context, r *qdrant.ChangeAliases)
 	return &qdrant.CollectionOperationResponse{Result: true}, nil
 }
 
-func (f *fakeQdrant) ListAliases(ctx context.Context, _ *qdrant.ListAliasesRequest) (*qdrant.ListAliasesResponse, error) {
-	defer f.mu.Unlock()
+func (f *Server) ListAliases(ctx context.Context, _ *qdrant.ListAliasesRequest) (*qdrant.ListAliasesResponse, error) {
 	if err := f.enter("ListAliases"); err != nil {
 		return nil, err
 	}
+	defer f.mu.Unlock()
 	var out []*qdrant.AliasDescription
 	for a, c := range f.aliases {
 		out = append(out, &qdrant.AliasDescription{AliasName: a, CollectionName: c})
@@ -224,12 +284,12 @@ func (f *fakeQdrant) ListAliases(ctx context.Context, _ *qdrant.ListAliasesReque
 	return &qdrant.ListAliasesResponse{Aliases: out}, nil
 }
 
-func (fp fakePoints) CreateFieldIndex(ctx context.Context, r *qdrant.CreateFieldIndexCollection) (*qdrant.PointsOperationResponse, error) {
+func (fp points) CreateFieldIndex(ctx context.Context, r *qdrant.CreateFieldIndexCollection) (*qdrant.PointsOperationResponse, error) {
 	f := fp.f
-	defer f.mu.Unlock()
 	if err := f.enter("CreateFieldIndex"); err != nil {
 		return nil, err
 	}
+	defer f.mu.Unlock()
 	c, err := f.resolve(r.GetCollectionName())
 	if err != nil {
 		return nil, err
@@ -242,12 +302,12 @@ func (fp fakePoints) CreateFieldIndex(ctx context.Context, r *qdrant.CreateField
 	return &qdrant.PointsOperationResponse{Result: &qdrant.UpdateResult{Status: qdrant.UpdateStatus_Completed}}, nil
 }
 
-func (fp fakePoints) Upsert(ctx context.Context, r *qdrant.UpsertPoints) (*qdrant.PointsOperationResponse, error) {
+func (fp points) Upsert(ctx context.Context, r *qdrant.UpsertPoints) (*qdrant.PointsOperationResponse, error) {
 	f := fp.f
-	defer f.mu.Unlock()
 	if err := f.enter("Upsert"); err != nil {
 		return nil, err
 	}
+	defer f.mu.Unlock()
 	c, err := f.resolve(r.GetCollectionName())
 	if err != nil {
 		return nil, err
@@ -294,7 +354,7 @@ func idKey(id *qdrant.PointId) string {
 	return "n" + strings.Repeat("0", 20-len(strconv.FormatUint(id.GetNum(), 10))) + strconv.FormatUint(id.GetNum(), 10)
 }
 
-func (f *fakeQdrant) retrieve(p *qdrant.PointStruct) *qdrant.RetrievedPoint {
+func (f *Server) retrieve(p *qdrant.PointStruct) *qdrant.RetrievedPoint {
 	out := map[string]*qdrant.VectorOutput{}
 	for name, v := range p.GetVectors().GetVectors().GetVectors() {
 		if d := v.GetDense(); d != nil {
@@ -310,12 +370,12 @@ func (f *fakeQdrant) retrieve(p *qdrant.PointStruct) *qdrant.RetrievedPoint {
 	}
 }
 
-func (fp fakePoints) Scroll(ctx context.Context, r *qdrant.ScrollPoints) (*qdrant.ScrollResponse, error) {
+func (fp points) Scroll(ctx context.Context, r *qdrant.ScrollPoints) (*qdrant.ScrollResponse, error) {
 	f := fp.f
-	defer f.mu.Unlock()
 	if err := f.enter("Scroll"); err != nil {
 		return nil, err
 	}
+	defer f.mu.Unlock()
 	c, err := f.resolve(r.GetCollectionName())
 	if err != nil {
 		return nil, err
@@ -357,19 +417,19 @@ func matches(filter *qdrant.Filter, p *qdrant.PointStruct) bool {
 	return true
 }
 
-// fakePoints serves the Points service, whose method names (Get, Delete)
+// points serves the Points service, whose method names (Get, Delete)
 // clash with the Collections service's.
-type fakePoints struct {
+type points struct {
 	qdrant.UnimplementedPointsServer
-	f *fakeQdrant
+	f *Server
 }
 
-func (fp fakePoints) Get(ctx context.Context, r *qdrant.GetPoints) (*qdrant.GetResponse, error) {
+func (fp points) Get(ctx context.Context, r *qdrant.GetPoints) (*qdrant.GetResponse, error) {
 	f := fp.f
-	defer f.mu.Unlock()
 	if err := f.enter("GetPoints"); err != nil {
 		return nil, err
 	}
+	defer f.mu.Unlock()
 	c, err := f.resolve(r.GetCollectionName())
 	if err != nil {
 		return nil, err
