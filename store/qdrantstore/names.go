@@ -14,6 +14,7 @@ import (
 //	habilis_shop_tools                      alias → habilis_shop_v12_<token>_tools
 //	habilis_shop_ex_<key(tool)>             alias → habilis_shop_v12_<token>_ex_<key(tool)>   (per-tool)
 //	habilis_shop_examples                   alias → habilis_shop_v12_<token>_examples         (shared)
+//	habilis_shop_commits                    the ledger: one point per version, naming its group
 //
 // The token is random per write, so two writers racing for the same version
 // never share a collection and a failed write deletes only what it built.
@@ -23,6 +24,7 @@ const (
 	suffixTools    = "tools"
 	suffixExamples = "examples"
 	prefixToolEx   = "ex_"
+	suffixCommits  = "commits"
 	// tokenLen is the length of the random hex token of a version's group.
 	tokenLen = 8
 	// keyHashLen is the number of hex digits of a tool's name hash in its
@@ -40,9 +42,10 @@ type names struct {
 
 func newNames(catalog string) names { return names{prefix: "habilis_" + catalog + "_"} }
 
-func (n names) metaAlias() string     { return n.prefix + suffixMeta }
-func (n names) toolsAlias() string    { return n.prefix + suffixTools }
-func (n names) examplesAlias() string { return n.prefix + suffixExamples }
+func (n names) metaAlias() string         { return n.prefix + suffixMeta }
+func (n names) toolsAlias() string        { return n.prefix + suffixTools }
+func (n names) examplesAlias() string     { return n.prefix + suffixExamples }
+func (n names) commitsCollection() string { return n.prefix + suffixCommits }
 func (n names) toolExamplesAlias(tool string) string {
 	return n.prefix + prefixToolEx + toolKey(tool)
 }

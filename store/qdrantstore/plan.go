@@ -2,6 +2,7 @@ package qdrantstore
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -256,18 +257,20 @@ func aliasSwitch(current []string, next map[string]string, metaAlias string) []*
 	return ops
 }
 
-// aliasRestore returns the request that points the aliases of prev (alias
-// to collection, as listed before a switch) back where they were, after a
-// switch that failed partway.
-func aliasRestore(prev map[string]string) []*qdrant.AliasOperations {
-	keys := make([]string, 0, len(prev))
-	for a := range prev {
-		keys = append(keys, a)
+// aliasRestore returns the request that puts a catalog's aliases back as
+// they were (prev: alias to collection, as listed before a switch) after a
+// switch to next failed partway: it re-points the aliases of prev and
+// deletes those only next has.
+func aliasRestore(prev, next map[string]string) []*qdrant.AliasOperations {
+	keys := slices.Sorted(maps.Keys(prev))
+	ops := make([]*qdrant.AliasOperations, 0, len(keys))
+	for _, a := range keys {
+		ops = append(ops, qdrant.NewAliasCreate(a, prev[a]))
 	}
-	slices.Sort(keys)
-	ops := make([]*qdrant.AliasOperations, len(keys))
-	for i, a := range keys {
-		ops[i] = qdrant.NewAliasCreate(a, prev[a])
+	for _, a := range slices.Sorted(maps.Keys(next)) {
+		if _, ok := prev[a]; !ok {
+			ops = append(ops, qdrant.NewAliasDelete(a))
+		}
 	}
 	return ops
 }

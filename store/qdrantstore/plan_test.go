@@ -297,11 +297,14 @@ func TestAliasSwitch(t *testing.T) {
 		t.Errorf("first aliasSwitch mismatch (-want +got):\n%s", diff)
 	}
 
-	// Restoring points every listed alias back.
-	restore := aliasRestore(map[string]string{"habilis_shop_tools": "t4", "habilis_shop_meta": "m4"})
+	// Restoring points every listed alias back and deletes those only the
+	// failed switch made.
+	restore := aliasRestore(map[string]string{"habilis_shop_tools": "t4", "habilis_shop_meta": "m4"},
+		map[string]string{"habilis_shop_tools": "t5", "habilis_shop_meta": "m5", exB: "b5"})
 	wantRestore := []*qdrant.AliasOperations{
 		qdrant.NewAliasCreate("habilis_shop_meta", "m4"),
 		qdrant.NewAliasCreate("habilis_shop_tools", "t4"),
+		qdrant.NewAliasDelete(exB),
 	}
 	if diff := cmp.Diff(wantRestore, restore, protocmp.Transform()); diff != "" {
 		t.Errorf("aliasRestore mismatch (-want +got):\n%s", diff)

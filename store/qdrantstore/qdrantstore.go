@@ -24,27 +24,30 @@
 // Qdrant has no transactions, so every Write builds a complete new version
 // of the catalog in collections of its own ("habilis_c_v<N>_<token>_..."):
 // unchanged records are copied from the snapshot read at the start, puts
-// and deletes applied. Then one UpdateAliases call re-points the catalog's
-// aliases to the new collections, the meta alias last, and deletes those
-// the new version lacks. Qdrant holds readers off while it applies the
-// actions of one call, so readers of the aliases see the old catalog or the
-// new one, never a mix; re-pointing the meta alias is the commit point.
-// Released Qdrant versions keep the actions before one that fails (see
-// aliasSwitch), so a switch that fails puts the aliases back. Finally the
-// previous version's collections are dropped. A write that fails drops what
-// it built and leaves the catalog as it was.
+// and deletes applied. Then it commits: it inserts the point of version N
+// into the catalog's ledger, a collection of one point per version naming
+// the collections that hold it, in a way that never replaces a point
+// already there (see ledger.go). That insert is the commit point, and the
+// version check: of two writers building version N from the same base,
+// whoever's point lands first commits, and the other gets ErrConflict and
+// drops what it built, whichever process each runs in. A write that fails
+// before its commit leaves the catalog as it was.
 //
-// Concurrent writers: writes through one Store are serialised. Writers in
-// different processes are detected on a best-effort basis: the version is
-// checked against the batch's base before building and re-read right before
-// the switch, and a write returns ErrConflict if it moved. Two writers that
-// both pass that last check within the same few milliseconds both switch,
-// and the later switch wins; the earlier write's version is lost although
-// it reported success. Run one writer per catalog when that matters.
+// Readers (Snapshot, Version) read the newest version of the ledger, then
+// the collections it names, so they never mix versions; when a concurrent
+// write drops those collections mid-read, the snapshot starts over.
 //
-// Snapshots read the meta point through its alias, then the collections of
-// the version it names, so they never mix versions; when a concurrent write
-// drops those collections mid-read, the snapshot starts over.
+// After the commit, one UpdateAliases call re-points the catalog's aliases
+// to the new collections, the meta alias last, for readers outside habilis;
+// Qdrant holds readers off while it applies the actions of one call, so
+// they see the old catalog or the new one. Then the collections of older
+// versions that no alias names are dropped. A switch that fails puts the
+// aliases back where they were, and the next write points them again.
+//
+// Commits rely on Qdrant applying an upsert's update filter, which it does
+// from release 1.16; Write refuses to run against an older Qdrant, which
+// would ignore the filter and let a second writer replace a commit.
+
 package qdrantstore
 
 import (
@@ -54,6 +57,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -81,8 +85,11 @@ type Store struct {
 	names  names
 	client *qdrant.Client
 
+	// server is the Qdrant release, as its health check gives it.
+	server string
+
 	// writeMu serialises this Store's writes, so that they conflict
-	// cleanly instead of racing for the alias switch.
+	// cleanly instead of racing for the commit.
 	writeMu sync.Mutex
 
 	mu     sync.RWMutex
@@ -117,7 +124,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{cfg: cfg, names: newNames(cfg.Catalog), client: client}
 	err = s.retry(ctx, func(ctx context.Context) error {
-		_, err := client.HealthCheck(ctx)
+		reply, err := client.HealthCheck(ctx)
+		s.server = reply.GetVersion()
 		return err
 	})
 	if err != nil {
@@ -162,14 +170,22 @@ func (s *Store) Snapshot(ctx context.Context) (*habilis.Snapshot, error) {
 	return snap, nil
 }
 
-// Version returns the version of the last committed write, reading the
-// version field of the meta point alone.
+// Version returns the version of the last committed write: the newest of
+// the ledger, or for a catalog without one the version field of the meta
+// point.
 func (s *Store) Version(ctx context.Context) (uint64, error) {
 	if err := s.checkOpen(); err != nil {
 		return 0, fmt.Errorf("qdrantstore: version: %w", err)
 	}
+	ledger, found, err := s.commits(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("qdrantstore: version: %w", err)
+	}
+	if found {
+		return ledger[len(ledger)-1].version, nil
+	}
 	var pts []*qdrant.RetrievedPoint
-	err := s.retry(ctx, func(ctx context.Context) error {
+	err = s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		pts, err = s.client.Get(ctx, &qdrant.GetPoints{
 			CollectionName: s.names.metaAlias(),
@@ -199,48 +215,79 @@ func (s *Store) Version(ctx context.Context) (uint64, error) {
 func (s *Store) snapshot(ctx context.Context) (*habilis.Snapshot, live, error) {
 	for attempt := 1; ; attempt++ {
 		l, found, err := s.readLive(ctx)
-		if err != nil {
-			return nil, live{}, err
+		var recs []habilis.Record
+		if err == nil && found {
+			recs, err = s.readRecords(ctx, l)
 		}
-		if !found {
-			return &habilis.Snapshot{}, live{}, nil
-		}
-		recs, err := s.readRecords(ctx, l)
 		if errors.Is(err, errGone) && attempt < snapshotAttempts {
 			continue
 		}
 		if err != nil {
 			return nil, live{}, err
 		}
+		if !found {
+			return &habilis.Snapshot{}, live{}, nil
+		}
 		return &habilis.Snapshot{Meta: l.meta, Records: recs}, l, nil
 	}
 }
 
-// readLive reads the meta point through the meta alias; found is false for
-// a catalog that was never written.
+// readLive reads the committed version; found is false for a catalog
+// never written. A version that a newer commit dropped while it was being
+// read is errGone.
 func (s *Store) readLive(ctx context.Context) (l live, found bool, err error) {
+	l, _, found, err = s.readHead(ctx)
+	return l, found, err
+}
+
+// readHead reads the committed version and the ledger: the newest version
+// of the ledger and its meta point, or, for a catalog without a ledger,
+// the meta point of its meta alias (and no ledger).
+func (s *Store) readHead(ctx context.Context) (live, []commit, bool, error) {
+	ledger, found, err := s.commits(ctx)
+	if err != nil {
+		return live{}, nil, false, err
+	}
+	if !found {
+		l, found, err := s.readMeta(ctx, s.names.metaAlias())
+		if errors.Is(err, errGone) {
+			return live{}, nil, false, nil
+		}
+		return l, nil, found, err
+	}
+	c := ledger[len(ledger)-1]
+	l, _, err := s.readMeta(ctx, s.names.metaCollection(c.group))
+	if err != nil {
+		return live{}, nil, false, err
+	}
+	if l.group != c.group || l.meta.Version != c.version {
+		return live{}, nil, false, fmt.Errorf("ledger names group %s for version %d, but its meta says group %s, version %d", c.group, c.version, l.group, l.meta.Version)
+	}
+	return l, ledger, true, nil
+}
+
+// readMeta reads the meta point of a collection (or of the one an alias
+// names). A missing collection is errGone.
+func (s *Store) readMeta(ctx context.Context, collection string) (live, bool, error) {
 	var pts []*qdrant.RetrievedPoint
-	err = s.retry(ctx, func(ctx context.Context) error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		pts, err = s.client.Get(ctx, &qdrant.GetPoints{
-			CollectionName: s.names.metaAlias(),
+			CollectionName: collection,
 			Ids:            []*qdrant.PointId{qdrant.NewIDNum(metaPointID)},
 			WithPayload:    qdrant.NewWithPayload(true),
 		})
 		return err
 	})
-	if status.Code(err) == codes.NotFound {
-		return live{}, false, nil
-	}
 	if err != nil {
-		return live{}, false, fmt.Errorf("read meta %s: %w", s.names.metaAlias(), classify(ctx, err))
+		return live{}, false, fmt.Errorf("read meta %s: %w", collection, classify(ctx, err))
 	}
 	if len(pts) != 1 {
-		return live{}, false, fmt.Errorf("read meta %s: %d meta points, want 1", s.names.metaAlias(), len(pts))
+		return live{}, false, fmt.Errorf("read meta %s: %d meta points, want 1", collection, len(pts))
 	}
-	l, err = liveFromPayload(pts[0].GetPayload())
+	l, err := liveFromPayload(pts[0].GetPayload())
 	if err != nil {
-		return live{}, false, fmt.Errorf("read meta %s: %w", s.names.metaAlias(), err)
+		return live{}, false, fmt.Errorf("read meta %s: %w", collection, err)
 	}
 	return l, true, nil
 }
@@ -378,18 +425,23 @@ func (s *Store) scroll(ctx context.Context, collection string, filter *qdrant.Fi
 	}
 }
 
-// Examples returns one tool's examples and their vectors, read through the
-// live aliases without a full snapshot. It returns ErrNotFound for a tool
-// the catalog does not have.
+// Examples returns one tool's examples and their vectors, read from the
+// committed version without a full snapshot. It returns ErrNotFound for a
+// tool the catalog does not have.
 func (s *Store) Examples(ctx context.Context, tool string) ([]string, []habilis.Vector, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, nil, fmt.Errorf("qdrantstore: examples %q: %w", tool, err)
 	}
-	texts, vecs, err := s.examples(ctx, tool)
-	if err != nil {
-		return nil, nil, fmt.Errorf("qdrantstore: examples %q: %w", tool, err)
+	for attempt := 1; ; attempt++ {
+		texts, vecs, err := s.examples(ctx, tool)
+		if errors.Is(err, errGone) && attempt < snapshotAttempts {
+			continue
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("qdrantstore: examples %q: %w", tool, err)
+		}
+		return texts, vecs, nil
 	}
-	return texts, vecs, nil
 }
 
 func (s *Store) examples(ctx context.Context, tool string) ([]string, []habilis.Vector, error) {
@@ -404,7 +456,7 @@ func (s *Store) examples(ctx context.Context, tool string) ([]string, []habilis.
 	err = s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		pts, err = s.client.Get(ctx, &qdrant.GetPoints{
-			CollectionName: s.names.toolsAlias(),
+			CollectionName: s.names.toolsCollection(l.group),
 			Ids:            []*qdrant.PointId{toolPointID(tool)},
 			WithPayload:    qdrant.NewWithPayloadInclude(keyName, keyExamples),
 		})
@@ -424,9 +476,9 @@ func (s *Store) examples(ctx context.Context, tool string) ([]string, []habilis.
 	if n == 0 {
 		return nil, nil, nil
 	}
-	collection, filter := s.names.toolExamplesAlias(tool), (*qdrant.Filter)(nil)
+	collection, filter := s.names.toolExamplesCollection(l.group, tool), (*qdrant.Filter)(nil)
 	if l.layout == LayoutShared {
-		collection, filter = s.names.examplesAlias(), toolFilter(tool)
+		collection, filter = s.names.examplesCollection(l.group), toolFilter(tool)
 	}
 	var exs []example
 	err = s.scroll(ctx, collection, filter, func(p *qdrant.RetrievedPoint) error {
@@ -456,6 +508,10 @@ func (s *Store) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMet
 	if err := validate(b); err != nil {
 		return habilis.CatalogMeta{}, fmt.Errorf("qdrantstore: write: %w", err)
 	}
+	if !conditional(s.server) {
+		return habilis.CatalogMeta{}, fmt.Errorf("qdrantstore: write: Qdrant %s cannot commit a version atomically (conditional updates need Qdrant %d.%d or later): %w",
+			s.server, conditionalSince[0], conditionalSince[1], habilis.ErrInvalid)
+	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	meta, err := s.write(ctx, b)
@@ -466,7 +522,7 @@ func (s *Store) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMet
 }
 
 func (s *Store) write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMeta, error) {
-	cur, curLive, err := s.current(ctx, b)
+	cur, curLive, ledger, err := s.current(ctx, b)
 	if err != nil {
 		return habilis.CatalogMeta{}, err
 	}
@@ -493,9 +549,9 @@ func (s *Store) write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMet
 	plan := s.names.plan(next.group, next.layout, recs, dim, s.cfg.SparseIDF)
 
 	var created []string
-	committed := false
+	keep := false
 	defer func() {
-		if !committed {
+		if !keep {
 			s.drop(context.WithoutCancel(ctx), created)
 		}
 	}()
@@ -507,14 +563,48 @@ func (s *Store) write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMet
 		}
 		return err
 	}
+	if err := s.build(ctx, next, plan, recs, &created); err != nil {
+		return habilis.CatalogMeta{}, fail(err)
+	}
+	if len(ledger) == 0 {
+		if err := s.ensureLedger(ctx); err != nil {
+			return habilis.CatalogMeta{}, err
+		}
+	}
+	won, err := s.commit(ctx, commit{version: meta.Version, group: next.group})
+	if unknown := (*errUnknownOutcome)(nil); errors.As(err, &unknown) {
+		// What was built may be the catalog now: leave it.
+		keep = true
+		return habilis.CatalogMeta{}, err
+	}
+	if err != nil {
+		return habilis.CatalogMeta{}, fail(err)
+	}
+	if !won {
+		return habilis.CatalogMeta{}, fmt.Errorf("version %d was committed by another writer during the write: %w", meta.Version, habilis.ErrConflict)
+	}
+	keep = true
+	wctx := context.WithoutCancel(ctx)
+	s.publish(wctx, next, plan.aliases)
+	s.dropStale(wctx, next)
+	s.pruneLedger(wctx, ledger, meta.Version)
+	// The caller's meta must not alias the batch, which it may reuse.
+	meta.EmbedderState = bytes.Clone(meta.EmbedderState)
+	meta.LexicalState = bytes.Clone(meta.LexicalState)
+	meta.Calibration = bytes.Clone(meta.Calibration)
+	return meta, nil
+}
 
+// build creates and fills the collections of version next, adding each
+// collection's name to created as it creates it.
+func (s *Store) build(ctx context.Context, next live, plan layoutPlan, recs []habilis.Record, created *[]string) error {
 	for _, c := range plan.creates {
-		created = append(created, c.CollectionName)
+		*created = append(*created, c.CollectionName)
 		err := s.retry(ctx, func(ctx context.Context) error { return s.client.CreateCollection(ctx, c) })
 		// A retried create that finds its collection means the first
 		// attempt landed: names carry this write's random token.
 		if err != nil && !alreadyExists(err) {
-			return habilis.CatalogMeta{}, fail(fmt.Errorf("create collection %s: %w", c.CollectionName, classify(ctx, err)))
+			return fmt.Errorf("create collection %s: %w", c.CollectionName, classify(ctx, err))
 		}
 	}
 	if next.layout == LayoutShared {
@@ -524,77 +614,82 @@ func (s *Store) write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMet
 			return err
 		})
 		if err != nil {
-			return habilis.CatalogMeta{}, fail(fmt.Errorf("index %s: %w", idx.CollectionName, classify(ctx, err)))
+			return fmt.Errorf("index %s: %w", idx.CollectionName, classify(ctx, err))
 		}
 	}
-	if err := s.upload(ctx, next, plan, recs); err != nil {
-		return habilis.CatalogMeta{}, fail(err)
-	}
+	return s.upload(ctx, next, plan, recs)
+}
 
-	// Last check before the commit point: has anyone committed since the
-	// snapshot this batch was applied to?
-	now, found, err := s.readLive(ctx)
+// publish points the catalog's aliases at version next, which has
+// committed, for readers outside habilis. It leaves them alone when a
+// newer version committed meanwhile, whose writer points them. A switch
+// that fails partway is undone, so that the aliases name one version, the
+// previous one, until the next write.
+func (s *Store) publish(ctx context.Context, next live, aliases map[string]string) {
+	ledger, found, err := s.commits(ctx)
+	if err != nil || !found || ledger[len(ledger)-1].group != next.group {
+		return
+	}
+	prev, err := s.aliasTargets(ctx)
 	if err != nil {
-		return habilis.CatalogMeta{}, err
+		return
 	}
-	if found && now.group != curLive.group || !found && curLive.group != "" {
-		return habilis.CatalogMeta{}, fmt.Errorf("catalog changed to version %d during the write: %w", now.meta.Version, habilis.ErrConflict)
+	current := slices.Collect(maps.Keys(prev))
+	ops := aliasSwitch(current, aliases, s.names.metaAlias())
+	// Every action of the switch gives the same result when applied twice,
+	// so retrying it after a lost reply is safe.
+	err = s.retry(ctx, func(ctx context.Context) error { return s.client.UpdateAliases(ctx, ops) })
+	if err != nil && len(prev) > 0 {
+		_ = s.retry(ctx, func(ctx context.Context) error { return s.client.UpdateAliases(ctx, aliasRestore(prev, aliases)) })
 	}
+}
+
+// aliasTargets returns this catalog's aliases and the collection each
+// names.
+func (s *Store) aliasTargets(ctx context.Context) (map[string]string, error) {
 	var all []*qdrant.AliasDescription
-	err = s.retry(ctx, func(ctx context.Context) error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		all, err = s.client.ListAliases(ctx)
 		return err
 	})
 	if err != nil {
-		return habilis.CatalogMeta{}, fmt.Errorf("list aliases: %w", classify(ctx, err))
+		return nil, fmt.Errorf("list aliases: %w", classify(ctx, err))
 	}
-	prev := map[string]string{}
-	var current []string
+	out := map[string]string{}
 	for _, a := range all {
 		if s.names.isAlias(a.GetAliasName()) {
-			current = append(current, a.GetAliasName())
-			prev[a.GetAliasName()] = a.GetCollectionName()
+			out[a.GetAliasName()] = a.GetCollectionName()
 		}
 	}
-	ops := aliasSwitch(current, plan.aliases, s.names.metaAlias())
-	// Every action of the switch gives the same result when applied twice,
-	// so retrying it after a lost reply is safe.
-	err = s.retry(ctx, func(ctx context.Context) error { return s.client.UpdateAliases(ctx, ops) })
-	if err != nil {
-		wctx := context.WithoutCancel(ctx)
-		l, found, rerr := s.readLive(wctx)
-		if rerr != nil || !found || l.group != next.group {
-			if rerr == nil && found && l.group == curLive.group && len(prev) > 0 {
-				// Nobody committed: put back the aliases a partly applied
-				// switch re-pointed (best effort). Aliases left pointing at
-				// this write's collections go when they are dropped.
-				_ = s.retry(wctx, func(ctx context.Context) error { return s.client.UpdateAliases(ctx, aliasRestore(prev)) })
-			}
-			return habilis.CatalogMeta{}, fmt.Errorf("switch aliases: %w", classify(ctx, err))
-		}
-	}
-	committed = true
-	s.dropStale(context.WithoutCancel(ctx), next)
-	// The caller's meta must not alias the batch, which it may reuse.
-	meta.EmbedderState = bytes.Clone(meta.EmbedderState)
-	meta.LexicalState = bytes.Clone(meta.LexicalState)
-	meta.Calibration = bytes.Clone(meta.Calibration)
-	return meta, nil
+	return out, nil
 }
 
-// current reads what b applies to: the live version and its records. A
-// batch that replaces every record and deletes none keeps nothing of them,
-// so for it only the live version is read.
-func (s *Store) current(ctx context.Context, b *habilis.Batch) (*habilis.Snapshot, live, error) {
+// current reads what b applies to: the live version, its records and the
+// ledger. A batch that replaces every record and deletes none keeps
+// nothing of them, so for it only the live version is read.
+func (s *Store) current(ctx context.Context, b *habilis.Batch) (*habilis.Snapshot, live, []commit, error) {
 	if !b.Replace || len(b.Delete) > 0 {
-		return s.snapshot(ctx)
+		for attempt := 1; ; attempt++ {
+			l, ledger, found, err := s.readHead(ctx)
+			var recs []habilis.Record
+			if err == nil && found {
+				recs, err = s.readRecords(ctx, l)
+			}
+			if errors.Is(err, errGone) && attempt < snapshotAttempts {
+				continue
+			}
+			if err != nil {
+				return nil, live{}, nil, err
+			}
+			return &habilis.Snapshot{Meta: l.meta, Records: recs}, l, ledger, nil
+		}
 	}
-	l, _, err := s.readLive(ctx)
+	l, ledger, _, err := s.readHead(ctx)
 	if err != nil {
-		return nil, live{}, err
+		return nil, live{}, nil, err
 	}
-	return &habilis.Snapshot{Meta: l.meta}, l, nil
+	return &habilis.Snapshot{Meta: l.meta}, l, ledger, nil
 }
 
 // upload fills the collections of plan: tools, examples, then the meta
@@ -663,11 +758,18 @@ func (s *Store) drop(ctx context.Context, collections []string) {
 
 // dropStale deletes, after a commit, every versioned collection of this
 // catalog from a version up to the committed one other than the committed
-// group: the previous version, and leftovers of failed or losing writes.
-// Later versions are left alone: they belong to writes in progress.
+// group and those an alias still names (left on an older version by a
+// switch that failed): the previous version, and leftovers of failed or
+// losing writes. Later versions are left alone: they belong to writes in
+// progress. When the aliases cannot be listed nothing is dropped; the next
+// write drops it.
 func (s *Store) dropStale(ctx context.Context, committed live) {
+	targets, err := s.aliasTargets(ctx)
+	if err != nil {
+		return
+	}
 	var all []string
-	err := s.retry(ctx, func(ctx context.Context) error {
+	err = s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		all, err = s.client.ListCollections(ctx)
 		return err
@@ -675,6 +777,11 @@ func (s *Store) dropStale(ctx context.Context, committed live) {
 	if err != nil {
 		return
 	}
+	named := map[string]bool{}
+	for _, c := range targets {
+		named[c] = true
+	}
+	all = slices.DeleteFunc(all, func(c string) bool { return named[c] })
 	s.drop(ctx, staleCollections(s.names, all, committed.meta.Version, committed.group))
 }
 

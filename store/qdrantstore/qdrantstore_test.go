@@ -9,7 +9,9 @@ import (
 	"net"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -45,6 +47,13 @@ func harness(base Config) storetest.Harness {
 			s, err := Open(context.Background(), closed.(*Store).cfg)
 			if err != nil {
 				t.Fatalf("Open() again error = %v", err)
+			}
+			return s
+		},
+		Share: func(t *testing.T, open habilis.Store) habilis.Store {
+			s, err := Open(context.Background(), open.(*Store).cfg)
+			if err != nil {
+				t.Fatalf("Open() beside another store error = %v", err)
 			}
 			return s
 		},
@@ -179,7 +188,7 @@ func TestWriteLayoutInQdrant(t *testing.T) {
 			if diff := cmp.Diff(want, aliases); diff != "" {
 				t.Errorf("aliases after the first write mismatch (-want +got):\n%s", diff)
 			}
-			var wantCollections []string
+			wantCollections := []string{"habilis_shop_commits"}
 			for _, c := range want {
 				wantCollections = append(wantCollections, c)
 			}
@@ -207,25 +216,35 @@ func TestWriteLayoutInQdrant(t *testing.T) {
 			if _, ok := aliases[s.names.toolExamplesAlias("a.b")]; ok {
 				t.Errorf("deleted tool's alias survived")
 			}
-			if len(aliases) != len(f.Collections()) {
-				t.Errorf("%d aliases for %d collections: %v", len(aliases), len(f.Collections()), aliases)
+			// Every collection but the ledger has its alias.
+			if len(aliases) != len(f.Collections())-1 {
+				t.Errorf("%d aliases for %d collections and the ledger: %v", len(aliases), len(f.Collections())-1, aliases)
 			}
 		})
 	}
 }
 
+// TestFailedWriteLeavesNoTrace fails each step of a write before its
+// commit, the commit included: the catalog, its collections and aliases
+// stay as they were.
 func TestFailedWriteLeavesNoTrace(t *testing.T) {
-	for _, failing := range []string{"Create", "CreateFieldIndex", "Upsert", "ListAliases", "UpdateAliases"} {
+	for _, failing := range []string{"Create", "CreateFieldIndex", "Upsert", "commit"} {
 		t.Run(failing, func(t *testing.T) {
 			f, s := openFake(t, LayoutShared)
 			ctx := context.Background()
 			w := writeFirst(t, f, s)
-			calls := 0
-			f.SetHook(func(method string) error {
+			var calls atomic.Int32
+			f.SetHook(func(method, collection string) error {
+				if failing == "commit" {
+					if method == "Upsert" && collection == s.names.commitsCollection() {
+						return status.Error(codes.Internal, "injected failure")
+					}
+					return nil
+				}
 				// Fail the second call of the method, once some of the new
 				// version exists.
 				if method == failing {
-					if calls++; calls == 2 || failing != "Create" && failing != "Upsert" {
+					if calls.Add(1) == 2 || failing != "Create" && failing != "Upsert" {
 						return status.Error(codes.Internal, "injected failure")
 					}
 				}
@@ -241,12 +260,101 @@ func TestFailedWriteLeavesNoTrace(t *testing.T) {
 	}
 }
 
+// TestFailedPublishKeepsAliases fails the alias switch after a commit: the
+// write has committed and habilis reads the new version, while the aliases
+// keep naming the previous one, whose collections stay, until the next
+// write points them.
+func TestFailedPublishKeepsAliases(t *testing.T) {
+	for _, failing := range []string{"ListAliases", "UpdateAliases"} {
+		t.Run(failing, func(t *testing.T) {
+			f, s := openFake(t, LayoutShared)
+			ctx := context.Background()
+			w := writeFirst(t, f, s)
+			f.SetHook(func(method, collection string) error {
+				if method == failing {
+					return status.Error(codes.Internal, "injected failure")
+				}
+				return nil
+			})
+			m, err := s.Write(ctx, &habilis.Batch{BaseVersion: w.version, Put: []habilis.Record{storetest.Record("new", 9, false, 2)}, Meta: storetest.Meta(8, 2)})
+			f.SetHook(nil)
+			if err != nil {
+				t.Fatalf("Write with failing %s: %v, want the commit to stand", failing, err)
+			}
+			if snap, err := s.Snapshot(ctx); err != nil || snap.Meta.Version != m.Version || len(snap.Records) != len(w.snap.Records)+1 {
+				t.Fatalf("Snapshot() after the commit = %v; want version %d with the new tool", err, m.Version)
+			}
+			if diff := cmp.Diff(w.aliases, f.Aliases()); diff != "" {
+				t.Errorf("aliases after a failed switch mismatch (-before +after):\n%s", diff)
+			}
+			for _, c := range w.collections {
+				if !slices.Contains(f.Collections(), c) {
+					t.Errorf("collection %s, which the aliases name, was dropped", c)
+				}
+			}
+
+			m, err = s.Write(ctx, &habilis.Batch{BaseVersion: m.Version, Delete: []string{"new"}, Meta: storetest.Meta(8, 3)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for a, c := range f.Aliases() {
+				if v, _, ok := s.names.parseCollection(c); !ok || v != m.Version {
+					t.Errorf("alias %s names %s after the next write, want a collection of version %d", a, c, m.Version)
+				}
+			}
+			if n := len(f.Collections()); n != len(w.collections) {
+				t.Errorf("%d collections after the next write, want %d: %v", n, len(w.collections), f.Collections())
+			}
+		})
+	}
+}
+
+// TestCommitOutcomeUnknown makes Qdrant unreachable from the commit on: the
+// write cannot tell whether it committed, says so, and leaves what it built;
+// the next write drops it.
+func TestCommitOutcomeUnknown(t *testing.T) {
+	f, s := openFake(t, LayoutShared)
+	ctx := context.Background()
+	w := writeFirst(t, f, s)
+	var down atomic.Bool
+	f.SetHook(func(method, collection string) error {
+		if method == "Upsert" && collection == s.names.commitsCollection() {
+			down.Store(true)
+		}
+		if down.Load() {
+			return status.Error(codes.Unavailable, "injected: down")
+		}
+		return nil
+	})
+	_, err := s.Write(ctx, &habilis.Batch{BaseVersion: w.version, Put: []habilis.Record{storetest.Record("new", 9, false, 2)}, Meta: storetest.Meta(8, 2)})
+	f.SetHook(nil)
+	if !errors.Is(err, habilis.ErrUnavailable) || !strings.Contains(err.Error(), "outcome is unknown") {
+		t.Fatalf("Write with Qdrant gone at the commit: error = %v, want ErrUnavailable saying the outcome is unknown", err)
+	}
+	if len(f.Collections()) <= len(w.collections) {
+		t.Errorf("the write dropped what it built although it may have committed")
+	}
+	// It had not: the catalog is as it was, and the next write cleans up.
+	if snap, err := s.Snapshot(ctx); err != nil || snap.Meta.Version != w.version {
+		t.Fatalf("Snapshot() = %v, want version %d", err, w.version)
+	}
+	m, err := s.Write(ctx, &habilis.Batch{BaseVersion: w.version, Put: []habilis.Record{storetest.Record("again", 2, false, 3)}, Meta: storetest.Meta(8, 3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range f.Collections() {
+		if v, _, ok := s.names.parseCollection(c); ok && v != m.Version {
+			t.Errorf("collection %s left after the next write", c)
+		}
+	}
+}
+
 func TestRetriesUnavailable(t *testing.T) {
 	f, s := openFake(t, LayoutPerTool)
-	failures := 0
-	f.SetHook(func(method string) error {
-		if method == "Upsert" && failures < 2 {
-			failures++
+	var failures atomic.Int32
+	f.SetHook(func(method, collection string) error {
+		if method == "Upsert" && failures.Load() < 2 {
+			failures.Add(1)
 			return status.Error(codes.Unavailable, "injected: try again")
 		}
 		return nil
@@ -255,12 +363,12 @@ func TestRetriesUnavailable(t *testing.T) {
 	if _, err := s.Write(context.Background(), &habilis.Batch{Put: recs, Meta: storetest.Meta(8, 1)}); err != nil {
 		t.Fatalf("Write with two transient failures: %v", err)
 	}
-	if failures != 2 {
-		t.Errorf("injected %d failures, want 2", failures)
+	if n := failures.Load(); n != 2 {
+		t.Errorf("injected %d failures, want 2", n)
 	}
 
 	// Unavailable for longer than the retries last is ErrUnavailable.
-	f.SetHook(func(method string) error { return status.Error(codes.Unavailable, "injected: down") })
+	f.SetHook(func(method, collection string) error { return status.Error(codes.Unavailable, "injected: down") })
 	_, err := s.Snapshot(context.Background())
 	f.SetHook(nil)
 	if !errors.Is(err, habilis.ErrUnavailable) {
@@ -277,10 +385,10 @@ func TestReplaceReadsNoRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scrolls := 0
-	f.SetHook(func(method string) error {
-		if method == "Scroll" {
-			scrolls++
+	var scrolls atomic.Int32
+	f.SetHook(func(method, collection string) error {
+		if method == "Scroll" && collection != s.names.commitsCollection() {
+			scrolls.Add(1)
 		}
 		return nil
 	})
@@ -290,8 +398,8 @@ func TestReplaceReadsNoRecords(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Write(replace) error = %v", err)
 	}
-	if scrolls != 0 {
-		t.Errorf("Write(replace) scrolled %d times, want 0", scrolls)
+	if n := scrolls.Load(); n != 0 {
+		t.Errorf("Write(replace) scrolled %d times, want 0", n)
 	}
 	snap, err := s.Snapshot(ctx)
 	if err != nil {
@@ -315,10 +423,9 @@ func TestConcurrentWriterDetected(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	once := false
-	f.SetHook(func(method string) error {
-		if method == "Upsert" && !once {
-			once = true
+	var once atomic.Bool
+	f.SetHook(func(method, collection string) error {
+		if method == "Upsert" && once.CompareAndSwap(false, true) {
 			if _, err := other.Write(ctx, &habilis.Batch{BaseVersion: m.Version, Put: []habilis.Record{storetest.Record("theirs", 2, false, 3)}, Meta: storetest.Meta(8, 3)}); err != nil {
 				t.Errorf("other Write: %v", err)
 			}
@@ -342,7 +449,7 @@ func TestConcurrentWriterDetected(t *testing.T) {
 		t.Errorf("tools after the race mismatch (-want +got):\n%s", diff)
 	}
 	for _, c := range f.Collections() {
-		if _, g, _ := s.names.parseCollection(c); !strings.HasPrefix(g, "v2_") {
+		if _, g, _ := s.names.parseCollection(c); !strings.HasPrefix(g, "v2_") && c != s.names.commitsCollection() {
 			t.Errorf("collection %s left behind", c)
 		}
 	}
@@ -401,45 +508,161 @@ func TestExamples(t *testing.T) {
 	}
 }
 
-// TestSwitchFailsPartway makes the alias switch fail after some of its
-// actions applied, as released Qdrant leaves it when an action fails (here
-// a collection of the new version vanished, as when a concurrent writer
-// drops it): the catalog must read as before, aliases included.
-func TestSwitchFailsPartway(t *testing.T) {
+// TestCommitRace lets two writers, each in a store of its own as in two
+// processes, build the same version from the same base: when the first
+// reaches its commit, the other writes all the way through its own. The
+// first then finds the version taken in the ledger and gets ErrConflict
+// although every check before its commit passed; its work is dropped.
+func TestCommitRace(t *testing.T) {
+	f, s := openFake(t, LayoutPerTool)
+	ctx := context.Background()
+	w := writeFirst(t, f, s)
+	other, err := Open(ctx, s.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	var reached atomic.Int32
+	f.SetHook(func(method, collection string) error {
+		if method == "Upsert" && collection == s.names.commitsCollection() && reached.Add(1) == 1 {
+			if _, err := other.Write(ctx, &habilis.Batch{BaseVersion: w.version, Put: []habilis.Record{storetest.Record("theirs", 2, false, 3)}, Meta: storetest.Meta(8, 3)}); err != nil {
+				t.Errorf("the other write: %v", err)
+			}
+		}
+		return nil
+	})
+	_, err = s.Write(ctx, &habilis.Batch{BaseVersion: w.version, Put: []habilis.Record{storetest.Record("mine", 2, false, 4)}, Meta: storetest.Meta(8, 4)})
+	f.SetHook(nil)
+	if !errors.Is(err, habilis.ErrConflict) || !strings.Contains(err.Error(), "committed by another writer") {
+		t.Fatalf("Write losing the commit: error = %v, want ErrConflict from the ledger", err)
+	}
+	snap, err := s.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := storetestNames(snap.Records); snap.Meta.Version != w.version+1 || !slices.Contains(names, "theirs") || slices.Contains(names, "mine") {
+		t.Errorf("after the race: version %d, tools %v; want version %d with theirs and not mine", snap.Meta.Version, names, w.version+1)
+	}
+	for _, c := range f.Collections() {
+		if v, _, ok := s.names.parseCollection(c); ok && v != snap.Meta.Version {
+			t.Errorf("collection %s left behind", c)
+		}
+	}
+}
+
+// TestCatalogWithoutLedger reads a catalog written before the ledger
+// existed (its meta alias alone says which version is live) and writes
+// on it: the write starts the ledger.
+func TestCatalogWithoutLedger(t *testing.T) {
+	f, s := openFake(t, LayoutPerTool)
+	ctx := context.Background()
+	w := writeFirst(t, f, s)
+	f.DeleteCollection(s.names.commitsCollection())
+	if v, err := s.Version(ctx); err != nil || v != w.version {
+		t.Fatalf("Version() without a ledger = %d, %v; want %d", v, err, w.version)
+	}
+	checkUnchanged(t, f, s, "dropping the ledger", written{version: w.version, collections: slices.DeleteFunc(w.collections, func(c string) bool { return c == s.names.commitsCollection() }), aliases: w.aliases, snap: w.snap})
+	m, err := s.Write(ctx, &habilis.Batch{BaseVersion: w.version, Put: []habilis.Record{storetest.Record("new", 2, false, 5)}, Meta: storetest.Meta(8, 5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := s.Version(ctx); err != nil || v != m.Version || !slices.Contains(f.Collections(), s.names.commitsCollection()) {
+		t.Errorf("Version() after the write = %d, %v; want %d, from a new ledger", v, err, m.Version)
+	}
+}
+
+// TestPublishAfterNewerCommit delays a write's alias switch until a newer
+// version has committed, switched the aliases and dropped the older
+// collections: the late switch fails without disturbing the aliases, which
+// stay on the newest version, and the write, which had committed, stands.
+func TestPublishAfterNewerCommit(t *testing.T) {
 	for _, layout := range []Layout{LayoutPerTool, LayoutShared} {
 		t.Run(string(layout), func(t *testing.T) {
 			f, s := openFake(t, layout)
 			ctx := context.Background()
 			w := writeFirst(t, f, s)
-			once := false
-			f.SetHook(func(method string) error {
-				if method != "UpdateAliases" || once {
-					return nil
-				}
-				once = true
-				// The tools alias sorts after every examples alias, so
-				// those are re-pointed before the switch fails.
-				for _, name := range f.Collections() {
-					if _, g, ok := s.names.parseCollection(name); ok && strings.HasPrefix(g, "v2_") && strings.HasSuffix(name, "_tools") {
-						f.DeleteCollection(name)
+			other, err := Open(ctx, s.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close()
+			var once atomic.Bool
+			f.SetHook(func(method, collection string) error {
+				if method == "UpdateAliases" && once.CompareAndSwap(false, true) {
+					if _, err := other.Write(ctx, &habilis.Batch{BaseVersion: w.version + 1, Put: []habilis.Record{storetest.Record("theirs", 2, false, 3)}, Meta: storetest.Meta(8, 3)}); err != nil {
+						t.Errorf("the newer write: %v", err)
 					}
 				}
 				return nil
 			})
-			_, err := s.Write(ctx, &habilis.Batch{BaseVersion: w.version, Put: []habilis.Record{storetest.Record("new", 3, false, 2)}, Meta: storetest.Meta(8, 2)})
+			m, err := s.Write(ctx, &habilis.Batch{BaseVersion: w.version, Put: []habilis.Record{storetest.Record("mine", 3, false, 2)}, Meta: storetest.Meta(8, 2)})
 			f.SetHook(nil)
-			if err == nil || !strings.Contains(err.Error(), "switch aliases") {
-				t.Fatalf("Write with a switch failing partway: error = %v, want it to name the switch", err)
+			if err != nil || m.Version != w.version+1 {
+				t.Fatalf("Write whose switch comes late = version %d, %v; want version %d", m.Version, err, w.version+1)
 			}
-			checkUnchanged(t, f, s, "the failed switch", w)
-			for _, r := range w.snap.Records {
+			snap, err := s.Snapshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if names := storetestNames(snap.Records); snap.Meta.Version != m.Version+1 || !slices.Contains(names, "mine") || !slices.Contains(names, "theirs") {
+				t.Errorf("Snapshot() = version %d with %v, want version %d with both writes' tools", snap.Meta.Version, names, m.Version+1)
+			}
+			for a, c := range f.Aliases() {
+				if v, _, ok := s.names.parseCollection(c); !ok || v != snap.Meta.Version {
+					t.Errorf("alias %s names %s, want a collection of version %d", a, c, snap.Meta.Version)
+				}
+			}
+			for _, r := range snap.Records {
 				texts, _, err := s.Examples(ctx, r.Tool.Name)
 				if err != nil || len(texts) != len(r.Tool.Examples) {
-					t.Errorf("Examples(%q) after the failed switch = %d texts, %v; want %d", r.Tool.Name, len(texts), err, len(r.Tool.Examples))
+					t.Errorf("Examples(%q) = %d texts, %v; want %d", r.Tool.Name, len(texts), err, len(r.Tool.Examples))
 				}
 			}
 		})
 	}
+}
+
+// TestWriteRefusedByOldQdrant checks that a Qdrant that would ignore the
+// commit's update filter refuses writes, and still serves reads.
+func TestWriteRefusedByOldQdrant(t *testing.T) {
+	f, cfg := startFake(t)
+	f.SetVersion("1.15.4")
+	s, err := Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Write(context.Background(), &habilis.Batch{Put: storetest.Catalog(1, 2, false, 1), Meta: storetest.Meta(8, 1)})
+	if !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), "1.15.4") || !strings.Contains(err.Error(), "1.16") {
+		t.Errorf("Write against Qdrant 1.15.4: error = %v, want ErrInvalid naming 1.15.4 and 1.16", err)
+	}
+	if v, err := s.Version(context.Background()); err != nil || v != 0 {
+		t.Errorf("Version() against Qdrant 1.15.4 = %d, %v; want 0, nil", v, err)
+	}
+}
+
+func TestConditional(t *testing.T) {
+	tests := []struct {
+		version string
+		want    bool
+	}{
+		{"1.16.0", true}, {"1.17.1", true}, {"v1.18.1", true}, {"1.16.0-dev", true}, {"2.0.0", true},
+		{"1.15.4", false}, {"v1.9.0", false}, {"0.11.0", false},
+		{"", true}, {"fake", true},
+	}
+	for _, tt := range tests {
+		if got := conditional(tt.version); got != tt.want {
+			t.Errorf("conditional(%q) = %v, want %v", tt.version, got, tt.want)
+		}
+	}
+}
+
+func storetestNames(recs []habilis.Record) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = r.Tool.Name
+	}
+	return out
 }
 
 // TestLargeMessages writes and reads back a catalog whose pages are far

@@ -34,6 +34,10 @@ type Harness struct {
 	// Reopen returns a store over the same data as closed, which the suite
 	// has closed. Nil skips the persistence tests.
 	Reopen func(t *testing.T, closed habilis.Store) habilis.Store
+	// Share returns another store over the same data as open, while open
+	// stays open, as another process would have it. The suite closes it.
+	// Nil skips the tests of stores sharing a catalog.
+	Share func(t *testing.T, open habilis.Store) habilis.Store
 }
 
 // Run runs the conformance suite against the stores h opens, each test in
@@ -57,6 +61,7 @@ func Run(t *testing.T, h Harness) {
 		{"Conflict", testConflict},
 		{"InvalidBatch", testInvalidBatch},
 		{"ConcurrentWriters", testConcurrentWriters},
+		{"SharedStores", testSharedStores},
 		{"LargeBatch", testLargeBatch},
 		{"NoAliasing", testNoAliasing},
 		{"CancelledContext", testCancelledContext},
@@ -504,6 +509,59 @@ func testConcurrentWriters(t *testing.T, h Harness) {
 	slices.Sort(want)
 	if diff := cmp.Diff(want, names(got.Records)); diff != "" {
 		t.Errorf("Snapshot() names mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// testSharedStores writes through several stores over one catalog, as
+// processes sharing it do: each sees the others' writes, and writers on
+// one base, each through its own store, commit one at a time, the others
+// getting ErrConflict.
+func testSharedStores(t *testing.T, h Harness) {
+	if h.Share == nil {
+		t.Skip("harness cannot share a store")
+	}
+	s := open(t, h)
+	snap := seed(t, s, Catalog(2, 2, false, 1))
+	const writers = 4
+	stores := make([]habilis.Store, writers)
+	for i := range stores {
+		stores[i] = h.Share(t, s)
+		t.Cleanup(func() { stores[i].Close() })
+		checkVersion(t, stores[i], snap.Meta.Version)
+	}
+	errs := make([]error, writers)
+	var wg sync.WaitGroup
+	for i, st := range stores {
+		wg.Go(func() {
+			_, errs[i] = st.Write(context.Background(), &habilis.Batch{
+				BaseVersion: snap.Meta.Version,
+				Put:         []habilis.Record{Record(fmt.Sprintf("writer-%d", i), 2, false, int64(i))},
+				Meta:        snap.Meta,
+			})
+		})
+	}
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Errorf("writers %d and %d both committed on base %d", winner, i, snap.Meta.Version)
+		case err == nil:
+			winner = i
+		case !errors.Is(err, habilis.ErrConflict):
+			t.Errorf("writer %d error = %v, want nil or %v", i, err, habilis.ErrConflict)
+		}
+	}
+	if winner < 0 {
+		t.Fatalf("no writer committed, errors: %v", errs)
+	}
+	want := append(names(snap.Records), fmt.Sprintf("writer-%d", winner))
+	slices.Sort(want)
+	for i, st := range append(stores, s) {
+		checkVersion(t, st, snap.Meta.Version+1)
+		if diff := cmp.Diff(want, names(snapshot(t, st).Records)); diff != "" {
+			t.Errorf("store %d: Snapshot() names mismatch (-want +got):\n%s", i, diff)
+		}
 	}
 }
 

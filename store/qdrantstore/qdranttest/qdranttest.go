@@ -48,9 +48,11 @@ type Server struct {
 	aliases     map[string]string
 
 	hookMu sync.Mutex
-	// hook, when set, runs before every call with the method's name; an
-	// error it returns is the call's answer.
-	hook func(method string) error
+	// hook, when set, runs before every call with the method's name and
+	// the collection it names; an error it returns is the call's answer.
+	hook func(method, collection string) error
+	// version is what the health check reports.
+	version string
 }
 
 type collection struct {
@@ -62,7 +64,7 @@ type collection struct {
 // Start serves a Server on a loopback port until the test ends.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
-	f := &Server{collections: map[string]*collection{}, aliases: map[string]string{}}
+	f := &Server{collections: map[string]*collection{}, aliases: map[string]string{}, version: "1.17.0"}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
@@ -85,25 +87,34 @@ func (f *Server) Host() string { return "127.0.0.1" }
 func (f *Server) Port() int { return f.port }
 
 // SetHook makes h run before every call, with the method's name
-// ("Create", "Upsert", "GetPoints", ...); an error it returns is the
+// ("Create", "Upsert", "GetPoints", ...) and the collection (or alias) the
+// call names, "" for calls that name none; an error it returns is the
 // call's answer, and nil lets the call proceed. h runs outside the
-// server's lock, so it may call the server's methods, or make calls of
-// its own through a store; calls made concurrently run h concurrently.
-// Nil removes the hook.
-func (f *Server) SetHook(h func(method string) error) {
+// server's lock, so it may call the server's methods, or make calls of its
+// own through a store; calls made concurrently run h concurrently. Nil
+// removes the hook.
+func (f *Server) SetHook(h func(method, collection string) error) {
 	f.hookMu.Lock()
 	defer f.hookMu.Unlock()
 	f.hook = h
 }
 
+// SetVersion sets the release the health check reports ("1.17.0" unless
+// set).
+func (f *Server) SetVersion(v string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.version = v
+}
+
 // enter runs the hook, then locks the server; callers defer
 // f.mu.Unlock() when it returns nil.
-func (f *Server) enter(method string) error {
+func (f *Server) enter(method, collection string) error {
 	f.hookMu.Lock()
 	h := f.hook
 	f.hookMu.Unlock()
 	if h != nil {
-		if err := h(method); err != nil {
+		if err := h(method, collection); err != nil {
 			return err
 		}
 	}
@@ -189,15 +200,15 @@ func (f *Server) SetVectorSize(name, vector string, size uint64) {
 }
 
 func (f *Server) HealthCheck(ctx context.Context, _ *qdrant.HealthCheckRequest) (*qdrant.HealthCheckReply, error) {
-	if err := f.enter("HealthCheck"); err != nil {
+	if err := f.enter("HealthCheck", ""); err != nil {
 		return nil, err
 	}
 	defer f.mu.Unlock()
-	return &qdrant.HealthCheckReply{Title: "fake", Version: "1.17.0"}, nil
+	return &qdrant.HealthCheckReply{Title: "fake", Version: f.version}, nil
 }
 
 func (f *Server) Create(ctx context.Context, r *qdrant.CreateCollection) (*qdrant.CollectionOperationResponse, error) {
-	if err := f.enter("Create"); err != nil {
+	if err := f.enter("Create", r.GetCollectionName()); err != nil {
 		return nil, err
 	}
 	defer f.mu.Unlock()
@@ -213,7 +224,7 @@ func (f *Server) Create(ctx context.Context, r *qdrant.CreateCollection) (*qdran
 }
 
 func (f *Server) Delete(ctx context.Context, r *qdrant.DeleteCollection) (*qdrant.CollectionOperationResponse, error) {
-	if err := f.enter("Delete"); err != nil {
+	if err := f.enter("Delete", r.GetCollectionName()); err != nil {
 		return nil, err
 	}
 	defer f.mu.Unlock()
@@ -221,7 +232,7 @@ func (f *Server) Delete(ctx context.Context, r *qdrant.DeleteCollection) (*qdran
 }
 
 func (f *Server) List(ctx context.Context, _ *qdrant.ListCollectionsRequest) (*qdrant.ListCollectionsResponse, error) {
-	if err := f.enter("List"); err != nil {
+	if err := f.enter("List", ""); err != nil {
 		return nil, err
 	}
 	defer f.mu.Unlock()
@@ -233,7 +244,7 @@ func (f *Server) List(ctx context.Context, _ *qdrant.ListCollectionsRequest) (*q
 }
 
 func (f *Server) Get(ctx context.Context, r *qdrant.GetCollectionInfoRequest) (*qdrant.GetCollectionInfoResponse, error) {
-	if err := f.enter("GetCollectionInfo"); err != nil {
+	if err := f.enter("GetCollectionInfo", r.GetCollectionName()); err != nil {
 		return nil, err
 	}
 	defer f.mu.Unlock()
@@ -246,7 +257,7 @@ func (f *Server) Get(ctx context.Context, r *qdrant.GetCollectionInfoRequest) (*
 }
 
 func (f *Server) UpdateAliases(ctx context.Context, r *qdrant.ChangeAliases) (*qdrant.CollectionOperationResponse, error) {
-	if err := f.enter("UpdateAliases"); err != nil {
+	if err := f.enter("UpdateAliases", ""); err != nil {
 		return nil, err
 	}
 	defer f.mu.Unlock()
@@ -273,7 +284,7 @@ func (f *Server) UpdateAliases(ctx context.Context, r *qdrant.ChangeAliases) (*q
 }
 
 func (f *Server) ListAliases(ctx context.Context, _ *qdrant.ListAliasesRequest) (*qdrant.ListAliasesResponse, error) {
-	if err := f.enter("ListAliases"); err != nil {
+	if err := f.enter("ListAliases", ""); err != nil {
 		return nil, err
 	}
 	defer f.mu.Unlock()
@@ -286,7 +297,7 @@ func (f *Server) ListAliases(ctx context.Context, _ *qdrant.ListAliasesRequest) 
 
 func (fp points) CreateFieldIndex(ctx context.Context, r *qdrant.CreateFieldIndexCollection) (*qdrant.PointsOperationResponse, error) {
 	f := fp.f
-	if err := f.enter("CreateFieldIndex"); err != nil {
+	if err := f.enter("CreateFieldIndex", r.GetCollectionName()); err != nil {
 		return nil, err
 	}
 	defer f.mu.Unlock()
@@ -304,12 +315,15 @@ func (fp points) CreateFieldIndex(ctx context.Context, r *qdrant.CreateFieldInde
 
 func (fp points) Upsert(ctx context.Context, r *qdrant.UpsertPoints) (*qdrant.PointsOperationResponse, error) {
 	f := fp.f
-	if err := f.enter("Upsert"); err != nil {
+	if err := f.enter("Upsert", r.GetCollectionName()); err != nil {
 		return nil, err
 	}
 	defer f.mu.Unlock()
 	c, err := f.resolve(r.GetCollectionName())
 	if err != nil {
+		return nil, err
+	}
+	if err := checkFilter(r.GetUpdateFilter()); err != nil {
 		return nil, err
 	}
 	dense := c.config.GetVectorsConfig().GetParamsMap().GetMap()
@@ -340,8 +354,47 @@ func (fp points) Upsert(ctx context.Context, r *qdrant.UpsertPoints) (*qdrant.Po
 			}
 		}
 	}
+	// As Qdrant's conditional_upsert (lib/shard update/points/upsert.rs):
+	// insert-only skips points that exist, update-only those that do not,
+	// and an update filter the points that exist but fail it.
 	for _, p := range r.GetPoints() {
-		c.points[idKey(p.GetId())] = proto.Clone(p).(*qdrant.PointStruct)
+		key := idKey(p.GetId())
+		old, exists := c.points[key]
+		switch {
+		case exists && r.GetUpdateMode() == qdrant.UpdateMode_InsertOnly,
+			!exists && r.GetUpdateMode() == qdrant.UpdateMode_UpdateOnly,
+			exists && r.UpdateFilter != nil && !matches(r.GetUpdateFilter(), old):
+			continue
+		}
+		c.points[key] = proto.Clone(p).(*qdrant.PointStruct)
+	}
+	return &qdrant.PointsOperationResponse{Result: &qdrant.UpdateResult{Status: qdrant.UpdateStatus_Completed}}, nil
+}
+
+// Delete deletes the points a selector names, by id or by filter.
+func (fp points) Delete(ctx context.Context, r *qdrant.DeletePoints) (*qdrant.PointsOperationResponse, error) {
+	f := fp.f
+	if err := f.enter("DeletePoints", r.GetCollectionName()); err != nil {
+		return nil, err
+	}
+	defer f.mu.Unlock()
+	c, err := f.resolve(r.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	sel := r.GetPoints()
+	if err := checkFilter(sel.GetFilter()); err != nil {
+		return nil, err
+	}
+	for _, id := range sel.GetPoints().GetIds() {
+		delete(c.points, idKey(id))
+	}
+	if filter := sel.GetFilter(); filter != nil {
+		for k, p := range c.points {
+			if matches(filter, p) {
+				delete(c.points, k)
+			}
+		}
 	}
 	return &qdrant.PointsOperationResponse{Result: &qdrant.UpdateResult{Status: qdrant.UpdateStatus_Completed}}, nil
 }
@@ -372,12 +425,15 @@ func (f *Server) retrieve(p *qdrant.PointStruct) *qdrant.RetrievedPoint {
 
 func (fp points) Scroll(ctx context.Context, r *qdrant.ScrollPoints) (*qdrant.ScrollResponse, error) {
 	f := fp.f
-	if err := f.enter("Scroll"); err != nil {
+	if err := f.enter("Scroll", r.GetCollectionName()); err != nil {
 		return nil, err
 	}
 	defer f.mu.Unlock()
 	c, err := f.resolve(r.GetCollectionName())
 	if err != nil {
+		return nil, err
+	}
+	if err := checkFilter(r.GetFilter()); err != nil {
 		return nil, err
 	}
 	keys := make([]string, 0, len(c.points))
@@ -406,15 +462,41 @@ func (fp points) Scroll(ctx context.Context, r *qdrant.ScrollPoints) (*qdrant.Sc
 	return resp, nil
 }
 
-// matches supports what the store filters with: keyword matches in Must.
+// checkFilter refuses the conditions the fake does not evaluate: it
+// supports has_id and keyword matches, in must and must_not.
+func checkFilter(filter *qdrant.Filter) error {
+	if len(filter.GetShould()) > 0 || filter.GetMinShould() != nil {
+		return status.Error(codes.Unimplemented, "fake: should conditions")
+	}
+	for _, c := range append(slices.Clone(filter.GetMust()), filter.GetMustNot()...) {
+		if c.GetHasId() == nil && c.GetField().GetMatch().GetKeyword() == "" {
+			return status.Errorf(codes.Unimplemented, "fake: condition %v", c)
+		}
+	}
+	return nil
+}
+
+// matches evaluates a filter checkFilter accepts on a point.
 func matches(filter *qdrant.Filter, p *qdrant.PointStruct) bool {
-	for _, cond := range filter.GetMust() {
-		fc := cond.GetField()
-		if fc == nil || p.GetPayload()[fc.GetKey()].GetStringValue() != fc.GetMatch().GetKeyword() {
+	for _, c := range filter.GetMust() {
+		if !holds(c, p) {
+			return false
+		}
+	}
+	for _, c := range filter.GetMustNot() {
+		if holds(c, p) {
 			return false
 		}
 	}
 	return true
+}
+
+func holds(c *qdrant.Condition, p *qdrant.PointStruct) bool {
+	if ids := c.GetHasId(); ids != nil {
+		return slices.ContainsFunc(ids.GetHasId(), func(id *qdrant.PointId) bool { return idKey(id) == idKey(p.GetId()) })
+	}
+	fc := c.GetField()
+	return p.GetPayload()[fc.GetKey()].GetStringValue() == fc.GetMatch().GetKeyword()
 }
 
 // points serves the Points service, whose method names (Get, Delete)
@@ -426,7 +508,7 @@ type points struct {
 
 func (fp points) Get(ctx context.Context, r *qdrant.GetPoints) (*qdrant.GetResponse, error) {
 	f := fp.f
-	if err := f.enter("GetPoints"); err != nil {
+	if err := f.enter("GetPoints", r.GetCollectionName()); err != nil {
 		return nil, err
 	}
 	defer f.mu.Unlock()
