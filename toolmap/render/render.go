@@ -30,9 +30,11 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// Options size a picture. The zero value draws 11 inches wide and as high
-// as the map's shape needs (4 to 11 inches), PNG at 144 dots per inch
-// (1584 pixels wide).
+// Options size a picture. The zero value draws 11 inches wide (1584
+// pixels at 144 dots per inch) for up to 50 tools, wider by the square
+// root of the number of tools beyond (up to 24 inches, which 240 tools
+// reach), so that the area a tool has stays about the same; and as high
+// as the map's shape needs, 4 inches at least.
 type Options struct {
 	Width, Height vg.Length
 	DPI           int
@@ -43,12 +45,12 @@ const titleHeight = 0.7 * vg.Inch
 
 func (o Options) resolved(m *toolmap.Map) Options {
 	if o.Width <= 0 {
-		o.Width = 11 * vg.Inch
+		o.Width = min(11*vg.Inch*vg.Length(math.Sqrt(max(float64(len(m.Tools))/50, 1))), 24*vg.Inch)
 	}
 	if o.Height <= 0 {
 		minX, maxX, minY, maxY := bounds(m)
 		h := (o.Width-legendWidth)*vg.Length((maxY-minY)/(maxX-minX)) + titleHeight
-		o.Height = min(max(h, 4*vg.Inch), 11*vg.Inch)
+		o.Height = min(max(h, 4*vg.Inch), o.Width)
 	}
 	if o.DPI <= 0 {
 		o.DPI = 144
@@ -112,7 +114,7 @@ func compose(c draw.Canvas, m *toolmap.Map) *scene {
 	lab := &labels{m: m, st: st}
 	p.Add(lab)
 	p.Draw(mapArea)
-	drawLegend(draw.Crop(c, w-legendWidth+vg.Points(8), 0, 0, 0), m)
+	drawLegend(draw.Crop(c, w-legendWidth+vg.Points(8), 0, 0, 0), m, st)
 
 	dc = p.DataCanvas(mapArea)
 	trX, trY := p.Transforms(&dc)

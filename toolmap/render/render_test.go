@@ -8,9 +8,11 @@ import (
 	"image/color"
 	"image/png"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -314,6 +316,49 @@ func TestEmptyMap(t *testing.T) {
 	if err := PNG(&buf, m, Options{}); err == nil {
 		if _, _, err := image.Decode(&buf); err != nil {
 			t.Errorf("PNG of an empty map does not decode: %v", err)
+		}
+	}
+}
+
+// TestSeverityBudget checks which collisions the picture draws: the worst
+// severity present always, milder ones while the lines stay within two a
+// tool; the legend counts the rest.
+func TestSeverityBudget(t *testing.T) {
+	links := func(high, medium, low int) []toolmap.Link {
+		var out []toolmap.Link
+		for sev, n := range map[habilis.Severity]int{habilis.SeverityHigh: high, habilis.SeverityMedium: medium, habilis.SeverityLow: low} {
+			for range n {
+				out = append(out, toolmap.Link{A: "a", B: "b", Severity: sev})
+			}
+		}
+		return out
+	}
+	tools := make([]toolmap.Tool, 10)
+	for i := range tools {
+		tools[i].Name = fmt.Sprint("t", i)
+	}
+	tests := []struct {
+		high, medium, low int
+		drawn             []habilis.Severity
+		hidden            map[habilis.Severity]int
+	}{
+		{2, 5, 3, []habilis.Severity{"high", "medium", "low"}, map[habilis.Severity]int{}},
+		{2, 17, 3, []habilis.Severity{"high", "medium"}, map[habilis.Severity]int{"low": 3}},
+		{2, 20, 3, []habilis.Severity{"high"}, map[habilis.Severity]int{"medium": 20, "low": 3}},
+		{0, 64, 0, []habilis.Severity{"medium"}, map[habilis.Severity]int{}},
+		{30, 0, 1, []habilis.Severity{"high"}, map[habilis.Severity]int{"low": 1}},
+	}
+	for _, tc := range tests {
+		st := newStyles(&toolmap.Map{Tools: tools, Links: links(tc.high, tc.medium, tc.low)})
+		var drawn []habilis.Severity
+		for _, sev := range severities {
+			if st.drawn[sev] {
+				drawn = append(drawn, sev)
+			}
+		}
+		if !slices.Equal(drawn, tc.drawn) || !maps.Equal(st.hidden, tc.hidden) {
+			t.Errorf("%d high, %d medium, %d low among 10 tools: drawn %v, hidden %v; want %v, %v",
+				tc.high, tc.medium, tc.low, drawn, st.hidden, tc.drawn, tc.hidden)
 		}
 	}
 }

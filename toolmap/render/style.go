@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"image/color"
 	"math"
 
@@ -43,16 +44,55 @@ const (
 	queryRadius   = 7
 )
 
-// styles holds each tool's colour.
+// styles holds each tool's colour and which severities of collision the
+// picture draws.
 type styles struct {
 	color  []color.RGBA
 	byName map[string]int
+	// drawn holds the severities whose lines are drawn; hidden counts the
+	// collisions of the others.
+	drawn  map[habilis.Severity]bool
+	hidden map[habilis.Severity]int
+}
+
+// severities is every severity, worst first.
+var severities = []habilis.Severity{habilis.SeverityHigh, habilis.SeverityMedium, habilis.SeverityLow}
+
+// lineBudget returns how many collision lines a picture of n tools can
+// carry before they hide the tools and each other: two a tool (a tool
+// rarely has more than a couple of real overlaps), and at least 12.
+func lineBudget(n int) int { return max(2*n, 12) }
+
+// chooseSeverities draws the worst severity present whatever its count,
+// then each milder one while the lines stay within lineBudget; the
+// collisions of the others are counted in hidden, for the legend to say.
+// The HTML page still highlights all of a tool's collisions on click.
+func (st *styles) chooseSeverities(m *toolmap.Map) {
+	st.drawn, st.hidden = map[habilis.Severity]bool{}, map[habilis.Severity]int{}
+	count := map[habilis.Severity]int{}
+	for _, l := range m.Links {
+		count[l.Severity]++
+	}
+	total, open := 0, true
+	for _, sev := range severities {
+		if count[sev] == 0 {
+			continue
+		}
+		if open && (total == 0 || total+count[sev] <= lineBudget(len(m.Tools))) {
+			st.drawn[sev] = true
+			total += count[sev]
+			continue
+		}
+		open = false
+		st.hidden[sev] = count[sev]
+	}
 }
 
 // newStyles colours the tools so that tools near each other differ: each
 // takes the colour whose tools already coloured are farthest from it.
 func newStyles(m *toolmap.Map) *styles {
 	st := &styles{color: make([]color.RGBA, len(m.Tools)), byName: make(map[string]int, len(m.Tools))}
+	st.chooseSeverities(m)
 	used := make([][]int, len(palette))
 	for i, t := range m.Tools {
 		st.byName[t.Name] = i
@@ -89,7 +129,7 @@ func (st *styles) layers(m *toolmap.Map) []plot.Plotter {
 	}
 	for _, sev := range []habilis.Severity{habilis.SeverityLow, habilis.SeverityMedium, habilis.SeverityHigh} {
 		for _, l := range m.Links {
-			if l.Severity == sev {
+			if l.Severity == sev && st.drawn[sev] {
 				a, b := m.Tools[st.byName[l.A]], m.Tools[st.byName[l.B]]
 				out = append(out, line(a.X, a.Y, b.X, b.Y, severityStyle[sev]))
 			}
@@ -98,7 +138,7 @@ func (st *styles) layers(m *toolmap.Map) []plot.Plotter {
 	for _, e := range m.Examples {
 		if e.RoutedTo != "" {
 			own := m.Tools[st.byName[e.Tool]]
-			sty := draw.LineStyle{Color: withAlpha(st.of(e.Tool), 0x90), Width: vg.Points(0.7), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}
+			sty := draw.LineStyle{Color: withAlpha(st.of(e.Tool), 0x70), Width: vg.Points(0.6), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}
 			out = append(out, line(e.X, e.Y, own.X, own.Y, sty))
 		}
 	}
@@ -174,7 +214,7 @@ func (st *styles) toolPoints(m *toolmap.Map) plot.Plotter {
 }
 
 // drawLegend draws the legend and the layout's figures in c.
-func drawLegend(c draw.Canvas, m *toolmap.Map) {
+func drawLegend(c draw.Canvas, m *toolmap.Map, st *styles) {
 	l := plot.NewLegend()
 	l.TextStyle.Font = font.From(sans, 9.5)
 	l.Top, l.Left = true, true
@@ -194,9 +234,13 @@ func drawLegend(c draw.Canvas, m *toolmap.Map) {
 	l.Add("example inside its gate", glyph(exampleGlyph(toolmap.Example{InGate: true}, col)))
 	l.Add("example outside its gate", glyph(exampleGlyph(toolmap.Example{}, col)))
 	l.Add("example routed to another tool,", glyph(exampleGlyph(toolmap.Example{RoutedTo: "x"}, col)))
-	l.Add("\u00a0\u00a0\u00a0drawn there, dashed to its own", line(0, 0, 1, 0, draw.LineStyle{Color: col, Width: vg.Points(0.7), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}))
-	for _, sev := range []habilis.Severity{habilis.SeverityHigh, habilis.SeverityMedium, habilis.SeverityLow} {
-		l.Add("collision, "+string(sev), line(0, 0, 1, 0, severityStyle[sev]))
+	l.Add("\u00a0\u00a0\u00a0drawn there, dashed to its own", line(0, 0, 1, 0, draw.LineStyle{Color: col, Width: vg.Points(0.6), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}))
+	for _, sev := range severities {
+		if n := st.hidden[sev]; n > 0 {
+			l.Add(fmt.Sprintf("collision, %s: %d not drawn", sev, n), line(0, 0, 1, 0, severityStyle[sev]))
+		} else {
+			l.Add("collision, "+string(sev), line(0, 0, 1, 0, severityStyle[sev]))
+		}
 	}
 	if m.Query != nil {
 		l.Add("request", glyph(draw.GlyphStyle{Color: black, Radius: vg.Points(queryRadius), Shape: draw.PyramidGlyph{}}))
