@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -116,5 +117,49 @@ func TestUpstreamOverHTTP(t *testing.T) {
 	defer cancel()
 	if res := g.Call(ctx, "translate", json.RawMessage(`{"message":"hello"}`)); !res.IsError {
 		t.Errorf("call to a server that went away = %q, want an error result", text(res))
+	}
+}
+
+func TestUpstreamSlowToStart(t *testing.T) {
+	f := weatherAndFiles()
+	slow := f.server("slow", nil)
+	f.tool(slow, &mcp.Tool{Name: "translate_text", Description: "Translate a text into another language"},
+		func(context.Context, json.RawMessage) *mcp.CallToolResult {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "bonjour"}}}
+		})
+	release := make(chan struct{})
+	opts := f.options()
+	opts.StartWait = time.Millisecond
+	inProcess := opts.Transport
+	opts.Transport = func(s Server) (mcp.Transport, error) {
+		if s.Name == "slow" {
+			<-release // the server takes its time to start
+		}
+		return inProcess(s)
+	}
+	g := f.gateway(t, opts)
+	// The other servers may have missed the start wait too: they join as
+	// soon as they answer, whatever slow does.
+	eventually(t, "the ready servers to join the index", func() bool {
+		return len(g.Tools()) == 5
+	})
+	if res := g.Call(t.Context(), "get_forecast", json.RawMessage(`{"city":"Oslo"}`)); text(res) != "rain in Oslo" {
+		t.Errorf("a ready server while another starts = %q", text(res))
+	}
+	res, err := g.Search(t.Context(), "translate this text into French", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Unavailable{{Server: "slow", Reason: "starting: it has not answered yet"}}
+	if diff := cmp.Diff(want, res.Unavailable); diff != "" {
+		t.Errorf("unavailable while slow starts (-want +got):\n%s", diff)
+	}
+	close(release)
+	eventually(t, "the slow server's tools to join the index", func() bool {
+		res, err := g.Search(t.Context(), "translate this text into French", 1)
+		return err == nil && len(res.Tools) == 1 && res.Tools[0].Name == "translate_text" && len(res.Unavailable) == 0
+	})
+	if res := g.Call(t.Context(), "translate_text", nil); text(res) != "bonjour" {
+		t.Errorf("call to the late server = %q", text(res))
 	}
 }

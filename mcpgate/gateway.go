@@ -33,7 +33,8 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultConnectTimeout = 30 * time.Second
+	DefaultConnectTimeout = 60 * time.Second
+	DefaultStartWait      = 10 * time.Second
 	DefaultCallTimeout    = 60 * time.Second
 	DefaultMaxResult      = 1 << 20
 	DefaultK              = 5
@@ -61,6 +62,9 @@ type Options struct {
 	// ConnectTimeout bounds connecting to a server and listing its tools;
 	// 0 means DefaultConnectTimeout.
 	ConnectTimeout time.Duration
+	// StartWait bounds how long New waits for the servers before serving
+	// without those still starting; 0 means DefaultStartWait.
+	StartWait time.Duration
 	// CallTimeout bounds one forwarded call; 0 means DefaultCallTimeout.
 	CallTimeout time.Duration
 	// MaxResult caps a forwarded result, in bytes of JSON; a larger one
@@ -80,6 +84,7 @@ func (o *Options) connectTimeout() time.Duration {
 	return cmpOr(o.ConnectTimeout, DefaultConnectTimeout)
 }
 
+func (o *Options) startWait() time.Duration   { return cmpOr(o.StartWait, DefaultStartWait) }
 func (o *Options) callTimeout() time.Duration { return cmpOr(o.CallTimeout, DefaultCallTimeout) }
 func (o *Options) maxResult() int             { return cmpOr(o.MaxResult, DefaultMaxResult) }
 func (o *Options) k() int                     { return cmpOr(o.K, DefaultK) }
@@ -97,7 +102,7 @@ func cmpOr[T comparable](v, def T) T {
 type ServerStatus struct {
 	Name      string `json:"server"`
 	Transport string `json:"transport"`
-	// Status is StatusReady or StatusDown.
+	// Status is StatusReady, StatusStarting or StatusDown.
 	Status string `json:"status"`
 	// Reason says why a server is down.
 	Reason string `json:"reason,omitempty"`
@@ -131,10 +136,13 @@ type Gateway struct {
 }
 
 // New connects to every server, lists and indexes their tools, and keeps
-// following them until Close. A server that cannot be reached within the
-// connect timeout is down, which New reports through Servers, not as an
-// error: the others serve. New fails only on bad options or when the
-// index cannot be built.
+// following them until Close. It waits for the servers up to the start
+// wait; one that has not answered by then joins the index when it does,
+// and is reported as starting meanwhile, so that a slow server (npx
+// fetching a package) does not keep the gateway from answering its own
+// client. A server that cannot be reached within the connect timeout is
+// down, which Servers and every search report: the others serve. New
+// fails only on bad options or when the index cannot be built.
 func New(ctx context.Context, servers []Server, opts Options) (*Gateway, error) {
 	if opts.Router.Embedder == nil {
 		return nil, fmt.Errorf("mcpgate: no embedder: %w", habilis.ErrInvalid)
@@ -143,41 +151,81 @@ func New(ctx context.Context, servers []Server, opts Options) (*Gateway, error) 
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	g := &Gateway{opts: opts}
-	ups, err := startAll(ctx, servers, &g.opts)
+	ups, err := newUpstreams(servers, &g.opts)
 	if err != nil {
-		closeAll(ups)
 		return nil, err
 	}
 	g.ups, g.upstreams = ups, map[string]*upstream{}
 	for _, u := range ups {
 		g.upstreams[u.cfg.Name] = u
 	}
-	if err := g.rebuild(ctx); err != nil {
-		closeAll(ups)
-		return nil, err
-	}
-	if names := unmatchedOverlay(opts.Overlay, g.cur.Load().entries); len(names) > 0 {
-		opts.Logger.Warn("overlay names tools no server has", "names", names)
-	}
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	g.cancel = cancel
+	started := make(chan *upstream, len(ups))
+	built := make(chan struct{})
 	for _, u := range ups {
-		g.wg.Add(1)
-		go func() {
-			defer g.wg.Done()
-			u.watch(wctx, func() {
-				if err := g.rebuild(wctx); err != nil && wctx.Err() == nil {
-					opts.Logger.Error("mcp gateway: rebuilding the index failed; serving the previous one", "error", err)
-				}
-			})
-		}()
+		g.wg.Go(func() { g.follow(wctx, u, started, built) })
+	}
+	if err := g.awaitStart(ctx, started); err != nil {
+		g.Close()
+		return nil, err
+	}
+	if err := g.rebuild(ctx); err != nil {
+		g.Close()
+		return nil, err
+	}
+	close(built)
+	if names := unmatchedOverlay(opts.Overlay, g.cur.Load().entries); len(names) > 0 {
+		opts.Logger.Warn("overlay names tools no server has", "names", names)
 	}
 	return g, nil
 }
 
-// startAll makes an upstream of every server and starts them at once,
-// returning when each is ready or down.
-func startAll(ctx context.Context, servers []Server, opts *Options) ([]*upstream, error) {
+// follow starts one upstream and, once the first index is built, keeps
+// the index in step with it: a server that was not ready for the first
+// index joins it now, and later changes are watched.
+func (g *Gateway) follow(ctx context.Context, u *upstream, started chan<- *upstream, built <-chan struct{}) {
+	_ = u.start(ctx) // a failure leaves u down, with its reason
+	started <- u
+	select {
+	case <-built:
+	case <-ctx.Done():
+		return
+	}
+	if !u.inFirst.Load() {
+		g.refresh(ctx)
+	}
+	u.watch(ctx, func() { g.refresh(ctx) })
+}
+
+// awaitStart waits until every upstream has started (or failed to), or
+// the start wait has passed, marking those that made it in time.
+func (g *Gateway) awaitStart(ctx context.Context, started <-chan *upstream) error {
+	timer := time.NewTimer(g.opts.startWait())
+	defer timer.Stop()
+	for range g.ups {
+		select {
+		case u := <-started:
+			u.inFirst.Store(true)
+		case <-timer.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// refresh rebuilds the index after an upstream changed; on failure the
+// previous index keeps serving.
+func (g *Gateway) refresh(ctx context.Context) {
+	if err := g.rebuild(ctx); err != nil && ctx.Err() == nil {
+		g.opts.Logger.Error("mcp gateway: rebuilding the index failed; serving the previous one", "error", err)
+	}
+}
+
+// newUpstreams makes an upstream of every server, sorted by name.
+func newUpstreams(servers []Server, opts *Options) ([]*upstream, error) {
 	if len(servers) == 0 {
 		return nil, fmt.Errorf("mcpgate: no servers: %w", habilis.ErrInvalid)
 	}
@@ -191,6 +239,16 @@ func startAll(ctx context.Context, servers []Server, opts *Options) ([]*upstream
 		ups[i] = newUpstream(s, opts)
 	}
 	slices.SortFunc(ups, func(a, b *upstream) int { return strings.Compare(a.cfg.Name, b.cfg.Name) })
+	return ups, nil
+}
+
+// startAll starts every server at once and returns when each is ready or
+// down.
+func startAll(ctx context.Context, servers []Server, opts *Options) ([]*upstream, error) {
+	ups, err := newUpstreams(servers, opts)
+	if err != nil {
+		return nil, err
+	}
 	var wg sync.WaitGroup
 	for _, u := range ups {
 		wg.Go(func() { _ = u.start(ctx) }) // a failure leaves u down, with its reason
@@ -344,8 +402,8 @@ func (g *Gateway) Servers() []ServerStatus { return slices.Clone(g.cur.Load().se
 // stdio servers.
 func (g *Gateway) Close() error {
 	g.cancel()
+	g.wg.Wait() // no upstream starts after this
 	closeAll(g.ups)
-	g.wg.Wait()
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,6 +25,9 @@ const (
 	// StatusDown is a server that failed to start or has gone away; its
 	// tools are out of the index and calls to them fail with the reason.
 	StatusDown = "down"
+	// StatusStarting is a server that has not answered yet; its tools
+	// join the index when it does.
+	StatusStarting = "starting"
 )
 
 // Limits on what an upstream may send while listing its tools, so that a
@@ -53,6 +57,9 @@ type upstream struct {
 	// known are the names of the tools last listed, kept when the server
 	// goes down so that a call to one says where it went.
 	known []string
+	// inFirst reports that the server had started, or failed to, when the
+	// gateway built its first index.
+	inFirst atomic.Bool
 }
 
 func newUpstream(cfg Server, opts *Options) *upstream {
@@ -63,8 +70,8 @@ func newUpstream(cfg Server, opts *Options) *upstream {
 		logger:  logger,
 		stderr:  &tailWriter{logger: logger},
 		changed: make(chan struct{}, 1),
-		status:  StatusDown,
-		reason:  "not started",
+		status:  StatusStarting,
+		reason:  "starting: it has not answered yet",
 	}
 }
 

@@ -86,9 +86,11 @@ servers share it; then it is SERVER__NAME (habilis mcp tools shows the
 mapping). With --expose selected, tools/list also holds the tools the last
 search found, and the client is notified when they change.
 
-A server that fails to start or dies is logged and named in search_tools'
-"unavailable"; the others keep serving, and a call to one of its tools fails
-with the reason. Logs go to stderr (upstream servers' stderr at --log-level
+Serving starts once every server has answered, or after 10 seconds: a slower
+server (npx fetching a package) is reported as starting and joins when it
+answers, within --connect-timeout. A server that fails to start or dies is
+logged and named in search_tools' "unavailable"; the others keep serving, and a
+call to one of its tools fails with the reason. Logs go to stderr (upstream servers' stderr at --log-level
 info), never to stdout, which carries the protocol in stdio mode.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -166,11 +168,15 @@ func (o *mcpOptions) gatewayOptions() ([]mcpgate.Server, mcpgate.Options, error)
 }
 
 // openGateway starts a gateway over the config's servers (it logs the
-// ones that are down).
-func (o *mcpOptions) openGateway(ctx context.Context) (*mcpgate.Gateway, error) {
+// ones that are down). waitAll waits for every server to answer or fail,
+// as a one-off search should, instead of serving without the slow ones.
+func (o *mcpOptions) openGateway(ctx context.Context, waitAll bool) (*mcpgate.Gateway, error) {
 	servers, opts, err := o.gatewayOptions()
 	if err != nil {
 		return nil, err
+	}
+	if waitAll {
+		opts.StartWait = o.connectTimeout + time.Second
 	}
 	gw, err := mcpgate.New(ctx, servers, opts)
 	if err != nil {
@@ -184,7 +190,7 @@ func runMCPServe(ctx context.Context, o *mcpOptions, stdout io.Writer) error {
 	if err != nil {
 		return usagef("--expose: %v", err)
 	}
-	gw, err := o.openGateway(ctx)
+	gw, err := o.openGateway(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -234,13 +240,13 @@ func serveMCPHTTP(ctx context.Context, o *mcpOptions, gw *mcpgate.Gateway, expos
 // gatewaySummary says how many tools and servers a gateway holds.
 func gatewaySummary(gw *mcpgate.Gateway) string {
 	servers := gw.Servers()
-	down := 0
+	notReady := 0
 	for _, s := range servers {
 		if s.Status != mcpgate.StatusReady {
-			down++
+			notReady++
 		}
 	}
-	return fmt.Sprintf("%d tools from %d servers, %d down", len(gw.Tools()), len(servers), down)
+	return fmt.Sprintf("%d tools from %d servers, %d not ready", len(gw.Tools()), len(servers), notReady)
 }
 
 type nopWriteCloser struct{ io.Writer }
@@ -281,7 +287,7 @@ func runMCPTools(ctx context.Context, o *mcpOptions, stdout io.Writer) error {
 func tokens(n int) int { return (n + 3) / 4 }
 
 func runMCPSearch(ctx context.Context, o *mcpOptions, stdout io.Writer) error {
-	gw, err := o.openGateway(ctx)
+	gw, err := o.openGateway(ctx, true)
 	if err != nil {
 		return err
 	}
