@@ -335,3 +335,27 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestMCPServeExposeSelected(t *testing.T) {
+	cs, _ := gatewayOverStdio(t, "--config", testUpstreams(t), "--expose", "selected")
+	ans := searchTools(t, cs, "count the words of this text", 2)
+	want := []string{"call_tool", "search_tools"}
+	want = append(want, names(ans.Tools)...)
+	slices.Sort(want)
+	waitFor(t, "tools/list to hold the found tools", func() bool {
+		res, err := cs.ListTools(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, tl := range res.Tools {
+			got = append(got, tl.Name)
+		}
+		slices.Sort(got)
+		return slices.Equal(got, want)
+	})
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "count_words", Arguments: map[string]any{"text": "one two three"}})
+	if err != nil || res.IsError || resultText(res) != "3" {
+		t.Errorf("direct call of an exposed tool = %v, %v", res, err)
+	}
+}
