@@ -163,3 +163,18 @@ func TestUpstreamSlowToStart(t *testing.T) {
 		t.Errorf("call to the late server = %q", text(res))
 	}
 }
+
+func TestEveryUpstreamDown(t *testing.T) {
+	f := newFixture()
+	g := f.gateway(t, f.options(), subprocess(t, "github", "fail"))
+	res, err := g.Search(t.Context(), "open an issue", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Abstained || len(res.Tools) != 0 || len(res.Unavailable) != 1 || res.Unavailable[0].Server != "github" {
+		t.Errorf("search with every server down = %+v, want an abstention naming github", res)
+	}
+	if res := g.Call(t.Context(), "create_issue", nil); !res.IsError {
+		t.Errorf("call with every server down = %q", text(res))
+	}
+}

@@ -13,6 +13,7 @@
 package mcpgate
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -81,22 +82,13 @@ type Options struct {
 }
 
 func (o *Options) connectTimeout() time.Duration {
-	return cmpOr(o.ConnectTimeout, DefaultConnectTimeout)
+	return cmp.Or(o.ConnectTimeout, DefaultConnectTimeout)
 }
-
-func (o *Options) startWait() time.Duration   { return cmpOr(o.StartWait, DefaultStartWait) }
-func (o *Options) callTimeout() time.Duration { return cmpOr(o.CallTimeout, DefaultCallTimeout) }
-func (o *Options) maxResult() int             { return cmpOr(o.MaxResult, DefaultMaxResult) }
-func (o *Options) k() int                     { return cmpOr(o.K, DefaultK) }
-func (o *Options) version() string            { return cmpOr(o.Version, "dev") }
-
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
-}
+func (o *Options) startWait() time.Duration   { return cmp.Or(o.StartWait, DefaultStartWait) }
+func (o *Options) callTimeout() time.Duration { return cmp.Or(o.CallTimeout, DefaultCallTimeout) }
+func (o *Options) maxResult() int             { return cmp.Or(o.MaxResult, DefaultMaxResult) }
+func (o *Options) k() int                     { return cmp.Or(o.K, DefaultK) }
+func (o *Options) version() string            { return cmp.Or(o.Version, "dev") }
 
 // ServerStatus is what the gateway knows of one upstream.
 type ServerStatus struct {
@@ -446,6 +438,13 @@ type Unavailable struct {
 	Reason string `json:"reason"`
 }
 
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // round3 rounds a score to three decimals: what an agent can tell apart,
 // in a third of the digits.
 func round3(x float32) float32 { return float32(math.Round(float64(x)*1000) / 1000) }
@@ -470,8 +469,12 @@ func (g *Gateway) Search(ctx context.Context, query string, k int) (*SearchResul
 	if d.Abstained && len(rk.Matches) > 0 {
 		res.Reason += "; the closest tools are listed anyway: use one only if it clearly serves the request"
 	}
+	// The tools that passed their gates come first, each group in ranking
+	// order: the router judged those fit, whatever the fused score says.
+	ms := slices.Concat(d.Matches, rk.Matches)
+	slices.SortStableFunc(ms, func(a, b habilis.Match) int { return boolRank(b.Passed) - boolRank(a.Passed) })
 	seen := map[string]bool{}
-	for _, m := range slices.Concat(d.Matches, rk.Matches) {
+	for _, m := range ms {
 		e := c.byName[m.Tool]
 		if e == nil || seen[m.Tool] || len(res.Tools) == k {
 			continue

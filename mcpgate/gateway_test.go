@@ -107,6 +107,11 @@ func TestGatewaySearch(t *testing.T) {
 		if top.Description == "" || !json.Valid(top.InputSchema) {
 			t.Errorf("Search(%q) first tool lacks its definition: %+v", tc.query, top)
 		}
+		for i := 1; i < len(res.Tools); i++ {
+			if res.Tools[i].Passed && !res.Tools[i-1].Passed {
+				t.Errorf("Search(%q): %s passed its gate but comes after %s, which did not", tc.query, res.Tools[i].Name, res.Tools[i-1].Name)
+			}
+		}
 	}
 }
 
