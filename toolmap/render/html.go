@@ -123,7 +123,7 @@ func toolTip(t toolmap.Tool, links []toolmap.Link) string {
 
 func exampleTip(e toolmap.Example, own toolmap.Tool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s example\n“%s”\nsimilarity %.3f to the tool's other examples (gate %.3f): ", e.Tool, e.Text, e.Score, own.Gate)
+	fmt.Fprintf(&b, "%s example\n“%s”\nsimilarity %.3f to the centroid of the tool's other examples (gate %.3f): ", e.Tool, e.Text, e.Score, own.Gate)
 	if e.InGate {
 		b.WriteString("inside its gate")
 	} else {
