@@ -74,10 +74,10 @@ func (c *view) reason(server string) string {
 }
 
 // capResult returns res unchanged when its JSON fits in max bytes, and
-// otherwise a copy with the content items that fit, the first text that
-// does not cut to fit, the structured content only if it still fits, and
-// a note saying what was cut, so that one huge result cannot flood the
-// agent's context.
+// otherwise a copy that keeps the content up to the first item that does
+// not fit (that one cut to fit when it is text, dropped otherwise), the
+// structured content only if it still fits, and a note saying what was
+// cut, so that one huge result cannot flood the agent's context.
 func capResult(res *mcp.CallToolResult, max int) *mcp.CallToolResult {
 	whole, err := json.Marshal(res)
 	if err == nil && len(whole) <= max {
