@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/habilis-router/habilis"
 	"io"
 	"math"
 	"net/url"
@@ -19,6 +18,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/fill"
 )
 
 // MaxSize is the largest catalog file Parse and Read
@@ -957,9 +959,11 @@ func (c *toolCtx) schema(raw json.RawMessage, field string) json.RawMessage {
 		return nil
 	}
 	root := v.(map[string]any)
-	if t, ok := root["type"]; ok && t != "object" {
-		c.errorf(field+".type", `must be "object"`)
-		return nil
+	if t, ok := root["type"]; ok {
+		if name, _ := t.(string); !isObjectType(name) {
+			c.errorf(field+".type", `must be "object"`)
+			return nil
+		}
 	}
 	root["type"] = "object"
 	if _, ok := root["properties"]; !ok {
@@ -979,7 +983,20 @@ func (c *toolCtx) schema(raw json.RawMessage, field string) json.RawMessage {
 		c.errorf(field, "%v", err)
 		return nil
 	}
+	// Filling reads the schema with fill's reader: what the catalog
+	// accepts, it must read too.
+	if _, err := fill.ParseSchema(b); err != nil {
+		c.errorf(field, "%v", err)
+		return nil
+	}
 	return b
+}
+
+// isObjectType reports whether a type name means an object ("object", or
+// Python's "dict").
+func isObjectType(name string) bool {
+	t, ok := fill.CanonicalType(name)
+	return ok && t == "object"
 }
 
 // schemaCheck walks a schema and its subschemas.
@@ -1001,7 +1018,7 @@ func (s schemaCheck) check(path string, node any, depth int) {
 		return
 	}
 	if t, ok := n["type"]; ok {
-		s.checkType(path+".type", t)
+		s.checkType(path+".type", n, t)
 	}
 	if e, ok := n["enum"]; ok {
 		if list, ok := e.([]any); !ok || len(list) == 0 {
@@ -1073,29 +1090,44 @@ func (s schemaCheck) check(path string, node any, depth int) {
 	}
 }
 
-func (s schemaCheck) checkType(path string, t any) {
+// checkType checks node's type, t, and writes it with the JSON Schema
+// names fill.CanonicalType gives ("dict" becomes "object"); "any", no
+// constraint at all, drops the keyword.
+func (s schemaCheck) checkType(path string, node map[string]any, t any) {
+	const known = "(string, number, integer, boolean, object, array, null, or Python's str, float, int, bool, list, tuple, dict)"
 	switch t := t.(type) {
 	case string:
-		if !schemaTypes[t] {
-			s.c.errorf(path, "%q is not a JSON Schema type (string, number, integer, boolean, object, array, null)", t)
+		switch c, ok := fill.CanonicalType(t); {
+		case t == "any":
+			delete(node, "type")
+		case !ok:
+			s.c.errorf(path, "%q is not a JSON Schema type %s", t, known)
+		default:
+			node["type"] = c
 		}
 	case []any:
 		if len(t) == 0 {
 			s.c.errorf(path, "must not be an empty array")
 		}
 		seen := map[string]bool{}
+		names := make([]any, 0, len(t))
 		for _, e := range t {
 			name, ok := e.(string)
+			c, isType := fill.CanonicalType(name)
 			switch {
 			case !ok:
 				s.c.errorf(path, "must hold type names, got %s", anyKind(e))
-			case !schemaTypes[name]:
-				s.c.errorf(path, "%q is not a JSON Schema type (string, number, integer, boolean, object, array, null)", name)
-			case seen[name]:
-				s.c.errorf(path, "repeats %q", name)
+			case name == "any":
+				s.c.errorf(path, `holds "any", which allows every type: drop the keyword instead`)
+			case !isType:
+				s.c.errorf(path, "%q is not a JSON Schema type %s", name, known)
+			case seen[c]:
+				s.c.errorf(path, "repeats %q", c)
 			}
-			seen[name] = true
+			seen[c] = true
+			names = append(names, c)
 		}
+		node["type"] = names
 	default:
 		s.c.errorf(path, "must be a type name or an array of them, got %s", anyKind(t))
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/fill"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -297,8 +298,8 @@ func TestParseErrors(t *testing.T) {
 			0, "a", "arguments.properties.x", "must be a schema object, got string"},
 		{"required not in properties", `[{"name":"a","description":"d","inputSchema":{"type":"object","properties":{"x":{}},"required":["y"]}}]`,
 			0, "a", "inputSchema.required[0]", `names "y", which is not in properties`},
-		{"bad type name", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":{"type":"float"}}}}]`,
-			0, "a", "inputSchema.properties.x.type", `"float" is not a JSON Schema type`},
+		{"bad type name", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":{"type":"floating"}}}}]`,
+			0, "a", "inputSchema.properties.x.type", `"floating" is not a JSON Schema type`},
 		{"empty type array", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":{"type":[]}}}}]`,
 			0, "a", "inputSchema.properties.x.type", "must not be an empty array"},
 		{"type not string", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":{"type":3}}}}]`,
@@ -307,8 +308,8 @@ func TestParseErrors(t *testing.T) {
 			0, "a", "inputSchema.properties.x.enum", "must be a non-empty array"},
 		{"enum not array", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":{"enum":"a,b"}}}}]`,
 			0, "a", "inputSchema.properties.x.enum", "must be a non-empty array"},
-		{"nested items type", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":{"type":"array","items":{"type":"list"}}}}}]`,
-			0, "a", "inputSchema.properties.x.items.type", `"list" is not a JSON Schema type`},
+		{"nested items type", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":{"type":"array","items":{"type":"lst"}}}}}]`,
+			0, "a", "inputSchema.properties.x.items.type", `"lst" is not a JSON Schema type`},
 		{"nested required", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":{"type":"object","properties":{"y":{}},"required":["z"]}}}}]`,
 			0, "a", "inputSchema.properties.x.required[0]", `names "z"`},
 		{"remote ref", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":{"$ref":"https://example.com/s.json"}}}}]`,
@@ -319,8 +320,8 @@ func TestParseErrors(t *testing.T) {
 			0, "a", "inputSchema.properties.x.$ref", "does not resolve"},
 		{"anyOf empty", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":{"anyOf":[]}}}}]`,
 			0, "a", "inputSchema.properties.x.anyOf", "must be a non-empty array of schemas"},
-		{"openai schema", `[{"type":"function","function":{"name":"a","description":"d","parameters":{"type":"object","properties":{"x":{"type":"int"}}}}}]`,
-			0, "a", "function.parameters.properties.x.type", `"int" is not a JSON Schema type`},
+		{"openai schema", `[{"type":"function","function":{"name":"a","description":"d","parameters":{"type":"object","properties":{"x":{"type":"integr"}}}}}]`,
+			0, "a", "function.parameters.properties.x.type", `"integr" is not a JSON Schema type`},
 		{"deep schema", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":` + strings.Repeat(`{"items":`, 70) + `{}` + strings.Repeat(`}`, 70) + `}}}]`,
 			0, "a", "inputSchema.properties.x" + strings.Repeat(".items", 64), "nests deeper than 64 levels"},
 
@@ -696,6 +697,9 @@ func checkToolInvariants(t *testing.T, tool habilis.Tool) {
 	if tool.Margin != nil && (*tool.Margin < 0 || *tool.Margin > 1) {
 		t.Errorf("tool %q margin %v outside [0, 1]", tool.Name, *tool.Margin)
 	}
+	if _, err := fill.ParseSchema(tool.InputSchema); err != nil {
+		t.Errorf("tool %q InputSchema %s: filling cannot read it: %v", tool.Name, tool.InputSchema, err)
+	}
 }
 
 // TestSampleCatalog keeps the sample catalog and its labelled queries, used
@@ -754,5 +758,27 @@ func TestSampleCatalog(t *testing.T) {
 	}
 	if lines < 30 || abstain == 0 {
 		t.Errorf("queries.jsonl has %d queries, %d without a tool; want at least 30 and some of each", lines, abstain)
+	}
+}
+
+// TestParsePythonTypeNames checks that the Python-flavoured type names
+// some catalogs use (BFCL's "dict", "float", "tuple"...) are read as fill
+// reads them and written with their JSON Schema names, and that "any"
+// drops the type constraint.
+func TestParsePythonTypeNames(t *testing.T) {
+	data := `[{"type":"function","function":{"name":"a","description":"d","parameters":{"type":"dict","properties":{` +
+		`"f":{"type":"float"},"n":{"type":"int"},"l":{"type":"list","items":{"type":"str"}},"t":{"type":"tuple"},` +
+		`"b":{"type":"bool"},"o":{"type":["dict","null"]},"x":{"type":"any"}},"required":["f"]}}}]`
+	tools, err := Parse("tools.json", []byte(data))
+	if err != nil {
+		t.Fatalf("Parse(Python type names) error: %v", err)
+	}
+	want := `{"properties":{"b":{"type":"boolean"},"f":{"type":"number"},"l":{"items":{"type":"string"},"type":"array"},` +
+		`"n":{"type":"integer"},"o":{"type":["object","null"]},"t":{"type":"array"},"x":{}},"required":["f"],"type":"object"}`
+	if got := string(tools[0].InputSchema); got != want {
+		t.Errorf("Parse(Python type names) schema =\n%s\nwant\n%s", got, want)
+	}
+	if _, err := Parse("tools.json", []byte(`[{"name":"a","description":"d","inputSchema":{"properties":{"x":{"type":["any","string"]}}}}]`)); err == nil {
+		t.Errorf(`Parse(type ["any", "string"]) succeeded, want an error`)
 	}
 }

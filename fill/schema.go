@@ -52,10 +52,13 @@ type Schema struct {
 	HasDefault bool
 }
 
-// canonicalType maps a type name to its JSON Schema type, accepting the
+// CanonicalType maps a type name to its JSON Schema type, accepting the
 // Python-flavoured names some catalogs use (BFCL's "dict", "float",
-// "tuple"), so their schemas validate the way their authors meant.
-func canonicalType(name string) (string, bool) {
+// "tuple"), so their schemas validate the way their authors meant. The
+// catalog parser writes schemas with the names it returns, so that the
+// catalog and filling read a schema alike. "any" is not a type: it means
+// no type constraint.
+func CanonicalType(name string) (string, bool) {
 	switch strings.ToLower(name) {
 	case "string", "str":
 		return "string", true
@@ -114,7 +117,7 @@ func parseSchema(raw json.RawMessage, path string) (*Schema, error) {
 				s.Types = nil
 				break
 			}
-			jt, ok := canonicalType(name)
+			jt, ok := CanonicalType(name)
 			if !ok {
 				return nil, fmt.Errorf("%s: unknown type %q: %w", at("type"), name, habilis.ErrInvalid)
 			}
