@@ -1,0 +1,267 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/habilis-router/habilis"
+)
+
+// serveHTTP serves h on a real loopback listener over HTTP/1.1 and
+// unencrypted HTTP/2, as the CLI does, and returns its base URL. The
+// server stops when the test ends.
+func serveHTTP(t testing.TB, h http.Handler) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, Protocols: new(http.Protocols)}
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetUnencryptedHTTP2(true)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(lis) }()
+	t.Cleanup(func() {
+		srv.Close()
+		if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return "http://" + lis.Addr().String()
+}
+
+// jsonFixture serves a loaded router's JSON endpoints with opts.
+func jsonFixture(t *testing.T, opts ServerOptions) (*Server, string) {
+	t.Helper()
+	s, _ := serve(t, newRouter(t, testTools(t)), opts)
+	h, err := s.HTTPHandler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, serveHTTP(t, h)
+}
+
+// postJSON posts body to url with the headers in hdr (name, value, ...)
+// and returns the status and the decoded JSON answer.
+func postJSON(t *testing.T, url, body string, hdr ...string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatalf("POST %s: status %d, body %q is not a JSON object: %v", url, resp.StatusCode, data, err)
+	}
+	return resp.StatusCode, out
+}
+
+func TestHTTPJSON(t *testing.T) {
+	_, base := jsonFixture(t, ServerOptions{})
+	inline := `[{\"type\":\"function\",\"function\":{\"name\":\"send_email\",\"description\":\"Send an email to a recipient\"}},` +
+		`{\"type\":\"function\",\"function\":{\"name\":\"get_stock\",\"description\":\"Stock price of a company\"}}]`
+	tests := []struct {
+		method, body string
+		// path names a value of the answer: keys and indexes joined by
+		// dots; want is its value as JSON.
+		path, want string
+	}{
+		{"Select", `{"query": "will it rain in Oslo tomorrow", "k": 1}`, "matches.0.tool", `"get_forecast"`},
+		{"Select", `{"query": "will it rain in Oslo tomorrow", "k": 1}`, "matches.0.radius_source", `"examples"`},
+		{"Select", `{"query": "compose a sonnet about autumn leaves", "mode": "centroid"}`, "abstained", `true`},
+		{"SelectBatch", `{"queries": ["weather in Oslo", "send a mail to Bob"], "k": 1}`, "results.1.matches.0.tool", `"send_email"`},
+		{"Prefilter", `{"query": "mail Bob the report", "tools_json": "` + inline + `", "k": 1, "fail_open": true}`, "shape", `"openai"`},
+		{"Prefilter", `{"query": "mail Bob the report", "toolsJson": "` + inline + `", "k": 1, "failOpen": true}`, "decision.matches.0.tool", `"send_email"`},
+		{"ListTools", `{}`, "tools.0.name", `"convert_currency"`},
+		{"GetTool", `{"name": "get_weather"}`, "tool.name", `"get_weather"`},
+		{"Collisions", `{}`, "collisions.0.severity", `"high"`},
+		{"Fill", `{"tool": "get_weather", "query": "what's the weather in Porto"}`, "arguments_json", `"{\"city\":\"Porto\"}"`},
+	}
+	for _, tt := range tests {
+		code, got := postJSON(t, base+"/habilis.v1.ToolRouter/"+tt.method, tt.body)
+		if code != http.StatusOK {
+			t.Errorf("%s %s: status %d, %v", tt.method, tt.body, code, got)
+			continue
+		}
+		v, err := lookup(got, tt.path)
+		if err != nil {
+			t.Errorf("%s %s: %v in %v", tt.method, tt.body, err, got)
+			continue
+		}
+		b, _ := json.Marshal(v)
+		if string(b) != tt.want {
+			t.Errorf("%s %s: %s = %s, want %s", tt.method, tt.body, tt.path, b, tt.want)
+		}
+	}
+}
+
+// lookup follows path (keys and indexes joined by dots) into v.
+func lookup(v any, path string) (any, error) {
+	for _, p := range strings.Split(path, ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			var ok bool
+			if v, ok = x[p]; !ok {
+				return nil, errors.New("no key " + p)
+			}
+		case []any:
+			i := 0
+			for _, c := range p {
+				i = 10*i + int(c-'0')
+			}
+			if i >= len(x) {
+				return nil, errors.New("no index " + p)
+			}
+			v = x[i]
+		default:
+			return nil, errors.New("nothing at " + p)
+		}
+	}
+	return v, nil
+}
+
+// TestHTTPErrors checks that the JSON endpoints answer errors with the
+// gRPC service's codes and details, as HTTP statuses and Connect codes.
+func TestHTTPErrors(t *testing.T) {
+	_, base := jsonFixture(t, ServerOptions{Token: "s3cret"})
+	auth := []string{"Authorization", "Bearer s3cret"}
+	tests := []struct {
+		name, method, body string
+		hdr                []string
+		status             int
+		code               string
+		// detail is a value the details' debug objects must hold.
+		detail string
+	}{
+		{"no token", "Select", `{"query": "weather in Oslo"}`, nil, 401, "unauthenticated", ""},
+		{"wrong token", "Select", `{"query": "weather in Oslo"}`, []string{"Authorization", "Bearer nope"}, 401, "unauthenticated", ""},
+		{"empty query", "Select", `{"query": " "}`, auth, 400, "invalid_argument", `"field":"query"`},
+		{"k out of range", "Select", `{"query": "weather", "k": 5000}`, auth, 400, "invalid_argument", `"field":"k"`},
+		{"unknown field", "Select", `{"query": "weather", "kk": 1}`, auth, 400, "invalid_argument", ""},
+		{"not JSON", "Select", `{"query": `, auth, 400, "invalid_argument", ""},
+		{"unknown tool", "GetTool", `{"name": "teleport"}`, auth, 404, "not_found", `"resourceName":"teleport"`},
+		{"bad catalog", "UpsertTools", `{"catalog_json": "[{\"name\": \"a\"}]"}`, auth, 400, "invalid_argument", `"reason":"INVALID"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, got := postJSON(t, base+"/habilis.v1.ToolRouter/"+tt.method, tt.body, tt.hdr...)
+			if status != tt.status || got["code"] != tt.code {
+				t.Fatalf("status %d, code %v (%v), want %d, %s", status, got["code"], got, tt.status, tt.code)
+			}
+			if msg, _ := got["message"].(string); msg == "" {
+				t.Errorf("error without a message: %v", got)
+			}
+			details, _ := json.Marshal(got["details"])
+			if !strings.Contains(string(details), tt.detail) {
+				t.Errorf("details %s lack %s", details, tt.detail)
+			}
+		})
+	}
+	// Health answers without a token, as over gRPC.
+	if status, got := postJSON(t, base+"/grpc.health.v1.Health/Check", `{}`); status != 200 || got["status"] != "SERVING" {
+		t.Errorf("Health/Check: status %d, %v, want 200 SERVING", status, got)
+	}
+}
+
+// TestHTTPSharesServer checks that JSON calls are the gRPC server's own:
+// they are counted in its metrics, see its catalog writes, and gRPC
+// clients reach the same listener over HTTP/2.
+func TestHTTPSharesServer(t *testing.T) {
+	s, base := jsonFixture(t, ServerOptions{})
+	ctx := context.Background()
+	c := dial(t, strings.TrimPrefix(base, "http://"), DialOptions{})
+	if _, err := c.DeleteTools(ctx, []string{"get_weather"}); err != nil {
+		t.Fatalf("DeleteTools over the HTTP listener: %v", err)
+	}
+	status, got := postJSON(t, base+"/habilis.v1.ToolRouter/GetTool", `{"name": "get_weather"}`)
+	if status != http.StatusNotFound {
+		t.Errorf("GetTool(get_weather) after its deletion: status %d, %v, want 404", status, got)
+	}
+	d, err := c.Select(ctx, "weather in Oslo", habilis.SelectOptions{K: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Matches) != 1 || d.Matches[0].Tool == "get_weather" {
+		t.Errorf("Select over the HTTP listener = %v, want one tool, not get_weather", d.Matches)
+	}
+
+	rec := httptestRecorder(t, s.MetricsHandler())
+	for _, want := range []string{
+		`habilis_grpc_requests_total{code="NotFound",method="/habilis.v1.ToolRouter/GetTool"} 1`,
+		`habilis_grpc_requests_total{code="OK",method="/habilis.v1.ToolRouter/DeleteTools"} 1`,
+		`habilis_grpc_requests_total{code="OK",method="/habilis.v1.ToolRouter/Select"} 1`,
+	} {
+		if !strings.Contains(rec, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+// httptestRecorder returns what h answers to GET /metrics.
+func httptestRecorder(t *testing.T, h http.Handler) string {
+	t.Helper()
+	base := serveHTTP(t, h)
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestConnectJSON(t *testing.T) {
+	tests := []struct {
+		method, contentType, version string
+		want                         string
+	}{
+		{http.MethodPost, "application/json", "", "1"},
+		{http.MethodPost, "application/json; charset=utf-8", "", "1"},
+		{http.MethodPost, "application/json", "2", "2"},
+		{http.MethodPost, "application/proto", "", ""},
+		{http.MethodPost, "application/grpc", "", ""},
+		{http.MethodGet, "application/json", "", ""},
+	}
+	for _, tt := range tests {
+		var got string
+		h := connectJSON(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			got = r.Header.Get("Connect-Protocol-Version")
+		}))
+		req, err := http.NewRequest(tt.method, "/habilis.v1.ToolRouter/Select", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", tt.contentType)
+		if tt.version != "" {
+			req.Header.Set("Connect-Protocol-Version", tt.version)
+		}
+		h.ServeHTTP(nil, req)
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s %s with version %q: Connect-Protocol-Version (-want +got):\n%s", tt.method, tt.contentType, tt.version, diff)
+		}
+	}
+}
