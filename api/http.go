@@ -12,8 +12,8 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// HTTPHandler returns the server's services (ToolRouter and health) for an
-// HTTP listener, in the protocols of Connect's Vanguard transcoder: Connect,
+// HTTPHandler returns the server's services (ToolRouter, health and
+// reflection) for an HTTP listener, under /SERVICE/ (404 elsewhere), in the protocols of Connect's Vanguard transcoder: Connect,
 // whose unary calls are JSON over plain HTTP/1.1 or HTTP/2,
 //
 //	curl -H 'Content-Type: application/json' -d '{"query": "will it rain"}' \
@@ -51,7 +51,13 @@ func (s *Server) HTTPHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("api: http handler: %w", err)
 	}
-	return connectJSON(h), nil
+	// Only the services' paths reach the transcoder: what it does not
+	// know, it would answer after rewriting the request's headers.
+	mux := http.NewServeMux()
+	for name := range s.grpc.GetServiceInfo() {
+		mux.Handle("/"+name+"/", connectJSON(h))
+	}
+	return mux, nil
 }
 
 // jsonCodec is protojson with the options HTTPHandler sets; a request body

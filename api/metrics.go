@@ -19,6 +19,15 @@ type metrics struct {
 	requests    *prometheus.CounterVec
 	latency     *prometheus.HistogramVec
 	abstentions *prometheus.CounterVec
+	proxy       proxyMetrics
+}
+
+// proxyMetrics count what the chat proxy did (see Proxy).
+type proxyMetrics struct {
+	chats                   *prometheus.CounterVec
+	toolsBefore, toolsAfter prometheus.Counter
+	tokensSaved             prometheus.Counter
+	latency                 prometheus.Histogram
 }
 
 func newMetrics(r *selector.Router) *metrics {
@@ -40,8 +49,32 @@ func newMetrics(r *selector.Router) *metrics {
 			Help: "Decisions in which the router abstained (no tool fits), by method.",
 		}, []string{"method"}),
 	}
+	m.proxy = proxyMetrics{
+		chats: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "habilis_proxy_chat_requests_total",
+			Help: "Chat completion requests the proxy forwarded, by outcome (as in the X-Habilis-Outcome header).",
+		}, []string{"outcome"}),
+		toolsBefore: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "habilis_proxy_tools_before_total",
+			Help: "Tools the proxied chat requests came with, summed.",
+		}),
+		toolsAfter: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "habilis_proxy_tools_after_total",
+			Help: "Tools the proxied chat requests were forwarded with, summed.",
+		}),
+		tokensSaved: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "habilis_proxy_tokens_saved_total",
+			Help: "Estimated prompt tokens of the tool definitions the proxy cut (a quarter of their bytes).",
+		}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "habilis_proxy_selection_duration_seconds",
+			Help:    "Time the proxy spends on a chat request before forwarding it: reading it, choosing its tools, rewriting it.",
+			Buckets: prometheus.ExponentialBuckets(25e-6, 2.5, 14),
+		}),
+	}
 	m.reg.MustRegister(
 		m.requests, m.latency, m.abstentions,
+		m.proxy.chats, m.proxy.toolsBefore, m.proxy.toolsAfter, m.proxy.tokensSaved, m.proxy.latency,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "habilis_catalog_tools",
 			Help: "Tools in the served catalog.",
@@ -71,4 +104,16 @@ func (m *metrics) decided(method string, d *habilis.Decision) {
 
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// proxied records one chat request the proxy forwarded.
+func (m *metrics) proxied(p *chatPlan, d time.Duration) {
+	m.proxy.chats.WithLabelValues(p.outcome).Inc()
+	m.proxy.toolsBefore.Add(float64(p.before))
+	m.proxy.toolsAfter.Add(float64(p.after))
+	m.proxy.tokensSaved.Add(float64(p.tokensSaved))
+	m.proxy.latency.Observe(d.Seconds())
+	if p.decision != nil {
+		m.decided("Proxy", p.decision)
+	}
 }

@@ -30,7 +30,7 @@ const (
 // estimateTokens is the token estimate of one tool definition: a quarter
 // of its compact JSON's bytes, rounded up. It is crude but the same for
 // the catalog before and after filtering, so the saving it shows is fair.
-func estimateTokens(def []byte) int64 { return (int64(len(def)) + 3) / 4 }
+func estimateTokens[T string | []byte](def T) int64 { return (int64(len(def)) + 3) / 4 }
 
 // inlineCatalog is a catalog sent with a Prefilter request. It is kept in
 // the inline cache with its index, so what it derives from the request's
@@ -279,15 +279,29 @@ func conversationQuery(req *habilisv1.PrefilterRequest) (string, string, error) 
 	return q, field, nil
 }
 
-// source is the catalog a Prefilter chose from: the decision, and every
-// tool's definition as it will be written.
+// source is the catalog a Prefilter chose from: the decision, the k best
+// tools before the gates, and every tool's definition as it will be
+// written.
 type source struct {
-	d *habilis.Decision
+	d      *habilis.Decision
+	ranked []habilis.Match
 	*rendered
 }
 
 // prefilter answers a Prefilter request.
 func (s *Server) prefilter(ctx context.Context, req *habilisv1.PrefilterRequest) (*habilisv1.PrefilterResponse, error) {
+	src, err := s.prefilterSelect(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics.decided("Prefilter", src.d)
+	return writePrefiltered(s.r, src), nil
+}
+
+// prefilterSelect checks a Prefilter request and selects from its catalog:
+// the decision, and the definitions to write the chosen tools with. The
+// chat proxy selects with it too.
+func (s *Server) prefilterSelect(ctx context.Context, req *habilisv1.PrefilterRequest) (*source, error) {
 	query, field, err := conversationQuery(req)
 	if err != nil {
 		return nil, err
@@ -305,17 +319,16 @@ func (s *Server) prefilter(ctx context.Context, req *habilisv1.PrefilterRequest)
 	if err != nil {
 		return nil, err
 	}
-	var src *source
 	if req.GetToolsJson() == "" {
-		src, err = s.prefilterServer(ctx, query, shape, opts)
-	} else {
-		src, err = s.prefilterInline(ctx, req.GetToolsJson(), query, shape, opts)
+		return s.prefilterServer(ctx, query, shape, opts)
 	}
-	if err != nil {
-		return nil, err
-	}
-	s.metrics.decided("Prefilter", src.d)
+	return s.prefilterInline(ctx, req.GetToolsJson(), query, shape, opts)
+}
 
+// writePrefiltered writes the chosen tools' definitions and the token
+// estimates of a Prefilter's answer; r is the server's catalog, where a
+// tool the catalog gained since the selection is written from.
+func writePrefiltered(r *selector.Router, src *source) *habilisv1.PrefilterResponse {
 	var buf bytes.Buffer
 	if src.wrapped {
 		buf.WriteString(`{"tools":`)
@@ -327,7 +340,7 @@ func (s *Server) prefilter(ctx context.Context, req *habilisv1.PrefilterRequest)
 		def, ok := src.defs[m.Tool]
 		if !ok {
 			// The server's catalog changed between selection and rendering.
-			ti, err := s.r.Tool(m.Tool)
+			ti, err := r.Tool(m.Tool)
 			if err != nil {
 				continue
 			}
@@ -351,7 +364,7 @@ func (s *Server) prefilter(ctx context.Context, req *habilisv1.PrefilterRequest)
 		TokensBefore: src.tokens,
 		TokensAfter:  after,
 		TokensSaved:  src.tokens - after,
-	}, nil
+	}
 }
 
 // prefilterOptions are a Prefilter's selection options: fail-open, so that
@@ -377,11 +390,11 @@ func (s *Server) prefilterServer(ctx context.Context, query, shape string, opts 
 	if err := s.checkTools(opts); err != nil {
 		return nil, err
 	}
-	d, err := s.r.Select(ctx, query, opts)
+	d, rk, err := s.r.SelectRanked(ctx, query, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &source{d: d, rendered: s.renders.get(s.r, shape)}, nil
+	return &source{d: d, ranked: rk.Matches, rendered: s.renders.get(s.r, shape)}, nil
 }
 
 // inlineIndex is an inline catalog indexed for selection.
@@ -488,9 +501,9 @@ func (s *Server) prefilterInline(ctx context.Context, data, query, shape string,
 	if err := checkNames(opts, func(n string) bool { return cat.names[n] }); err != nil {
 		return nil, err
 	}
-	d, err := ix.r.Select(ctx, query, opts)
+	d, rk, err := ix.r.SelectRanked(ctx, query, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &source{d: d, rendered: cat.definitions(shape)}, nil
+	return &source{d: d, ranked: rk.Matches, rendered: cat.definitions(shape)}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -98,6 +99,33 @@ func CreateEmbedModel(tb testing.TB, c *api.Client, name string, dim int) {
 // format its output is not meaningful. Both tiny models run on one thread.
 func CreateChatModel(tb testing.TB, c *api.Client, name, word string) {
 	tb.Helper()
+	createChat(tb, c, name, word, "{{- range .Messages }}{{ .Content }}\n{{ end }}")
+}
+
+// CreateToolChatModel is CreateChatModel for requests with tools: Ollama
+// takes tools only for a model whose template uses them. The template
+// writes each tool's name on a line of its own before the messages, so
+// with the byte-level vocabulary a request's prompt_tokens is
+// ToolPromptTokens of its tools and messages: a test can tell from the
+// usage the server reports which tools reached the model.
+func CreateToolChatModel(tb testing.TB, c *api.Client, name, word string) {
+	tb.Helper()
+	createChat(tb, c, name, word, "{{- range .Tools }}{{ .Function.Name }}\n{{ end }}{{- range .Messages }}{{ .Content }}\n{{ end }}")
+}
+
+// ToolPromptTokens is the prompt_tokens of a request to a model of
+// CreateToolChatModel with tools of these names and messages of these
+// contents: one token a byte, and a newline after each.
+func ToolPromptTokens(tools, contents []string) int {
+	n := 0
+	for _, s := range append(slices.Clip(tools), contents...) {
+		n += len(s) + 1
+	}
+	return n
+}
+
+func createChat(tb testing.TB, c *api.Client, name, word, template string) {
+	tb.Helper()
 	if word == "" {
 		word = DefaultWord
 	}
@@ -109,7 +137,7 @@ func CreateChatModel(tb testing.TB, c *api.Client, name, word string) {
 		tb.Fatalf("write chat model: %v", err)
 	}
 	create(tb, c, name, path, &api.CreateRequest{
-		Template: "{{- range .Messages }}{{ .Content }}\n{{ end }}",
+		Template: template,
 		Parameters: map[string]any{
 			"temperature": 0,
 			"num_predict": 128,

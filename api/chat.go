@@ -1,0 +1,172 @@
+package api
+
+import (
+	"errors"
+	"strings"
+	"unicode/utf8"
+
+	habilisv1 "github.com/habilis-router/habilis/api/habilis/v1"
+	"github.com/tidwall/gjson"
+)
+
+// chatRequest is what the proxy reads of an OpenAI chat completion
+// request. It is read with gjson, which finds values in place without
+// decoding the whole request: a request carries every tool definition,
+// and the proxy's time is added to every call.
+type chatRequest struct {
+	// tools are the request's tools, in order.
+	tools []chatTool
+	// functions counts the function tools, the ones the router chooses
+	// among; catalog is them as a JSON array, the tools array itself when
+	// it holds nothing else, so that Prefilter's cache, keyed by these
+	// bytes, finds a list of tools sent again.
+	functions int
+	catalog   string
+	// messages are the conversation's roles and texts.
+	messages []*habilisv1.ChatMessage
+	// needed names the tools the conversation needs whatever the router
+	// says: the tool_choice's, and the ones called earlier.
+	needed map[string]bool
+}
+
+// chatTool is one element of the tools array.
+type chatTool struct {
+	// name is the function's (or custom tool's) name, "" when it has none.
+	name string
+	// raw is the element as sent.
+	raw string
+	// function reports a function tool with a name.
+	function bool
+}
+
+// parseChat reads a chat completion request. Each message's text is
+// clipped to maxText bytes (see clip).
+func parseChat(body []byte, maxText int) (*chatRequest, error) {
+	if !gjson.ValidBytes(body) {
+		return nil, errors.New("the request is not valid JSON")
+	}
+	root := gjson.ParseBytes(body)
+	if !root.IsObject() {
+		return nil, errors.New("the request is not a JSON object")
+	}
+	req := &chatRequest{needed: map[string]bool{}}
+	if err := req.readTools(root.Get("tools")); err != nil {
+		return nil, err
+	}
+	msgs := root.Get("messages")
+	if msgs.Exists() && !msgs.IsArray() {
+		return nil, errors.New("messages: not an array")
+	}
+	msgs.ForEach(func(_, m gjson.Result) bool {
+		req.readMessage(m, maxText)
+		return true
+	})
+	// tool_choice is "none", "auto", "required", a function or custom
+	// tool, or the tools the model is allowed.
+	tc := root.Get("tool_choice")
+	req.need(tc)
+	tc.Get("allowed_tools.tools").ForEach(func(_, t gjson.Result) bool {
+		req.need(t)
+		return true
+	})
+	return req, nil
+}
+
+// readTools reads the tools array.
+func (req *chatRequest) readTools(tools gjson.Result) error {
+	if !tools.Exists() || tools.Type == gjson.Null {
+		return nil
+	}
+	if !tools.IsArray() {
+		return errors.New("tools: not an array")
+	}
+	var fns []string
+	tools.ForEach(func(_, t gjson.Result) bool {
+		ct := chatTool{raw: t.Raw}
+		switch t.Get("type").String() {
+		case "function":
+			ct.name = t.Get("function.name").String()
+			ct.function = ct.name != ""
+		case "custom":
+			ct.name = t.Get("custom.name").String()
+		}
+		if ct.function {
+			fns = append(fns, t.Raw)
+		}
+		req.tools = append(req.tools, ct)
+		return true
+	})
+	req.functions = len(fns)
+	req.catalog = tools.Raw
+	if len(fns) < len(req.tools) {
+		req.catalog = "[" + strings.Join(fns, ",") + "]"
+	}
+	return nil
+}
+
+// readMessage reads one message: its role and text, and the tools it
+// called (assistant tool_calls, the legacy function_call) or answers for
+// (tool and function messages that carry a name).
+func (req *chatRequest) readMessage(m gjson.Result, maxText int) {
+	role := m.Get("role").String()
+	req.messages = append(req.messages, &habilisv1.ChatMessage{Role: role, Content: clip(text(m.Get("content")), maxText)})
+	m.Get("tool_calls").ForEach(func(_, c gjson.Result) bool {
+		req.need(c)
+		return true
+	})
+	if n := m.Get("function_call.name").String(); n != "" {
+		req.needed[n] = true
+	}
+	if role == "tool" || role == "function" {
+		if n := m.Get("name").String(); n != "" {
+			req.needed[n] = true
+		}
+	}
+}
+
+// need marks the tool v names ({"type": "function", "function": {"name":
+// ...}} or a custom tool's) as needed.
+func (req *chatRequest) need(v gjson.Result) {
+	for _, path := range []string{"function.name", "custom.name"} {
+		if n := v.Get(path).String(); n != "" {
+			req.needed[n] = true
+		}
+	}
+}
+
+// text returns a message content's text: the string, or the text parts of
+// an array of parts joined by newlines (images and audio have none).
+func text(content gjson.Result) string {
+	if content.Type == gjson.String {
+		return content.Str
+	}
+	var parts []string
+	content.ForEach(func(_, part gjson.Result) bool {
+		if t := part.Get("text"); t.Type == gjson.String && part.Get("type").String() == "text" {
+			parts = append(parts, t.Str)
+		}
+		return true
+	})
+	return strings.Join(parts, "\n")
+}
+
+// clip shortens s to at most n bytes by cutting its middle, at rune
+// boundaries: a long message is usually a pasted text with the request
+// before or after it.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if n < 3 {
+		return ""
+	}
+	head := (n - 1) / 2
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	tail := len(s) - (n - 1 - head)
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + "\n" + s[tail:]
+}

@@ -1,0 +1,435 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/habilis-router/habilis"
+	habilisv1 "github.com/habilis-router/habilis/api/habilis/v1"
+	"github.com/habilis-router/habilis/selector"
+	"github.com/tidwall/sjson"
+)
+
+// Headers the proxy adds to the answer of every chat completion request it
+// forwards. A request too large to read (ProxyOptions.MaxChatBytes) gets
+// only HeaderOutcome: its tools were not counted.
+const (
+	// HeaderToolsBefore counts the request's tools as it came.
+	HeaderToolsBefore = "X-Habilis-Tools-Before"
+	// HeaderToolsAfter counts the tools it was forwarded with.
+	HeaderToolsAfter = "X-Habilis-Tools-After"
+	// HeaderSelected names the forwarded tools, comma-separated, in the
+	// request's order. Past 4 KiB the list ends with "+N", the number of
+	// names left out.
+	HeaderSelected = "X-Habilis-Selected"
+	// HeaderTokensSaved estimates the prompt tokens the cut tools'
+	// definitions would have taken, as Prefilter does: a quarter of their
+	// bytes.
+	HeaderTokensSaved = "X-Habilis-Tokens-Saved"
+	// HeaderOutcome is what habilis did, one of the Outcome constants.
+	HeaderOutcome = "X-Habilis-Outcome"
+)
+
+// Outcomes of a chat request, in HeaderOutcome and in the metrics.
+const (
+	// OutcomeSelected: the router chose tools and the others were cut.
+	OutcomeSelected = "selected"
+	// OutcomeAmbiguous: as selected, and tools that collide both fit.
+	OutcomeAmbiguous = "ambiguous"
+	// OutcomeAbstained: no tool fits; the k best were forwarded anyway, or
+	// with FailClosed only those the conversation needs.
+	OutcomeAbstained = "abstained"
+	// OutcomeFewTools: fewer function tools than MinTools; untouched.
+	OutcomeFewTools = "few-tools"
+	// OutcomeNoTools: the request has no tools; untouched.
+	OutcomeNoTools = "no-tools"
+	// OutcomeError: habilis could not choose (the request does not parse,
+	// has no user message, its tools break the catalog rules, ...); it was
+	// forwarded as it came and the reason logged.
+	OutcomeError = "error"
+	// OutcomeTooLarge: the request was over MaxChatBytes; forwarded as it
+	// came, unread.
+	OutcomeTooLarge = "too-large"
+)
+
+// DefaultMaxChatBytes bounds the chat request the proxy reads: 32 MiB.
+const DefaultMaxChatBytes = 32 << 20
+
+// maxSelectedHeader bounds HeaderSelected's value: some clients refuse
+// longer header lines.
+const maxSelectedHeader = 4 << 10
+
+// ProxyOptions configure a Proxy. Only Upstream must be set.
+type ProxyOptions struct {
+	// Upstream is the base URL of the OpenAI-compatible API requests go
+	// to, the one that ends in /v1 (http://127.0.0.1:11434/v1 for Ollama):
+	// a request for /v1/PATH is forwarded to Upstream/PATH.
+	Upstream string
+	// K is how many tools a chat request keeps besides those its
+	// conversation needs; 0 means 5.
+	K int
+	// MinTools: a request with fewer function tools is forwarded
+	// untouched; 0 means K+1, since K tools or fewer leave nothing to cut.
+	MinTools int
+	// FailClosed forwards, when the router abstains, only the tools the
+	// conversation needs (without any, the request goes without tools);
+	// by default the K best are forwarded all the same.
+	FailClosed bool
+	// MaxChatBytes bounds the chat request read to cut its tools; a larger
+	// one is forwarded untouched. 0 means DefaultMaxChatBytes.
+	MaxChatBytes int64
+	// Transport sends the requests upstream; nil means
+	// http.DefaultTransport.
+	Transport http.RoundTripper
+}
+
+// Proxy is an OpenAI-compatible API in front of another: it forwards every
+// request under /v1 to the upstream, and cuts the tools of a chat
+// completion request (POST /v1/chat/completions) to the K that its last
+// user message, with the user message before it, needs, selected with
+// Prefilter's logic. The answer, streamed or not, comes back as the
+// upstream sent it, with the Header constants added.
+//
+// It never breaks a conversation: tools named in tool_choice or called
+// earlier in the conversation are always kept, and when habilis cannot
+// choose, the request goes on as it came (OutcomeError, logged at warn
+// level). The tools are selected from the server's catalog, with its
+// examples and fitted gates, when it holds every function tool of the
+// request (by name), and otherwise from the request's own tools, indexed
+// with the server's InlineEmbedder and cached by their bytes as Prefilter's
+// inline catalogs are. Everything but the tools array is forwarded byte
+// for byte.
+type Proxy struct {
+	s        *Server
+	opts     ProxyOptions
+	minTools int
+	rp       *httputil.ReverseProxy
+}
+
+// NewProxy returns a proxy to opts.Upstream that selects with s.
+func NewProxy(s *Server, opts ProxyOptions) (*Proxy, error) {
+	u, err := url.Parse(opts.Upstream)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("api: proxy: upstream %q: want an http or https base URL such as http://127.0.0.1:11434/v1: %w", opts.Upstream, habilis.ErrInvalid)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	switch {
+	case opts.K < 0 || opts.K > MaxK:
+		return nil, fmt.Errorf("api: proxy: k %d: want 1 to %d, or 0 for %d: %w", opts.K, MaxK, selector.DefaultK, habilis.ErrInvalid)
+	case opts.MinTools < 0:
+		return nil, fmt.Errorf("api: proxy: min tools %d: must not be negative: %w", opts.MinTools, habilis.ErrInvalid)
+	}
+	if opts.K == 0 {
+		opts.K = selector.DefaultK
+	}
+	if opts.MaxChatBytes <= 0 {
+		opts.MaxChatBytes = DefaultMaxChatBytes
+	}
+	p := &Proxy{s: s, opts: opts, minTools: opts.MinTools}
+	if p.minTools == 0 {
+		p.minTools = opts.K + 1
+	}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Path = strings.TrimPrefix(pr.In.URL.Path, "/v1")
+			pr.Out.URL.RawPath = ""
+			pr.SetURL(u)
+			pr.SetXForwarded()
+		},
+		Transport:    opts.Transport,
+		ErrorHandler: p.upstreamError,
+		ErrorLog:     slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	return p, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/chat/completions":
+		p.chat(w, r)
+	case r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/"):
+		p.rp.ServeHTTP(w, r)
+	default:
+		writeOpenAIError(w, http.StatusNotFound, "invalid_request_error",
+			fmt.Sprintf("%s is not proxied: the proxy forwards the OpenAI API under /v1", r.URL.Path))
+	}
+}
+
+// upstreamError answers a request the upstream did not answer (it could
+// not be reached, or broke off): 502, in OpenAI's error shape.
+func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil {
+		// The client went away; nobody reads an answer.
+		return
+	}
+	p.s.log.Warn("proxy: upstream failed", "path", r.URL.Path, "error", err)
+	writeOpenAIError(w, http.StatusBadGateway, "upstream_error", fmt.Sprintf("habilis proxy: upstream %s: %v", p.opts.Upstream, err))
+}
+
+// writeOpenAIError writes an error of the proxy's own in OpenAI's shape,
+// which clients of that API know how to read.
+func writeOpenAIError(w http.ResponseWriter, status int, kind, msg string) {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": kind, "code": nil}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// chat forwards a chat completion request with its tools cut.
+func (p *Proxy) chat(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	body, err := readBody(r, p.opts.MaxChatBytes)
+	var plan *chatPlan
+	switch {
+	case errors.Is(err, errTooLarge):
+		// Forward what was read and the rest unread.
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		plan = &chatPlan{outcome: OutcomeTooLarge}
+		p.s.log.Warn("proxy: chat request forwarded as it came", "reason", err)
+	case err != nil:
+		writeOpenAIError(w, http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("habilis proxy: reading the request: %v", err))
+		return
+	default:
+		plan = p.plan(r.Context(), body)
+		r.Body = io.NopCloser(bytes.NewReader(plan.body))
+		r.ContentLength = int64(len(plan.body))
+	}
+	plan.writeHeaders(w.Header())
+	p.s.metrics.proxied(plan, time.Since(start))
+	p.rp.ServeHTTP(w, r)
+}
+
+// errTooLarge reports a chat request over ProxyOptions.MaxChatBytes.
+var errTooLarge = errors.New("the request is over the proxy's size limit")
+
+// readBody reads r's body up to limit bytes; past it, it returns what it
+// read with errTooLarge.
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(min(r.ContentLength, limit) + 1))
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1)); err != nil {
+		return nil, err
+	}
+	if int64(buf.Len()) > limit {
+		return buf.Bytes(), fmt.Errorf("%w of %d bytes", errTooLarge, limit)
+	}
+	return buf.Bytes(), nil
+}
+
+// chatPlan is what the proxy does with one chat request.
+type chatPlan struct {
+	// body is the request to forward.
+	body    []byte
+	outcome string
+	// before and after count the request's tools and the forwarded ones;
+	// selected names the forwarded ones.
+	before, after int
+	selected      []string
+	tokensSaved   int64
+	// decision is the router's, when it was asked.
+	decision *habilis.Decision
+}
+
+func (c *chatPlan) writeHeaders(h http.Header) {
+	h.Set(HeaderOutcome, c.outcome)
+	if c.outcome == OutcomeTooLarge {
+		return
+	}
+	h.Set(HeaderToolsBefore, strconv.Itoa(c.before))
+	h.Set(HeaderToolsAfter, strconv.Itoa(c.after))
+	h.Set(HeaderSelected, joinNames(c.selected, maxSelectedHeader))
+	h.Set(HeaderTokensSaved, strconv.FormatInt(c.tokensSaved, 10))
+}
+
+// joinNames joins names with commas in at most limit bytes: past it, the
+// list ends with "+N", N the names left out.
+func joinNames(names []string, limit int) string {
+	var b strings.Builder
+	for i, n := range names {
+		sep := ""
+		if i > 0 {
+			sep = ","
+		}
+		// Leave room for ",+N" after the name unless it is the last.
+		tail := 0
+		if left := len(names) - i - 1; left > 0 {
+			tail = 2 + len(strconv.Itoa(left))
+		}
+		if b.Len()+len(sep)+len(n)+tail > limit {
+			b.WriteString(sep + "+" + strconv.Itoa(len(names)-i))
+			break
+		}
+		b.WriteString(sep + n)
+	}
+	return b.String()
+}
+
+// plan decides what to forward for a chat request's body.
+func (p *Proxy) plan(ctx context.Context, body []byte) *chatPlan {
+	req, err := parseChat(body, (p.s.opts.MaxQueryBytes-1)/2)
+	if err != nil {
+		return p.untouched(body, nil, OutcomeError, err)
+	}
+	if len(req.tools) == 0 {
+		return p.untouched(body, req, OutcomeNoTools, nil)
+	}
+	if req.functions < p.minTools {
+		return p.untouched(body, req, OutcomeFewTools, nil)
+	}
+	src, err := p.choose(ctx, req)
+	if err != nil {
+		return p.untouched(body, req, OutcomeError, err)
+	}
+	plan, err := p.cut(body, req, src)
+	if err != nil {
+		return p.untouched(body, req, OutcomeError, err)
+	}
+	p.s.log.Debug("proxy: chat", "outcome", plan.outcome, "tools_before", plan.before, "tools_after", plan.after,
+		"selected", plan.selected, "tokens_saved", plan.tokensSaved)
+	return plan
+}
+
+// untouched is the plan that forwards body as it came, for the reason
+// outcome, after err when habilis failed.
+func (p *Proxy) untouched(body []byte, req *chatRequest, outcome string, err error) *chatPlan {
+	plan := &chatPlan{body: body, outcome: outcome}
+	if req != nil {
+		plan.before, plan.after = len(req.tools), len(req.tools)
+		for _, t := range req.tools {
+			if t.name != "" {
+				plan.selected = append(plan.selected, t.name)
+			}
+		}
+	}
+	if err != nil {
+		p.s.log.Warn("proxy: chat request forwarded as it came", "reason", err)
+	}
+	return plan
+}
+
+// choose selects the request's tools with Prefilter's logic: from the
+// server's catalog when it holds every function tool of the request, from
+// the request's tools otherwise. The tools the conversation needs are
+// pinned.
+func (p *Proxy) choose(ctx context.Context, req *chatRequest) (*source, error) {
+	pre := &habilisv1.PrefilterRequest{
+		Messages:        req.messages,
+		IncludePrevious: true,
+		Shape:           shapeOpenAI,
+		K:               int32(p.opts.K),
+		FailOpen:        !p.opts.FailClosed,
+	}
+	for _, t := range req.tools {
+		if t.function && req.needed[t.name] {
+			pre.Pinned = append(pre.Pinned, t.name)
+		}
+	}
+	if denied, ok := p.fromCatalog(req); ok {
+		pre.Denied = denied
+	} else {
+		pre.ToolsJson = req.catalog
+	}
+	src, err := p.s.prefilterSelect(ctx, pre)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: select: %w", err)
+	}
+	return src, nil
+}
+
+// fromCatalog reports whether the server's catalog holds every function
+// tool of req, and returns its other tools, which the selection denies.
+func (p *Proxy) fromCatalog(req *chatRequest) ([]string, bool) {
+	sent := make(map[string]bool, req.functions)
+	for _, t := range req.tools {
+		if !t.function {
+			continue
+		}
+		if _, err := p.s.r.Tool(t.name); err != nil {
+			return nil, false
+		}
+		sent[t.name] = true
+	}
+	var denied []string
+	for _, t := range p.s.r.Tools() {
+		if !sent[t.Name] {
+			denied = append(denied, t.Name)
+		}
+	}
+	return denied, true
+}
+
+// cut rewrites body's tools to the K best of src's ranking and those the
+// conversation needs, in the request's order; with FailClosed, to those
+// the conversation needs alone when the router abstained. Without any
+// left, the request goes without tools, tool_choice and
+// parallel_tool_calls, which OpenAI's API refuses without tools.
+//
+// The K best are taken from the ranking rather than the decision: the
+// model is to choose among K tools, and the decision, which keeps only
+// those that pass their gates, may hold fewer.
+func (p *Proxy) cut(body []byte, req *chatRequest, src *source) (*chatPlan, error) {
+	d := src.d
+	plan := &chatPlan{body: body, before: len(req.tools), decision: d, outcome: OutcomeSelected}
+	switch {
+	case d.Abstained:
+		plan.outcome = OutcomeAbstained
+	case d.Ambiguous:
+		plan.outcome = OutcomeAmbiguous
+	}
+	chosen := make(map[string]bool, len(src.ranked))
+	if !d.Abstained || !p.opts.FailClosed {
+		for _, m := range src.ranked {
+			chosen[m.Tool] = true
+		}
+	}
+	var tools bytes.Buffer
+	tools.WriteByte('[')
+	for _, t := range req.tools {
+		if t.function && !chosen[t.name] && !req.needed[t.name] {
+			plan.tokensSaved += estimateTokens(t.raw)
+			continue
+		}
+		if plan.after > 0 {
+			tools.WriteByte(',')
+		}
+		tools.WriteString(t.raw)
+		plan.after++
+		if t.name != "" {
+			plan.selected = append(plan.selected, t.name)
+		}
+	}
+	tools.WriteByte(']')
+	var err error
+	switch {
+	case plan.after == plan.before:
+		// Nothing cut: forward the request byte for byte.
+	case plan.after == 0:
+		for _, key := range []string{"tools", "tool_choice", "parallel_tool_calls"} {
+			if plan.body, err = sjson.DeleteBytes(plan.body, key); err != nil {
+				return nil, fmt.Errorf("proxy: remove %s: %w", key, err)
+			}
+		}
+	default:
+		if plan.body, err = sjson.SetRawBytes(body, "tools", tools.Bytes()); err != nil {
+			return nil, fmt.Errorf("proxy: rewrite tools: %w", err)
+		}
+	}
+	return plan, nil
+}
