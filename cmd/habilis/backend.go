@@ -46,7 +46,11 @@ const storeTimeout = 2 * time.Second
 // over the local store otherwise. write opens the store for writing.
 func openBackend(ctx context.Context, g *globalOptions, write bool) (backend, error) {
 	if g.remote != "" {
-		return dialRemote(ctx, g.remote, g)
+		b, err := dialRemote(ctx, g.remote, g)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
 	}
 	r, closeFn, err := openRouter(ctx, g, write)
 	if err != nil {

@@ -38,7 +38,10 @@ With --mcp or --mcp-config it starts the MCP servers, lists their tools (named
 as habilis mcp serve names them) and loads those; each tool's executor calls it
 on its server (habilis run --allow mcp), with the server's command, cwd and the
 names of its env variables, whose values come from the environment at run time
-(header values are not stored).`,
+(header values are not stored).
+
+With --remote ADDR the catalog goes to that server (habilis serve or proxy)
+instead, which writes it the same way; it is checked here first.`,
 		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -52,19 +55,16 @@ names of its env variables, whose values come from the environment at run time
 }
 
 func runLoad(ctx context.Context, o *loadOptions, stdout io.Writer) error {
-	if err := o.g.noRemote("load"); err != nil {
-		return err
-	}
 	if err := o.checkSource(); err != nil {
 		return err
+	}
+	if o.g.remote != "" {
+		return runLoadRemote(ctx, o, stdout)
 	}
 	// Parse first: a broken file never opens, let alone touches, the store.
 	tools, err := o.readTools(ctx)
 	if err != nil {
-		if n := countProblems(err); n > 1 {
-			return fmt.Errorf("load %s: %d problems:\n%w", o.file, n, err)
-		}
-		return fmt.Errorf("load %s: %w", o.file, err)
+		return parseError(o.file, err)
 	}
 	r, closeRouter, err := openRouter(ctx, o.g, true)
 	if err != nil {
@@ -95,6 +95,14 @@ func runLoad(ctx context.Context, o *loadOptions, stdout io.Writer) error {
 // descriptions').
 func fewExamples(rep *selector.LoadReport, cal selector.Calibration) bool {
 	return rep.MedianExamples > 0 && rep.MedianExamples < selector.FewExamples && !cal.Fitted
+}
+
+// parseError is the error of load for a catalog file that does not parse.
+func parseError(file string, err error) error {
+	if n := countProblems(err); n > 1 {
+		return fmt.Errorf("load %s: %d problems:\n%w", file, n, err)
+	}
+	return fmt.Errorf("load %s: %w", file, err)
 }
 
 // countProblems counts the errors joined in err (catalog problems).

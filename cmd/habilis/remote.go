@@ -5,11 +5,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/api"
+	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/selector"
 )
 
@@ -19,7 +21,7 @@ import (
 //	HABILIS_TOKEN       bearer token, or HABILIS_TOKEN_FILE, a file holding it
 //	HABILIS_TLS_CA      CA certificate file (PEM): dial TLS, trusting it
 //	HABILIS_TLS=1       dial TLS, trusting the system's CAs
-func dialRemote(ctx context.Context, addr string, g *globalOptions) (backend, error) {
+func dialRemote(ctx context.Context, addr string, g *globalOptions) (*remoteBackend, error) {
 	var opts api.DialOptions
 	opts.Token = g.getenv("HABILIS_TOKEN")
 	if f := g.getenv("HABILIS_TOKEN_FILE"); f != "" && opts.Token == "" {
@@ -89,3 +91,47 @@ func (b *remoteBackend) Collisions(ctx context.Context, threshold float32) ([]ha
 }
 
 func (b *remoteBackend) Close() error { return b.c.Close() }
+
+// runLoadRemote is `habilis load --remote`: the catalog is read and
+// checked here first, so that a broken file is refused with its problems
+// named as a local load names them and never reaches the server, then
+// written by the server in one call: a file as it is (UpsertTools with
+// catalog_json, which the server parses by the same rules), MCP servers'
+// tools as Tool messages.
+func runLoadRemote(ctx context.Context, o *loadOptions, stdout io.Writer) error {
+	var (
+		data  []byte
+		tools []habilis.Tool
+		err   error
+	)
+	if o.file != "" {
+		if data, err = os.ReadFile(o.file); err == nil {
+			_, err = catalog.Parse(o.file, data)
+		}
+	} else {
+		tools, err = o.readTools(ctx)
+	}
+	if err != nil {
+		return parseError(o.file, err)
+	}
+	b, err := dialRemote(ctx, o.g.remote, o.g)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	opts := api.UpsertOptions{Replace: !o.merge}
+	var rep *selector.LoadReport
+	if data != nil {
+		rep, err = b.c.UpsertCatalog(ctx, data, opts)
+	} else {
+		rep, err = b.c.UpsertTools(ctx, tools, opts)
+	}
+	if err != nil {
+		return fmt.Errorf("load %s: %w", o.file, b.wrap(err))
+	}
+	if o.g.json {
+		return writeJSON(stdout, nonNilReport(rep))
+	}
+	printLoadReport(stdout, o.file, rep)
+	return nil
+}

@@ -139,6 +139,7 @@ the minimum.`,
 		newFitCmd(g),
 		newMigrateCmd(g),
 		newServeCmd(g),
+		newProxyCmd(g),
 		newMCPCmd(g),
 		newVersionCmd(g),
 	)

@@ -21,10 +21,13 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// serveOptions are the flags of `habilis serve`.
+// serveOptions are the flags of `habilis serve` and `habilis proxy`.
 type serveOptions struct {
-	g           *globalOptions
+	g *globalOptions
+	// cmd is the command's name, for messages.
+	cmd         string
 	addr        string
+	httpAddr    string
 	tools       string
 	metricsAddr string
 	tokenFile   string
@@ -33,13 +36,27 @@ type serveOptions struct {
 	allow       []string
 	// grace bounds how long a shutdown waits for calls in flight.
 	grace time.Duration
+	// upstream, k, minTools and failClosed configure the chat proxy on
+	// the HTTP listener (api.ProxyOptions); no upstream, no proxy.
+	upstream   string
+	k          int
+	minTools   int
+	failClosed bool
 }
 
 func (o *serveOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.addr, "addr", "127.0.0.1:50051", "address to serve gRPC on (port 0 picks a free one)")
-	f.StringVar(&o.tools, "tools", "", "catalog file to load at start; it becomes the whole catalog, as with `habilis load`")
+	f.StringVar(&o.httpAddr, "http", "", "address to serve HTTP on: the JSON API, gRPC over HTTP/2, /metrics, and with --upstream the chat proxy (default: none)")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "address to serve Prometheus metrics on, at /metrics (default: none)")
+	o.addServerFlags(cmd)
+	o.addProxyFlags(cmd, "")
+}
+
+// addServerFlags registers the flags serve and proxy share.
+func (o *serveOptions) addServerFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.tools, "tools", "", "catalog file to load at start; it becomes the whole catalog, as with `habilis load`")
 	f.StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token every call but health checks must carry (default: no authentication)")
 	f.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate file (PEM); with --tls-key, serves TLS instead of plaintext")
 	f.StringVar(&o.tlsKey, "tls-key", "", "TLS private key file (PEM)")
@@ -47,30 +64,46 @@ func (o *serveOptions) addFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.grace, "shutdown-timeout", 10*time.Second, "how long SIGTERM waits for calls in flight before cancelling them")
 }
 
+// addProxyFlags registers the chat proxy's flags; the upstream's usage
+// says when it is needed.
+func (o *serveOptions) addProxyFlags(cmd *cobra.Command, upstreamNote string) {
+	f := cmd.Flags()
+	f.StringVar(&o.upstream, "upstream", "", "base URL of the OpenAI-compatible API to proxy chat requests to, ending in /v1"+upstreamNote)
+	f.IntVarP(&o.k, "k", "k", selector.DefaultK, "how many tools a proxied chat request keeps, besides those its conversation needs")
+	f.IntVar(&o.minTools, "min-tools", 0, "forward chat requests with fewer tools untouched (default: k+1)")
+	f.BoolVar(&o.failClosed, "fail-closed", false, "when no tool fits, forward only the tools the conversation needs (default: the k best)")
+}
+
 func newServeCmd(g *globalOptions) *cobra.Command {
-	o := &serveOptions{g: g}
+	o := &serveOptions{g: g, cmd: "serve"}
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the router over gRPC",
+		Short: "Serve the router over gRPC, and over HTTP with --http",
 		Long: `Serve answers the habilis.v1.ToolRouter gRPC service (Select, SelectBatch,
 Prefilter, ListTools, GetTool, UpsertTools, DeleteTools, Collisions, Fill,
-Invoke) over the
-store, with the grpc.health.v1 health service (SERVING once a catalog is loaded)
-and server reflection. It holds the store until it stops: query it meanwhile
-with --remote ADDR.
+Invoke) over the store, with the grpc.health.v1 health service (SERVING once a
+catalog is loaded) and server reflection. It holds the store until it stops:
+query it meanwhile with --remote ADDR.
 
-It prints "listening on ADDR" once it accepts calls. SIGTERM or SIGINT stop it
-gracefully: health turns NOT_SERVING, new calls are refused, calls in flight
-finish (up to --shutdown-timeout), and it exits 0.
+With --http ADDR it also serves HTTP there: every method as JSON (POST
+/habilis.v1.ToolRouter/METHOD with the request message as a JSON body, the
+.proto's field names; errors are Connect's JSON errors), gRPC over HTTP/2,
+/metrics, and with --upstream the chat proxy of ` + "`habilis proxy`" + `.
+
+It prints "listening on ADDR" once it accepts calls (and "http on URL" for
+--http). SIGTERM or SIGINT stop it gracefully: health turns NOT_SERVING, new
+calls are refused, calls in flight finish (up to --shutdown-timeout), and it
+exits 0.
 
 With --token-file, every call but health checks must carry the header
-"authorization: Bearer TOKEN" (grpcurl -H 'authorization: Bearer TOKEN').
+"authorization: Bearer TOKEN" (grpcurl -H 'authorization: Bearer TOKEN'), over
+gRPC and JSON alike; the proxied OpenAI API is the upstream's to guard.
 The CLI's --remote reads the token from HABILIS_TOKEN or HABILIS_TOKEN_FILE,
 and dials TLS when HABILIS_TLS_CA (a CA file) or HABILIS_TLS=1 is set.
 
-Prefilter requests may carry their own catalog (OpenAI or MCP tools JSON, up to
-2,000 tools and 4 MiB); it is indexed with the lexical embedder, whatever
---embedder says.
+Prefilter requests and proxied chat requests may carry their own catalog
+(OpenAI or MCP tools JSON, up to 2,000 tools and 4 MiB); it is indexed with the
+lexical embedder, whatever --embedder says.
 
 Invoke runs tools only of the executor kinds given with --allow (http, command,
 mcp; none by default); other kinds answer with an error result. Executors see
@@ -81,6 +114,52 @@ only the environment variables their catalog entry names.`,
 		},
 	}
 	o.addFlags(cmd)
+	return cmd
+}
+
+func newProxyCmd(g *globalOptions) *cobra.Command {
+	o := &serveOptions{g: g, cmd: "proxy"}
+	cmd := &cobra.Command{
+		Use:   "proxy --upstream URL",
+		Short: "Serve an OpenAI-compatible API that cuts each chat request's tools to the k it needs",
+		Long: `Proxy serves, at --listen, the OpenAI-compatible API of --upstream (its base URL,
+ending in /v1): point a client's base URL at http://LISTEN/v1 instead. Every
+request under /v1 is forwarded as it came, but for a chat completion request
+(POST /v1/chat/completions) with tools: habilis chooses the k tools its last
+user message needs, with the user message before it, and forwards the request
+with its tools cut to those. The answer, streamed or not, comes back as the
+upstream sent it, errors included.
+
+It never breaks a conversation: a tool named in tool_choice, or called earlier
+in the conversation, is always kept; requests with fewer than --min-tools tools
+go on untouched, and so does a request habilis cannot choose for (the reason is
+logged). When no tool fits, the k best are forwarded all the same, unless
+--fail-closed.
+
+The tools are chosen from the catalog of the store (--store, --tools) when it
+holds every function tool of the request, so that its examples count, and
+otherwise from the request's own tools, indexed once and kept for the requests
+that send the same list again.
+
+Each answer to a chat request carries X-Habilis-Tools-Before and
+X-Habilis-Tools-After (counts), X-Habilis-Selected (the forwarded tools' names,
+comma-separated), X-Habilis-Tokens-Saved (an estimate) and X-Habilis-Outcome
+(selected, ambiguous, abstained, few-tools, no-tools, error or too-large);
+/metrics counts the same.
+
+The same listener serves habilis' own API: JSON at /habilis.v1.ToolRouter/METHOD
+and gRPC over HTTP/2, so --remote LISTEN manages its catalog (load, tools rm).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.upstream == "" {
+				return usagef("proxy: --upstream is required: the base URL of the OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1")
+			}
+			return runServe(cmd.Context(), o, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&o.httpAddr, "listen", "127.0.0.1:8080", "address to serve the proxy and the JSON API on (port 0 picks a free one)")
+	o.addServerFlags(cmd)
+	o.addProxyFlags(cmd, " (required)")
 	return cmd
 }
 
@@ -116,11 +195,8 @@ func (o *serveOptions) serverOptions() (api.ServerOptions, error) {
 }
 
 func runServe(ctx context.Context, o *serveOptions, stdout io.Writer) error {
-	if err := o.g.noRemote("serve"); err != nil {
+	if err := o.check(); err != nil {
 		return err
-	}
-	if o.grace <= 0 {
-		return usagef("--shutdown-timeout %v: want a positive duration", o.grace)
 	}
 	opts, err := o.serverOptions()
 	if err != nil {
@@ -130,68 +206,223 @@ func runServe(ctx context.Context, o *serveOptions, stdout io.Writer) error {
 	var tools []habilis.Tool
 	if o.tools != "" {
 		if tools, err = catalog.Read(o.tools); err != nil {
-			return fmt.Errorf("serve: --tools %s: %w", o.tools, err)
+			return fmt.Errorf("%s: --tools %s: %w", o.cmd, o.tools, err)
 		}
 	}
 	r, closeRouter, err := openRouter(ctx, o.g, true)
 	if err != nil {
-		return fmt.Errorf("serve: %w", err)
+		return fmt.Errorf("%s: %w", o.cmd, err)
 	}
 	defer closeRouter()
 	if tools != nil {
 		rep, err := r.Load(ctx, tools, selector.LoadOptions{})
 		if err != nil {
-			return fmt.Errorf("serve: load %s: %w", o.tools, err)
+			return fmt.Errorf("%s: load %s: %w", o.cmd, o.tools, err)
 		}
 		o.g.logger.Info("catalog loaded", "file", o.tools, "tools", rep.Tools, "examples", rep.Examples,
 			"embedded", rep.Embedded, "version", rep.Version, "duration", rep.Duration)
 	}
-
 	srv := api.NewServer(r, opts)
-	lis, err := net.Listen("tcp", o.addr)
+	ls, err := o.listen(srv, opts.TLS)
 	if err != nil {
-		return fmt.Errorf("serve: %w", err)
+		return err
 	}
-	var metrics *http.Server
-	if o.metricsAddr != "" {
-		mlis, err := net.Listen("tcp", o.metricsAddr)
-		if err != nil {
-			lis.Close()
-			return fmt.Errorf("serve: --metrics-addr: %w", err)
+	what := fmt.Sprintf("%d tools, catalog version %d", len(r.Tools()), r.Version())
+	if o.upstream != "" {
+		what = "chat proxy to " + o.upstream + "; " + what
+	}
+	return o.serve(ctx, srv, ls, what, stdout)
+}
+
+// check refuses flags that do not go together.
+func (o *serveOptions) check() error {
+	if err := o.g.noRemote(o.cmd); err != nil {
+		return err
+	}
+	switch {
+	case o.grace <= 0:
+		return usagef("--shutdown-timeout %v: want a positive duration", o.grace)
+	case o.upstream != "" && o.httpAddr == "":
+		return usagef("--upstream needs --http: the chat proxy is served on the HTTP listener")
+	case o.k < 1 || o.k > api.MaxK:
+		return usagef("-k %d: want 1 to %d", o.k, api.MaxK)
+	case o.minTools < 0:
+		return usagef("--min-tools %d: must not be negative", o.minTools)
+	}
+	return nil
+}
+
+// listeners are what serve accepts connections on; nil ones are off.
+type listeners struct {
+	grpc          net.Listener
+	http, metrics *httpListener
+}
+
+// httpListener is an HTTP server with its listener.
+type httpListener struct {
+	lis net.Listener
+	srv *http.Server
+	tls bool
+}
+
+// listenHTTP listens on addr for h: HTTP/1.1 and HTTP/2, over TLS when
+// tlsConf is set and in cleartext (h2c) otherwise, so that gRPC clients
+// reach the same listener.
+func listenHTTP(addr string, h http.Handler, tlsConf *tls.Config) (*httpListener, error) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConf, Protocols: new(http.Protocols)}
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetHTTP2(true)
+	srv.Protocols.SetUnencryptedHTTP2(tlsConf == nil)
+	return &httpListener{lis: lis, srv: srv, tls: tlsConf != nil}, nil
+}
+
+// serve serves until the server is shut down; it returns nil then.
+func (l *httpListener) serve() error {
+	var err error
+	if l.tls {
+		err = l.srv.ServeTLS(l.lis, "", "")
+	} else {
+		err = l.srv.Serve(l.lis)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+func (l *httpListener) url() string {
+	if l.tls {
+		return "https://" + l.lis.Addr().String()
+	}
+	return "http://" + l.lis.Addr().String()
+}
+
+// each calls f for each HTTP listener.
+func (ls *listeners) each(f func(*httpListener)) {
+	for _, l := range []*httpListener{ls.http, ls.metrics} {
+		if l != nil {
+			f(l)
 		}
+	}
+}
+
+// close closes listeners that never served.
+func (ls *listeners) close() {
+	if ls.grpc != nil {
+		ls.grpc.Close()
+	}
+	ls.each(func(l *httpListener) { l.lis.Close() })
+}
+
+// listen opens the listeners the flags ask for.
+func (o *serveOptions) listen(srv *api.Server, tlsConf *tls.Config) (*listeners, error) {
+	ls := &listeners{}
+	var err error
+	if o.addr != "" {
+		if ls.grpc, err = net.Listen("tcp", o.addr); err != nil {
+			return nil, fmt.Errorf("%s: %w", o.cmd, err)
+		}
+	}
+	if o.httpAddr != "" {
+		h, err := o.httpHandler(srv)
+		if err == nil {
+			ls.http, err = listenHTTP(o.httpAddr, h, tlsConf)
+		}
+		if err != nil {
+			ls.close()
+			return nil, fmt.Errorf("%s: %s: %w", o.cmd, o.httpAddr, err)
+		}
+	}
+	if o.metricsAddr != "" {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", srv.MetricsHandler())
-		metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		if ls.metrics, err = listenHTTP(o.metricsAddr, mux, nil); err != nil {
+			ls.close()
+			return nil, fmt.Errorf("%s: --metrics-addr: %w", o.cmd, err)
+		}
+	}
+	return ls, nil
+}
+
+// httpHandler is what the HTTP listener serves: the server's services
+// (JSON and gRPC), /metrics, and the chat proxy under /v1/.
+func (o *serveOptions) httpHandler(srv *api.Server) (http.Handler, error) {
+	services, err := srv.HTTPHandler()
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", services)
+	mux.Handle("/metrics", srv.MetricsHandler())
+	if o.upstream != "" {
+		p, err := api.NewProxy(srv, api.ProxyOptions{Upstream: o.upstream, K: o.k, MinTools: o.minTools, FailClosed: o.failClosed})
+		if err != nil {
+			return nil, &usageError{fmt.Errorf("--upstream: %w", err)}
+		}
+		mux.Handle("/v1/", p)
+	}
+	return mux, nil
+}
+
+// serve serves on ls until ctx ends, then shuts down gracefully. The line
+// "listening on ADDR (what)" says it accepts calls: ADDR is the gRPC
+// listener's, or the HTTP one's without it.
+func (o *serveOptions) serve(ctx context.Context, srv *api.Server, ls *listeners, what string, stdout io.Writer) error {
+	served := make(chan error, 2)
+	running := 0
+	start := func(serve func() error) {
+		running++
+		go func() { served <- serve() }()
+	}
+	if ls.metrics != nil {
 		go func() {
-			if err := metrics.Serve(mlis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := ls.metrics.serve(); err != nil {
 				o.g.logger.Warn("metrics listener stopped", "error", err)
 			}
 		}()
-		fmt.Fprintf(stdout, "metrics on http://%s/metrics\n", mlis.Addr())
+		fmt.Fprintf(stdout, "metrics on %s/metrics\n", ls.metrics.url())
 	}
-
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(lis) }()
-	fmt.Fprintf(stdout, "listening on %s (%d tools, catalog version %d)\n", lis.Addr(), len(r.Tools()), r.Version())
+	var addr string
+	if ls.http != nil {
+		start(ls.http.serve)
+		addr = ls.http.lis.Addr().String()
+		if ls.grpc != nil {
+			fmt.Fprintf(stdout, "http on %s\n", ls.http.url())
+		}
+	}
+	if ls.grpc != nil {
+		start(func() error { return srv.Serve(ls.grpc) })
+		addr = ls.grpc.Addr().String()
+	}
+	fmt.Fprintf(stdout, "listening on %s (%s)\n", addr, what)
 
 	select {
 	case err := <-served:
-		// The listener failed: nothing to drain.
-		return fmt.Errorf("serve: %w", err)
+		// A listener failed: stop the others at once.
+		srv.Stop()
+		ls.each(func(l *httpListener) { l.srv.Close() })
+		return fmt.Errorf("%s: %w", o.cmd, err)
 	case <-ctx.Done():
 	}
 	o.g.logger.Info("shutting down", "grace", o.grace)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.grace)
 	defer cancel()
-	stopErr := srv.Shutdown(sctx)
-	if metrics != nil {
-		metrics.Shutdown(sctx)
-	}
-	if err := <-served; err != nil {
-		return fmt.Errorf("serve: %w", err)
+	// HTTP first: stopping the gRPC server closes the calls that came over
+	// HTTP, which the HTTP servers' shutdown lets finish.
+	var stopErr error
+	ls.each(func(l *httpListener) { stopErr = errors.Join(stopErr, l.srv.Shutdown(sctx)) })
+	stopErr = errors.Join(stopErr, srv.Shutdown(sctx))
+	for range running {
+		if err := <-served; err != nil {
+			return fmt.Errorf("%s: %w", o.cmd, err)
+		}
 	}
 	if stopErr != nil {
-		return fmt.Errorf("serve: calls still running after --shutdown-timeout %v were cancelled: %w", o.grace, stopErr)
+		return fmt.Errorf("%s: calls still running after --shutdown-timeout %v were cancelled: %w", o.cmd, o.grace, stopErr)
 	}
 	fmt.Fprintln(stdout, "stopped")
 	return nil

@@ -23,6 +23,8 @@ type server struct {
 	cmd     *exec.Cmd
 	addr    string
 	metrics string
+	// http is the --http listener's URL, when serve printed one.
+	http string
 	// rest delivers stdout after the lines serve printed at start.
 	rest   chan string
 	stderr *bytes.Buffer
@@ -58,6 +60,8 @@ func startServe(t *testing.T, args ...string) *server {
 		switch {
 		case strings.HasPrefix(line, "metrics on "):
 			s.metrics = strings.TrimSpace(strings.TrimPrefix(line, "metrics on "))
+		case strings.HasPrefix(line, "http on "):
+			s.http = strings.TrimSpace(strings.TrimPrefix(line, "http on "))
 		case strings.HasPrefix(line, "listening on "):
 			s.addr = strings.Fields(line)[2]
 		}

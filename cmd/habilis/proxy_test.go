@@ -1,0 +1,243 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/api"
+	"github.com/habilis-router/habilis/selector"
+)
+
+// upstream is a real HTTP server standing for an OpenAI-compatible API: it
+// keeps the body of the last chat request and answers with a fixed one.
+type upstream struct {
+	url  string
+	mu   sync.Mutex
+	body []byte
+}
+
+const upstreamAnswer = `{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`
+
+func startUpstream(t *testing.T) *upstream {
+	t.Helper()
+	u := &upstream{}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		u.mu.Lock()
+		u.body = b
+		u.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, upstreamAnswer)
+	})}
+	go srv.Serve(lis)
+	t.Cleanup(func() { srv.Close() })
+	u.url = "http://" + lis.Addr().String() + "/v1"
+	return u
+}
+
+// forwardedTools names the tools of the last chat request.
+func (u *upstream) forwardedTools(t *testing.T) []string {
+	t.Helper()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var req struct {
+		Tools []struct {
+			Function struct{ Name string } `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(u.body, &req); err != nil {
+		t.Fatalf("upstream got %q: %v", u.body, err)
+	}
+	var names []string
+	for _, tool := range req.Tools {
+		names = append(names, tool.Function.Name)
+	}
+	return names
+}
+
+// chatRequest is a chat request with n OpenAI tools: the sample catalog's
+// seven, then made-up ones.
+func chatRequest(t *testing.T, n int, ask string) string {
+	t.Helper()
+	tools, err := os.ReadFile(testdata("tools.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var catalog []struct{ Name, Description string }
+	if err := json.Unmarshal(tools, &catalog); err != nil {
+		t.Fatal(err)
+	}
+	var defs []string
+	for i := range n {
+		name, desc := fmt.Sprintf("extra_%02d", i), fmt.Sprintf("Made-up tool number %d for widgets", i)
+		if i < len(catalog) {
+			name, desc = catalog[i].Name, catalog[i].Description
+		}
+		defs = append(defs, fmt.Sprintf(`{"type":"function","function":{"name":%q,"description":%q}}`, name, desc))
+	}
+	return fmt.Sprintf(`{"model":"m","messages":[{"role":"user","content":%q}],"tools":[%s]}`, ask, strings.Join(defs, ","))
+}
+
+// postTo posts a JSON body and returns the status, headers and body.
+func postTo(t *testing.T, url, body string) (int, http.Header, string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+// TestProxyCommand runs `habilis proxy` in front of an upstream: chat
+// requests have their tools cut, and the same listener serves the JSON API
+// and the gRPC one that --remote uses.
+func TestProxyCommand(t *testing.T) {
+	up := startUpstream(t)
+	dir := t.TempDir()
+	store := filepath.Join(dir, "habilis.db")
+	srv := startServe(t, "--store", store, "proxy", "--listen", "127.0.0.1:0", "--upstream", up.url, "--k", "2")
+	base := "http://" + srv.addr
+
+	status, hdr, answer := postTo(t, base+"/v1/chat/completions", chatRequest(t, 20, "mail the report to Bob"))
+	if status != 200 || answer != upstreamAnswer {
+		t.Fatalf("chat through the proxy: %d %q, want the upstream's answer", status, answer)
+	}
+	got := up.forwardedTools(t)
+	if len(got) != 2 || !strings.Contains(strings.Join(got, ","), "send_email") {
+		t.Errorf("forwarded %v, want 2 tools with send_email", got)
+	}
+	if hdr.Get(api.HeaderToolsBefore) != "20" || hdr.Get(api.HeaderToolsAfter) != "2" || hdr.Get(api.HeaderSelected) != strings.Join(got, ",") {
+		t.Errorf("headers %v, want 20 tools before, 2 after, %v selected", hdr, got)
+	}
+
+	// The served catalog, empty at start, is loaded and changed from the
+	// CLI through the same listener.
+	load := habilisRun(t, "--remote", srv.addr, "load", testdata("tools.json"))
+	if load.code != 0 || !strings.Contains(load.stdout, "7 tools") {
+		t.Fatalf("load --remote: exit %d, stdout %q, stderr %q", load.code, load.stdout, load.stderr)
+	}
+	status, _, sel := postTo(t, base+"/habilis.v1.ToolRouter/Select", `{"query": "what's the weather in Oslo right now", "k": 1}`)
+	if status != 200 || !strings.Contains(sel, `"get_weather"`) {
+		t.Errorf("JSON Select after load --remote: %d %s, want get_weather", status, sel)
+	}
+	// With the catalog holding every tool of a request, its examples
+	// choose.
+	postTo(t, base+"/v1/chat/completions", chatRequest(t, 7, "is it raining in Oslo right now"))
+	if got := up.forwardedTools(t); !strings.Contains(strings.Join(got, ","), "get_weather") {
+		t.Errorf("forwarded %v with the catalog loaded, want get_weather among them", got)
+	}
+
+	code, rest := srv.stop(t)
+	if code != 0 || !strings.Contains(rest, "stopped") {
+		t.Errorf("proxy after SIGTERM: exit %d, stdout %q, stderr %q", code, rest, srv.stderr)
+	}
+}
+
+// TestRemoteCatalog manages a served catalog from the CLI: load, tools rm
+// and collisions with --remote, over gRPC and over serve's HTTP listener.
+func TestRemoteCatalog(t *testing.T) {
+	dir := t.TempDir()
+	srv := startServe(t, "--store", filepath.Join(dir, "habilis.db"), "serve", "--addr", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	if !strings.HasPrefix(srv.http, "http://") {
+		t.Fatalf("serve --http printed %q, want an http:// URL", srv.http)
+	}
+	// The HTTP listener takes gRPC too; the second load changes nothing.
+	for i, addr := range []string{strings.TrimPrefix(srv.http, "http://"), srv.addr} {
+		rep := decode[selector.LoadReport](t, mustRun(t, "--remote", addr, "--json", "load", testdata("tools.json")))
+		if rep.Tools != 7 || (i == 1) != (rep.Unchanged == 7) {
+			t.Errorf("load --remote %s: %d tools, %d unchanged; want 7, and all unchanged the second time", addr, rep.Tools, rep.Unchanged)
+		}
+	}
+	out := mustRun(t, "--remote", srv.addr, "tools", "rm", "get_weather", "translate_text")
+	if !strings.Contains(out, "removed get_weather, translate_text") && !strings.Contains(out, "removed translate_text, get_weather") {
+		t.Errorf("tools rm --remote: %q", out)
+	}
+	list := decode[struct{ Tools []habilis.Tool }](t, mustRun(t, "--remote", srv.addr, "--json", "tools", "list"))
+	if len(list.Tools) != 5 {
+		t.Errorf("tools list --remote after rm: %d tools, want 5", len(list.Tools))
+	}
+	cols := decode[struct{ Collisions []habilis.Collision }](t, mustRun(t, "--remote", srv.addr, "--json", "collisions"))
+	local := decode[struct{ Collisions []habilis.Collision }](t, mustRun(t, "--store", loadedStore(t), "--json", "collisions"))
+	if len(cols.Collisions) == 0 || len(local.Collisions) == 0 {
+		t.Errorf("collisions --remote: %d, locally: %d, want some in both", len(cols.Collisions), len(local.Collisions))
+	}
+	table := mustRun(t, "--remote", srv.addr, "collisions")
+	if !strings.Contains(table, "SEVERITY") {
+		t.Errorf("collisions --remote printed %q, want the table", table)
+	}
+
+	// A broken file is refused before it reaches the server, named as a
+	// local load names it; an unknown tool changes nothing.
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"load", testdata("broken.json")}, "broken.json"},
+		{[]string{"tools", "rm", "teleport", "get_forecast"}, "teleport"},
+	} {
+		r := habilisRun(t, append([]string{"--remote", srv.addr}, tt.args...)...)
+		if r.code != exitError || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("habilis --remote %v: exit %d, stderr %q; want 1 naming %s", tt.args, r.code, r.stderr, tt.want)
+		}
+	}
+	list = decode[struct{ Tools []habilis.Tool }](t, mustRun(t, "--remote", srv.addr, "--json", "tools", "list"))
+	if len(list.Tools) != 5 {
+		t.Errorf("after the refused calls: %d tools, want 5 still", len(list.Tools))
+	}
+	// MCP servers' tools go as tools, with their executors.
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := habilisWith(t, "", []string{testUpstreamEnv + "=clock"}, "--remote", srv.addr, "load", "--merge", "--mcp", `'`+exe+`' -test.run=none`)
+	if r.code != 0 || !strings.Contains(r.stdout, "2 added") {
+		t.Errorf("load --remote --mcp: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	echo := decode[selector.ToolInfo](t, mustRun(t, "--remote", srv.addr, "--json", "tools", "show", "echo"))
+	var spec struct{ Kind string }
+	if json.Unmarshal(echo.Tool.Executor, &spec) != nil || spec.Kind != "mcp" {
+		t.Errorf("echo loaded with --remote --mcp has executor %s, want an mcp one", echo.Tool.Executor)
+	}
+	if code, _ := srv.stop(t); code != 0 {
+		t.Errorf("serve after SIGTERM: exit %d, stderr %q", code, srv.stderr)
+	}
+}
+
+func TestProxyBadFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"proxy"}, "--upstream is required"},
+		{[]string{"proxy", "--upstream", "localhost:11434/v1"}, "http or https"},
+		{[]string{"proxy", "--upstream", "http://127.0.0.1:1/v1", "--k", "0"}, "-k 0"},
+		{[]string{"proxy", "--upstream", "http://127.0.0.1:1/v1", "--min-tools", "-1"}, "--min-tools"},
+		{[]string{"serve", "--upstream", "http://127.0.0.1:1/v1"}, "--upstream needs --http"},
+		{[]string{"--remote", "127.0.0.1:1", "proxy", "--upstream", "http://127.0.0.1:1/v1"}, "--remote"},
+	} {
+		r := habilisIn(t, dir, "", append([]string{"--store", filepath.Join(dir, "h.db")}, tt.args...)...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("habilis %v: exit %d, stderr %q; want 2 mentioning %q", tt.args, r.code, r.stderr, tt.want)
+		}
+	}
+}
