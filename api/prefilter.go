@@ -279,12 +279,10 @@ func conversationQuery(req *habilisv1.PrefilterRequest) (string, string, error) 
 	return q, field, nil
 }
 
-// source is the catalog a Prefilter chose from: the decision, the k best
-// tools before the gates, and every tool's definition as it will be
-// written.
+// source is the catalog a Prefilter chose from: the decision, and every
+// tool's definition as it will be written.
 type source struct {
-	d      *habilis.Decision
-	ranked []habilis.Match
+	d *habilis.Decision
 	*rendered
 }
 
@@ -390,11 +388,11 @@ func (s *Server) prefilterServer(ctx context.Context, query, shape string, opts 
 	if err := s.checkTools(opts); err != nil {
 		return nil, err
 	}
-	d, rk, err := s.r.SelectRanked(ctx, query, opts)
+	d, err := s.r.Select(ctx, query, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &source{d: d, ranked: rk.Matches, rendered: s.renders.get(s.r, shape)}, nil
+	return &source{d: d, rendered: s.renders.get(s.r, shape)}, nil
 }
 
 // inlineIndex is an inline catalog indexed for selection.
@@ -501,9 +499,9 @@ func (s *Server) prefilterInline(ctx context.Context, data, query, shape string,
 	if err := checkNames(opts, func(n string) bool { return cat.names[n] }); err != nil {
 		return nil, err
 	}
-	d, rk, err := ix.r.SelectRanked(ctx, query, opts)
+	d, err := ix.r.Select(ctx, query, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &source{d: d, ranked: rk.Matches, rendered: cat.definitions(shape)}, nil
+	return &source{d: d, rendered: cat.definitions(shape)}, nil
 }

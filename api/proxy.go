@@ -297,7 +297,7 @@ func (p *Proxy) plan(ctx context.Context, body []byte) *chatPlan {
 	if err != nil {
 		return p.untouched(body, req, OutcomeError, err)
 	}
-	plan, err := p.cut(body, req, src)
+	plan, err := p.cut(body, req, src.d)
 	if err != nil {
 		return p.untouched(body, req, OutcomeError, err)
 	}
@@ -334,7 +334,7 @@ func (p *Proxy) choose(ctx context.Context, req *chatRequest) (*source, error) {
 		IncludePrevious: true,
 		Shape:           shapeOpenAI,
 		K:               int32(p.opts.K),
-		FailOpen:        !p.opts.FailClosed,
+		FailClosed:      p.opts.FailClosed,
 	}
 	for _, t := range req.tools {
 		if t.function && req.needed[t.name] {
@@ -375,17 +375,12 @@ func (p *Proxy) fromCatalog(req *chatRequest) ([]string, bool) {
 	return denied, true
 }
 
-// cut rewrites body's tools to the K best of src's ranking and those the
-// conversation needs, in the request's order; with FailClosed, to those
-// the conversation needs alone when the router abstained. Without any
-// left, the request goes without tools, tool_choice and
-// parallel_tool_calls, which OpenAI's API refuses without tools.
-//
-// The K best are taken from the ranking rather than the decision: the
-// model is to choose among K tools, and the decision, which keeps only
-// those that pass their gates, may hold fewer.
-func (p *Proxy) cut(body []byte, req *chatRequest, src *source) (*chatPlan, error) {
-	d := src.d
+// cut rewrites body's tools to those d chose (the K best, and with
+// FailClosed none when the router abstained) and those the conversation
+// needs, in the request's order. Without any left, the request goes
+// without tools, tool_choice and parallel_tool_calls, which OpenAI's API
+// refuses without tools.
+func (p *Proxy) cut(body []byte, req *chatRequest, d *habilis.Decision) (*chatPlan, error) {
 	plan := &chatPlan{body: body, before: len(req.tools), decision: d, outcome: OutcomeSelected}
 	switch {
 	case d.Abstained:
@@ -393,11 +388,9 @@ func (p *Proxy) cut(body []byte, req *chatRequest, src *source) (*chatPlan, erro
 	case d.Ambiguous:
 		plan.outcome = OutcomeAmbiguous
 	}
-	chosen := make(map[string]bool, len(src.ranked))
-	if !d.Abstained || !p.opts.FailClosed {
-		for _, m := range src.ranked {
-			chosen[m.Tool] = true
-		}
+	chosen := make(map[string]bool, len(d.Matches))
+	for _, m := range d.Matches {
+		chosen[m.Tool] = true
 	}
 	var tools bytes.Buffer
 	tools.WriteByte('[')
