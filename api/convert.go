@@ -147,6 +147,7 @@ func reportToProto(r *selector.LoadReport) *habilisv1.WriteReport {
 		Tools:          int32(r.Tools),
 		Examples:       int32(r.Examples),
 		MedianExamples: int32(r.MedianExamples),
+		BareTools:      int32(r.Bare),
 		DurationNs:     int64(r.Duration),
 	}
 }
@@ -163,6 +164,7 @@ func reportFromProto(p *habilisv1.WriteReport) *selector.LoadReport {
 		Tools:          int(p.GetTools()),
 		Examples:       int(p.GetExamples()),
 		MedianExamples: int(p.GetMedianExamples()),
+		Bare:           int(p.GetBareTools()),
 		Duration:       time.Duration(p.GetDurationNs()),
 	}
 }

@@ -362,8 +362,14 @@ func TestPrefilterHandsOverK(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms := got.Decision.Matches
-	if got.Decision.Abstained || len(ms) != 3 || ms[0].Tool != "send_email" || !ms[0].Passed || ms[1].Passed {
-		t.Errorf("Prefilter(%q) = %+v, want send_email passing first and 3 tools in all", q, got.Decision)
+	passed := 0
+	for _, m := range ms {
+		if m.Passed {
+			passed++
+		}
+	}
+	if got.Decision.Abstained || len(ms) != 3 || ms[0].Tool != "send_email" || !ms[0].Passed || passed == 3 {
+		t.Errorf("Prefilter(%q) = %+v, want send_email passing first and 3 tools in all, some failing their gates", q, got.Decision)
 	}
 	_, err = srv.Prefilter(ctx, &habilisv1.PrefilterRequest{Query: q, FailOpen: true, FailClosed: true})
 	if !errors.Is(err, habilis.ErrInvalid) {

@@ -56,6 +56,10 @@ type Calibration struct {
 	// document score; the Rocchio score alone with a model embedder). It
 	// lets hybridMinPass of held-out examples through.
 	HybridThreshold float32 `json:"hybrid_threshold"`
+	// Background holds, by tool, how high the background requests score
+	// there (see Background); no gate sits below it. It is recomputed with
+	// every write.
+	Background map[string]Background `json:"background,omitempty"`
 	// Prior holds per-tool score offsets learned from labelled traffic
 	// (how often each tool is the answer), added to the fused score.
 	Prior map[string]float32 `json:"prior,omitempty"`

@@ -2,6 +2,7 @@ package selector
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 
@@ -40,6 +41,10 @@ type index struct {
 
 	// prior is the calibration's per-tool prior by index, or nil.
 	prior []float32
+	// bg holds each tool's background gates (Background.Gates) by index;
+	// a tool the calibration has no Background for (a store written
+	// before there was one, a model embedder) has none, -Inf.
+	bg [][3]float32
 }
 
 // rocchio returns tool i's Rocchio score from its centroid and description
@@ -91,9 +96,9 @@ func (ix *index) centroidGate(i int) float32 {
 	t := &ix.tools[i]
 	switch {
 	case t.hasRadius:
-		return max(t.radius-t.margin, ix.cal.NoiseFloor)
+		return max(t.radius-t.margin, ix.cal.NoiseFloor, ix.bg[i][bgCentroid])
 	case len(t.tool.Examples) == 1:
-		return ix.cal.Threshold
+		return max(ix.cal.Threshold, ix.bg[i][bgCentroid])
 	}
 	return ix.descriptionGate(i)
 }
@@ -101,11 +106,13 @@ func (ix *index) centroidGate(i int) float32 {
 // descriptionGate is tool i's gate on its description score: in
 // description mode for every tool, in the other modes for tools without
 // examples.
-func (ix *index) descriptionGate(i int) float32 { return ix.cal.DescriptionThreshold }
+func (ix *index) descriptionGate(i int) float32 {
+	return max(ix.cal.DescriptionThreshold, ix.bg[i][bgDescription])
+}
 
 // hybridGate is tool i's gate in hybrid mode, on its evidence, for a tool
 // with examples.
-func (ix *index) hybridGate(i int) float32 { return ix.cal.HybridThreshold }
+func (ix *index) hybridGate(i int) float32 { return max(ix.cal.HybridThreshold, ix.bg[i][bgEvidence]) }
 
 // shared is what both calibration and the index compute over a catalog's
 // records, so that a write computes it once: per tool the Rocchio norms
@@ -218,6 +225,16 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embe
 		for i := range recs {
 			ix.prior[i] = cal.Prior[recs[i].Tool.Name]
 		}
+	}
+	ix.bg = make([][3]float32, len(recs))
+	for i := range recs {
+		b, ok := cal.Background[recs[i].Tool.Name]
+		if !ok {
+			inf := float32(math.Inf(-1))
+			ix.bg[i] = [3]float32{inf, inf, inf}
+			continue
+		}
+		ix.bg[i] = b.Gates(len(recs))
 	}
 	ix.collides = make([][]string, len(recs))
 	for i := range recs {

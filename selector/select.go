@@ -374,8 +374,39 @@ func (ix *index) hybrid(q habilis.Vector, s *scratch, k int, denied map[int]bool
 	if len(rk.Matches) > 0 {
 		rk.Confidence = rk.Matches[0].Confidence
 		rk.gate, rk.threshold = sgs[0].gateScore, sgs[0].threshold
+		if c, ok := ix.backgroundConfidence(sgs); ok {
+			rk.Confidence = c
+		}
 	}
 	return rk
+}
+
+// backgroundConfidence returns the confidence that some tool applies from
+// how far the ranked tools' evidence stands above the background's: the
+// largest of their background z-scores, through a logistic that is one
+// half at the gates' z. It applies when the best tool has examples and a
+// Background; ok is false otherwise. On MetaTool half a it separates
+// no-tool queries better than the best tool's calibrated confidence
+// (AUROC 0.935 against 0.931); on description-only catalogs it did not,
+// so they keep the latter.
+func (ix *index) backgroundConfidence(sgs []signals) (float32, bool) {
+	if len(sgs) == 0 || len(ix.tools[sgs[0].tool].tool.Examples) == 0 {
+		return 0, false
+	}
+	best, ok := float32(math.Inf(-1)), false
+	for _, sg := range sgs {
+		t := &ix.tools[sg.tool]
+		b, has := ix.cal.Background[t.tool.Name]
+		if !has || len(t.tool.Examples) == 0 {
+			continue
+		}
+		best, ok = max(best, (sg.gateScore-b.Mean[bgEvidence])/max(b.SD[bgEvidence], 1e-6)), true
+	}
+	if !ok {
+		return 0, false
+	}
+	x := float64(best - backgroundZ(len(ix.tools), exampleShare))
+	return float32(1 / (1 + math.Exp(-x))), true
 }
 
 // fuse writes hybrid mode's fused score of every tool into out (see
@@ -557,6 +588,13 @@ func (m moments) meanStd() (mean, std float32) {
 		return float32(mu), 1
 	}
 	return float32(mu), float32(math.Sqrt(v))
+}
+
+// merge adds o's series to m's.
+func (m *moments) merge(o moments) {
+	m.n += o.n
+	m.s += o.s
+	m.ss += o.ss
 }
 
 func momentsOf(xs []float32) moments {

@@ -113,7 +113,7 @@ func TestSelectExplainsGate(t *testing.T) {
 		if m.RadiusSource == "examples" && m.CentroidScore < m.Radius-m.Margin {
 			t.Errorf("match %s passed with centroid %.3f < radius %.3f − margin %.3f", m.Tool, m.CentroidScore, m.Radius, m.Margin)
 		}
-		if want := max(m.Radius-m.Margin, r.Calibration().NoiseFloor); m.RadiusSource == "examples" && m.Gate != want {
+		if want := max(m.Radius-m.Margin, r.Calibration().NoiseFloor, r.Calibration().Background[m.Tool].Gates(len(r.Tools()))[1]); m.RadiusSource == "examples" && m.Gate != want {
 			t.Errorf("match %s gate = %v, want radius − margin or the noise floor, %v", m.Tool, m.Gate, want)
 		}
 	}
@@ -122,9 +122,12 @@ func TestSelectExplainsGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range h.Matches {
-		want := r.Calibration().HybridThreshold
+		cal := r.Calibration()
+		bg := cal.Background[m.Tool]
+		bgGates := bg.Gates(len(r.Tools()))
+		want := max(cal.HybridThreshold, bgGates[2])
 		if m.Tool == "lookup_word" { // no examples: gated on its description
-			want = r.Calibration().DescriptionThreshold
+			want = max(cal.DescriptionThreshold, bgGates[0])
 		}
 		if m.Gate != want {
 			t.Errorf("hybrid match %s gate = %v, want %v", m.Tool, m.Gate, want)
@@ -166,8 +169,8 @@ func TestSelectExplainsGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if word.RadiusSource != "catalog" || word.Threshold != r.Calibration().DescriptionThreshold {
-		t.Errorf("Tool(lookup_word) = %+v, want the catalog-wide description threshold %v", word, r.Calibration().DescriptionThreshold)
+	if want := max(r.Calibration().DescriptionThreshold, r.Calibration().Background["lookup_word"].Gates(len(r.Tools()))[0]); word.RadiusSource != "catalog" || word.Threshold != want {
+		t.Errorf("Tool(lookup_word) = %+v, want its description gate %v", word, want)
 	}
 }
 

@@ -81,12 +81,31 @@ func runLoad(ctx context.Context, o *loadOptions, stdout io.Writer) error {
 		return writeJSON(stdout, nonNilReport(rep))
 	}
 	printLoadReport(stdout, o.file, rep)
-	if fewExamples(rep, r.Calibration()) {
-		fmt.Fprintf(stdout, "  note: the tools have a median of %d examples; with fewer than about %d, the gate\n"+
+	printGateNote(stdout, rep, r.Calibration())
+	return nil
+}
+
+// printGateNote says what the catalog's gates rest on when its tools have
+// few examples or none: what decides "no tool fits" there, and how to make
+// it surer.
+func printGateNote(w io.Writer, rep *selector.LoadReport, cal selector.Calibration) {
+	switch {
+	case cal.Fitted || rep.Tools == 0:
+	case rep.Bare == rep.Tools && len(cal.Background) > 0:
+		fmt.Fprintf(w, "  note: no tool has examples: each tool passes its gate when a request scores higher\n"+
+			"  at its description than generic requests do (the built-in background); add examples,\n"+
+			"  or run `habilis fit` on labelled requests, for gates that know your traffic\n")
+	case rep.Bare == rep.Tools:
+		fmt.Fprintf(w, "  note: no tool has examples: the gates rest on how similar the descriptions are to\n"+
+			"  each other; add examples, or run `habilis fit` on labelled requests\n")
+	case rep.Bare > 0:
+		fmt.Fprintf(w, "  note: %d of %d tools have no examples and are gated on their descriptions alone\n", rep.Bare, rep.Tools)
+	}
+	if fewExamples(rep, cal) {
+		fmt.Fprintf(w, "  note: the tools have a median of %d examples; with fewer than about %d, the gate\n"+
 			"  calibrated from them lets more no-tool requests through: add examples, or run\n"+
 			"  `habilis fit` on labelled requests, no-tool ones among them\n", rep.MedianExamples, selector.FewExamples)
 	}
-	return nil
 }
 
 // fewExamples reports whether the catalog's gate is calibrated from fewer

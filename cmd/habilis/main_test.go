@@ -189,6 +189,24 @@ func TestLoad(t *testing.T) {
 	}
 }
 
+func TestLoadSaysWhatBareGatesRestOn(t *testing.T) {
+	dir := t.TempDir()
+	bare := filepath.Join(dir, "bare.json")
+	catalog := `{"tools": [{"name": "read_file", "description": "Read the contents of a file", "inputSchema": {"type": "object"}},
+ {"name": "get_weather", "description": "Current weather for a city", "inputSchema": {"type": "object"}}]}`
+	if err := os.WriteFile(bare, []byte(catalog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun(t, "--store", filepath.Join(dir, "habilis.db"), "load", bare)
+	if !strings.Contains(out, "no tool has examples") || !strings.Contains(out, "background") {
+		t.Errorf("load of a catalog without examples says nothing of its gates:\n%s", out)
+	}
+	rep := decode[selector.LoadReport](t, mustRun(t, "--store", filepath.Join(dir, "habilis.db"), "load", "--json", bare))
+	if rep.Bare != 2 {
+		t.Errorf("load --json bare_tools = %d, want 2", rep.Bare)
+	}
+}
+
 func TestLoadErrorsLeaveStoreUnchanged(t *testing.T) {
 	store := loadedStore(t)
 	before := listTools(t, store)
@@ -468,7 +486,7 @@ func TestEval(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, defaultStore)); err == nil {
 		t.Errorf("eval created %s", defaultStore)
 	}
-	for _, w := range []string{"acc@1", "worst tools", "write a poem about the sea"} {
+	for _, w := range []string{"acc@1", "worst tools", "accepted no-tool"} {
 		if !strings.Contains(r.stdout, w) {
 			t.Errorf("eval table lacks %q:\n%s", w, r.stdout)
 		}

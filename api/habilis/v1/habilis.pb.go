@@ -1234,8 +1234,11 @@ type WriteReport struct {
 	// have any (0 when none has); below about 10, the gate calibrated from
 	// them lets more no-tool requests through, unless fit has set it.
 	MedianExamples int32 `protobuf:"varint,11,opt,name=median_examples,json=medianExamples,proto3" json:"median_examples,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// bare_tools counts the tools without examples, gated on their
+	// descriptions against generic requests (the background).
+	BareTools     int32 `protobuf:"varint,12,opt,name=bare_tools,json=bareTools,proto3" json:"bare_tools,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WriteReport) Reset() {
@@ -1341,6 +1344,13 @@ func (x *WriteReport) GetDurationNs() int64 {
 func (x *WriteReport) GetMedianExamples() int32 {
 	if x != nil {
 		return x.MedianExamples
+	}
+	return 0
+}
+
+func (x *WriteReport) GetBareTools() int32 {
+	if x != nil {
+		return x.BareTools
 	}
 	return 0
 }
@@ -2582,7 +2592,7 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"\x12UpsertToolsRequest\x12&\n" +
 	"\x05tools\x18\x01 \x03(\v2\x10.habilis.v1.ToolR\x05tools\x12!\n" +
 	"\fcatalog_json\x18\x02 \x01(\tR\vcatalogJson\x12\x18\n" +
-	"\areplace\x18\x03 \x01(\bR\areplace\"\xbf\x02\n" +
+	"\areplace\x18\x03 \x01(\bR\areplace\"\xde\x02\n" +
 	"\vWriteReport\x12\x14\n" +
 	"\x05added\x18\x01 \x03(\tR\x05added\x12\x18\n" +
 	"\aupdated\x18\x02 \x03(\tR\aupdated\x12\x18\n" +
@@ -2596,7 +2606,9 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"\vduration_ns\x18\n" +
 	" \x01(\x03R\n" +
 	"durationNs\x12'\n" +
-	"\x0fmedian_examples\x18\v \x01(\x05R\x0emedianExamples\"F\n" +
+	"\x0fmedian_examples\x18\v \x01(\x05R\x0emedianExamples\x12\x1d\n" +
+	"\n" +
+	"bare_tools\x18\f \x01(\x05R\tbareTools\"F\n" +
 	"\x13UpsertToolsResponse\x12/\n" +
 	"\x06report\x18\x01 \x01(\v2\x17.habilis.v1.WriteReportR\x06report\"*\n" +
 	"\x12DeleteToolsRequest\x12\x14\n" +
