@@ -357,6 +357,10 @@ type Decision struct {
 	// those that pass their gates, or with FailOpen the K best whatever
 	// their gates say. When Abstained and not FailOpen it is empty.
 	Matches []Match `json:"matches"`
+	// CatalogVersion is the version of the catalog the decision was made
+	// against (CatalogMeta.Version): the tools, their vectors and the
+	// embedder state that embedded the query all come from it.
+	CatalogVersion uint64 `json:"catalog_version"`
 }
 
 // Severity grades a collision.

@@ -192,6 +192,9 @@ type Prefiltered struct {
 	TokensBefore int64           `json:"tokens_before"`
 	TokensAfter  int64           `json:"tokens_after"`
 	TokensSaved  int64           `json:"tokens_saved"`
+	// CatalogVersion is the version of the server's catalog the tools
+	// were chosen from; 0 for an inline catalog.
+	CatalogVersion uint64 `json:"catalog_version"`
 }
 
 // Prefilter shrinks a catalog to the tools that fit a request.
@@ -223,6 +226,8 @@ func (c *Client) Prefilter(ctx context.Context, req PrefilterRequest) (*Prefilte
 		TokensBefore: resp.GetTokensBefore(),
 		TokensAfter:  resp.GetTokensAfter(),
 		TokensSaved:  resp.GetTokensSaved(),
+
+		CatalogVersion: resp.GetCatalogVersion(),
 	}, nil
 }
 

@@ -21,6 +21,8 @@ func decisionToProto(d *habilis.Decision) *habilisv1.SelectResponse {
 		Reason:    d.Reason,
 		Ambiguous: d.Ambiguous,
 		Matches:   make([]*habilisv1.Match, len(d.Matches)),
+
+		CatalogVersion: d.CatalogVersion,
 	}
 	for i := range d.Matches {
 		m := &d.Matches[i]
@@ -52,6 +54,8 @@ func decisionFromProto(p *habilisv1.SelectResponse) *habilis.Decision {
 		Reason:    p.GetReason(),
 		Ambiguous: p.GetAmbiguous(),
 		Matches:   make([]habilis.Match, len(p.GetMatches())),
+
+		CatalogVersion: p.GetCatalogVersion(),
 	}
 	for i, m := range p.GetMatches() {
 		d.Matches[i] = habilis.Match{

@@ -362,6 +362,8 @@ func writePrefiltered(r *selector.Router, src *source) *habilisv1.PrefilterRespo
 		TokensBefore: src.tokens,
 		TokensAfter:  after,
 		TokensSaved:  src.tokens - after,
+
+		CatalogVersion: src.d.CatalogVersion,
 	}
 }
 
@@ -503,5 +505,8 @@ func (s *Server) prefilterInline(ctx context.Context, data, query, shape string,
 	if err != nil {
 		return nil, err
 	}
+	// The inline catalog's index is the request's, not a version of the
+	// server's catalog.
+	d.CatalogVersion = 0
 	return &source{d: d, rendered: cat.definitions(shape)}, nil
 }

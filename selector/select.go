@@ -111,7 +111,7 @@ func (ix *index) selectQuery(ctx context.Context, query string, opts habilis.Sel
 		}
 		pinned = append(pinned, i)
 	}
-	d := &habilis.Decision{Query: query, Mode: mode, Matches: []habilis.Match{}}
+	d := &habilis.Decision{Query: query, Mode: mode, Matches: []habilis.Match{}, CatalogVersion: ix.meta.Version}
 	if len(ix.tools) == 0 {
 		d.Abstained, d.Reason = true, "the catalog is empty"
 		return d, &Ranking{Matches: []habilis.Match{}}, nil

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,6 +35,9 @@ var migrateQueries = [][]string{
 // sameAnswers fails unless the read commands print exactly the same on
 // stores a and b: the same decisions with the same scores, the same tools,
 // gates and collisions.
+// catalogVersion matches the catalog version a decision names.
+var catalogVersion = regexp.MustCompile(`("catalog_version":) [0-9]+`)
+
 func sameAnswers(t *testing.T, a, b string) {
 	t.Helper()
 	cmds := slices.Concat(migrateQueries, [][]string{
@@ -42,8 +46,10 @@ func sameAnswers(t *testing.T, a, b string) {
 		{"collisions", "--json"},
 	})
 	for _, args := range cmds {
-		want := mustRun(t, append([]string{"--store", a}, args...)...)
-		got := mustRun(t, append([]string{"--store", b}, args...)...)
+		// The catalog's version says how many writes made it, which
+		// migrating over another catalog does not keep.
+		want := catalogVersion.ReplaceAllString(mustRun(t, append([]string{"--store", a}, args...)...), "$1 N")
+		got := catalogVersion.ReplaceAllString(mustRun(t, append([]string{"--store", b}, args...)...), "$1 N")
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("habilis %v differs after migrating (-%s +%s):\n%s", args, a, b, diff)
 		}

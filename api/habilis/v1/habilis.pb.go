@@ -140,9 +140,15 @@ type SelectResponse struct {
 	Ambiguous bool `protobuf:"varint,5,opt,name=ambiguous,proto3" json:"ambiguous,omitempty"`
 	// matches holds up to k tools, best first, then pinned tools. It is
 	// empty when the router abstained and fail_open was not set.
-	Matches       []*Match `protobuf:"bytes,6,rep,name=matches,proto3" json:"matches,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Matches []*Match `protobuf:"bytes,6,rep,name=matches,proto3" json:"matches,omitempty"`
+	// catalog_version is the version of the catalog the decision was made
+	// against: its tools, vectors and the embedder state that embedded the
+	// query all come from that version. Replicas over one store serve the
+	// same version once each has noticed the last write. 0 for a catalog
+	// sent inline to Prefilter.
+	CatalogVersion uint64 `protobuf:"varint,7,opt,name=catalog_version,json=catalogVersion,proto3" json:"catalog_version,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SelectResponse) Reset() {
@@ -215,6 +221,13 @@ func (x *SelectResponse) GetMatches() []*Match {
 		return x.Matches
 	}
 	return nil
+}
+
+func (x *SelectResponse) GetCatalogVersion() uint64 {
+	if x != nil {
+		return x.CatalogVersion
+	}
+	return 0
 }
 
 // Match is one tool of a decision with the figures that explain it.
@@ -732,11 +745,14 @@ type PrefilterResponse struct {
 	Decision *SelectResponse `protobuf:"bytes,3,opt,name=decision,proto3" json:"decision,omitempty"`
 	// tokens_before estimates the whole catalog's definitions, tokens_after
 	// the chosen ones'; tokens_saved is their difference.
-	TokensBefore  int64 `protobuf:"varint,4,opt,name=tokens_before,json=tokensBefore,proto3" json:"tokens_before,omitempty"`
-	TokensAfter   int64 `protobuf:"varint,5,opt,name=tokens_after,json=tokensAfter,proto3" json:"tokens_after,omitempty"`
-	TokensSaved   int64 `protobuf:"varint,6,opt,name=tokens_saved,json=tokensSaved,proto3" json:"tokens_saved,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	TokensBefore int64 `protobuf:"varint,4,opt,name=tokens_before,json=tokensBefore,proto3" json:"tokens_before,omitempty"`
+	TokensAfter  int64 `protobuf:"varint,5,opt,name=tokens_after,json=tokensAfter,proto3" json:"tokens_after,omitempty"`
+	TokensSaved  int64 `protobuf:"varint,6,opt,name=tokens_saved,json=tokensSaved,proto3" json:"tokens_saved,omitempty"`
+	// catalog_version is the version of the server's catalog the tools were
+	// chosen from (as decision.catalog_version); 0 for an inline catalog.
+	CatalogVersion uint64 `protobuf:"varint,7,opt,name=catalog_version,json=catalogVersion,proto3" json:"catalog_version,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *PrefilterResponse) Reset() {
@@ -807,6 +823,13 @@ func (x *PrefilterResponse) GetTokensAfter() int64 {
 func (x *PrefilterResponse) GetTokensSaved() int64 {
 	if x != nil {
 		return x.TokensSaved
+	}
+	return 0
+}
+
+func (x *PrefilterResponse) GetCatalogVersion() uint64 {
+	if x != nil {
+		return x.CatalogVersion
 	}
 	return 0
 }
@@ -2500,14 +2523,15 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"\x04mode\x18\x03 \x01(\tR\x04mode\x12\x16\n" +
 	"\x06pinned\x18\x04 \x03(\tR\x06pinned\x12\x16\n" +
 	"\x06denied\x18\x05 \x03(\tR\x06denied\x12\x1b\n" +
-	"\tfail_open\x18\x06 \x01(\bR\bfailOpen\"\xbb\x01\n" +
+	"\tfail_open\x18\x06 \x01(\bR\bfailOpen\"\xe4\x01\n" +
 	"\x0eSelectResponse\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x1c\n" +
 	"\tabstained\x18\x03 \x01(\bR\tabstained\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x1c\n" +
 	"\tambiguous\x18\x05 \x01(\bR\tambiguous\x12+\n" +
-	"\amatches\x18\x06 \x03(\v2\x11.habilis.v1.MatchR\amatches\"\xa7\x03\n" +
+	"\amatches\x18\x06 \x03(\v2\x11.habilis.v1.MatchR\amatches\x12'\n" +
+	"\x0fcatalog_version\x18\a \x01(\x04R\x0ecatalogVersion\"\xa7\x03\n" +
 	"\x05Match\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x02R\x05score\x12%\n" +
@@ -2553,7 +2577,7 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"\tfail_open\x18\n" +
 	" \x01(\bR\bfailOpen\x12\x1f\n" +
 	"\vfail_closed\x18\v \x01(\bR\n" +
-	"failClosed\"\xeb\x01\n" +
+	"failClosed\"\x94\x02\n" +
 	"\x11PrefilterResponse\x12\x1d\n" +
 	"\n" +
 	"tools_json\x18\x01 \x01(\tR\ttoolsJson\x12\x14\n" +
@@ -2561,7 +2585,8 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"\bdecision\x18\x03 \x01(\v2\x1a.habilis.v1.SelectResponseR\bdecision\x12#\n" +
 	"\rtokens_before\x18\x04 \x01(\x03R\ftokensBefore\x12!\n" +
 	"\ftokens_after\x18\x05 \x01(\x03R\vtokensAfter\x12!\n" +
-	"\ftokens_saved\x18\x06 \x01(\x03R\vtokensSaved\"\xba\x02\n" +
+	"\ftokens_saved\x18\x06 \x01(\x03R\vtokensSaved\x12'\n" +
+	"\x0fcatalog_version\x18\a \x01(\x04R\x0ecatalogVersion\"\xba\x02\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x1a\n" +
