@@ -12,6 +12,7 @@ package selector
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -281,18 +282,31 @@ func (r *Router) Load(ctx context.Context, tools []habilis.Tool, opts LoadOption
 }
 
 // update runs one write under the write lock, computed from the catalog
-// as stored now.
+// as stored now. When another writer sharing the store commits between
+// that read and the write's commit, the store refuses the write
+// (ErrConflict) and update computes it again from the catalog as it is
+// then, up to writeAttempts times: a write says what to change (tools to
+// put, delete or replace, a calibration), so computed again it keeps the
+// other writer's changes, and two writers' upserts of different tools
+// both land, in order. A delete of a tool the other writer removed fails
+// with ErrNotFound then, as it would have after it.
 func (r *Router) update(ctx context.Context, op string, write func(*habilis.Snapshot) (*LoadReport, error)) (*LoadReport, error) {
 	if err := r.check(); err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	snap, err := r.store.Snapshot(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("selector: %s: %w", op, err)
+	for attempt := 1; ; attempt++ {
+		snap, err := r.store.Snapshot(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("selector: %s: %w", op, err)
+		}
+		rep, err := write(snap)
+		if !errors.Is(err, habilis.ErrConflict) || attempt == writeAttempts || ctx.Err() != nil {
+			return rep, err
+		}
+		r.cfg.Logger.Info("another writer committed first; computing the write again", "op", op, "base", snap.Meta.Version, "attempt", attempt)
 	}
-	return write(snap)
 }
 
 // Delete removes tools by name in one write. Unknown names return
