@@ -20,6 +20,8 @@ type metrics struct {
 	latency     *prometheus.HistogramVec
 	abstentions *prometheus.CounterVec
 	proxy       proxyMetrics
+	// follow is registered when the server starts following its store.
+	follow followMetrics
 }
 
 // proxyMetrics count what the chat proxy did (see Proxy).

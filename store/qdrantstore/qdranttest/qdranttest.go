@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/qdrant/go-client/qdrant"
@@ -65,20 +66,61 @@ type collection struct {
 func Start(tb testing.TB) *Server {
 	tb.Helper()
 	f := &Server{collections: map[string]*collection{}, aliases: map[string]string{}, version: "1.17.0"}
+	f.port = f.listen(tb, nil)
+	return f
+}
+
+// listen serves f on a new loopback port until the test ends, with an
+// interceptor in front of every call when one is given.
+func (f *Server) listen(tb testing.TB, gate grpc.UnaryServerInterceptor) int {
+	tb.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
 	// Qdrant builds its services with max_decoding_message_size(usize::MAX).
-	srv := grpc.NewServer(grpc.MaxRecvMsgSize(math.MaxInt32))
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(math.MaxInt32)}
+	if gate != nil {
+		opts = append(opts, grpc.UnaryInterceptor(gate))
+	}
+	srv := grpc.NewServer(opts...)
 	qdrant.RegisterQdrantServer(srv, f)
 	qdrant.RegisterCollectionsServer(srv, f)
 	qdrant.RegisterPointsServer(srv, points{f: f})
 	go srv.Serve(lis)
 	tb.Cleanup(srv.Stop)
-	f.port = lis.Addr().(*net.TCPAddr).Port
-	return f
+	return lis.Addr().(*net.TCPAddr).Port
 }
+
+// Endpoint is one more address of a Server, which a test can cut off
+// alone: a replica that loses its way to Qdrant while others keep theirs.
+type Endpoint struct {
+	port int
+	down atomic.Bool
+}
+
+// Endpoint serves f on another loopback port until the test ends.
+func (f *Server) Endpoint(tb testing.TB) *Endpoint {
+	tb.Helper()
+	e := &Endpoint{}
+	e.port = f.listen(tb, func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if e.down.Load() {
+			return nil, status.Error(codes.Unavailable, "qdranttest: endpoint down")
+		}
+		return h(ctx, req)
+	})
+	return e
+}
+
+// Host is the address the endpoint listens on, "127.0.0.1".
+func (e *Endpoint) Host() string { return "127.0.0.1" }
+
+// Port is the port the endpoint listens on.
+func (e *Endpoint) Port() int { return e.port }
+
+// SetDown cuts the endpoint off (every call answers Unavailable, as when
+// Qdrant cannot be reached) or, with false, restores it.
+func (e *Endpoint) SetDown(down bool) { e.down.Store(down) }
 
 // Host is the address the server listens on, "127.0.0.1".
 func (f *Server) Host() string { return "127.0.0.1" }
