@@ -15,13 +15,9 @@ import (
 // selection reads. A write builds a new index and swaps it in whole, so a
 // reader sees either the old catalog or the new one, never a mix.
 type index struct {
-	meta habilis.CatalogMeta
-	cal  Calibration
-	emb  habilis.Embedder // fitted for this catalog
-	lex  habilis.Embedder // fitted lexical signal, or nil
-	// sameLex reports that emb is the lexical embedder, so one query
-	// embedding serves both.
-	sameLex bool
+	meta      habilis.CatalogMeta
+	cal       Calibration
+	embedders // fitted for this catalog
 
 	tools  []toolInfo // sorted by name
 	byName map[string]int
@@ -158,16 +154,29 @@ func (sh *shared) scoreAll(q, ql habilis.Vector, s *scratch) {
 	sh.doc.scoreColumn(ql, s.col, s.sig, sigDoc)
 }
 
+// embedders are the embedders fitted to one catalog.
+type embedders struct {
+	emb habilis.Embedder
+	lex habilis.Embedder // the lexical signal's, or nil
+	// sameLex reports that emb is the lexical embedder, so one query
+	// embedding serves both.
+	sameLex bool
+}
+
+// merged reports whether a catalog of vectors of dimension dim (0 for
+// sparse ones) is scored in one merged space: when the lexical embedder is
+// the only one.
+func (e embedders) merged(dim int) bool { return dim == 0 && e.sameLex }
+
 // buildIndex makes an index from records that carry their vectors. It
 // keeps each vector once: dense vectors move into slabs, sparse ones into
 // inverted indexes, and the records' own copies are not retained.
 //
 // sh, when not nil, is newShared of recs sorted by name, computed already
-// for calibration with a merged space exactly when the lexical embedder is
-// the only one (dim 0 and sameLex); it is used as is.
-func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embedder, sameLex bool, recs []habilis.Record, sh *shared) (*index, error) {
+// for calibration (with a merged space when emb.merged); it is used as is.
+func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb embedders, recs []habilis.Record, sh *shared) (*index, error) {
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Tool.Name < recs[j].Tool.Name })
-	ix := &index{meta: meta, cal: cal, emb: emb, lex: lex, sameLex: sameLex, byName: make(map[string]int, len(recs))}
+	ix := &index{meta: meta, cal: cal, embedders: emb, byName: make(map[string]int, len(recs))}
 	dim := meta.Embedder.Dim
 	ix.tools = make([]toolInfo, len(recs))
 	ix.exStart = make([]int32, len(recs)+1)
@@ -217,7 +226,7 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb, lex habilis.Embe
 		ix.exStart[i+1] = ix.exStart[i] + int32(len(r.ExampleVectors))
 	}
 	if sh == nil {
-		sh = newShared(recs, dim, dim == 0 && sameLex)
+		sh = newShared(recs, dim, emb.merged(dim))
 	}
 	ix.sh = sh
 	if len(cal.Prior) > 0 {

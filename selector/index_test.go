@@ -25,7 +25,7 @@ func TestBuildIndexOwnsVectors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			meta := habilis.CatalogMeta{Embedder: habilis.EmbedderInfo{Kind: "test", Dim: tc.dim}}
-			ix, err := buildIndex(meta, Calibration{Weights: defaultWeights}, emb, emb, tc.dim == 0, tc.recs, nil)
+			ix, err := buildIndex(meta, Calibration{Weights: defaultWeights}, embedders{emb: emb, lex: emb, sameLex: tc.dim == 0}, tc.recs, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -23,7 +22,6 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/collision"
-	"github.com/habilis-router/habilis/internal/par"
 )
 
 // Config configures a Router. Only Embedder is required.
@@ -97,7 +95,7 @@ func New(ctx context.Context, store habilis.Store, cfg Config) (*Router, error) 
 		for i, rec := range snap.Records {
 			tools[i] = rec.Tool
 		}
-		if _, err := r.write(ctx, snap, tools, nil, true, nil, nil); err != nil {
+		if _, err := r.write(ctx, snap, writeRequest{tools: tools, replace: true}); err != nil {
 			return nil, err
 		}
 		return r, nil
@@ -143,7 +141,7 @@ func (r *Router) mismatch(meta habilis.CatalogMeta) error {
 // restore builds the index of a stored catalog, with the embedders fitted
 // as they were when it was written.
 func (r *Router) restore(ctx context.Context, snap *habilis.Snapshot) (*index, error) {
-	emb, lex, err := r.restoreEmbedders(snap.Meta)
+	emb, err := r.restoreEmbedders(snap.Meta)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +149,7 @@ func (r *Router) restore(ctx context.Context, snap *habilis.Snapshot) (*index, e
 	if err != nil {
 		return nil, err
 	}
-	return buildIndex(snap.Meta, cal, emb, lex, r.sameLex(), snap.Records, nil)
+	return buildIndex(snap.Meta, cal, emb, snap.Records, nil)
 }
 
 func (r *Router) sameLex() bool {
@@ -159,25 +157,30 @@ func (r *Router) sameLex() bool {
 	return ok && r.lex != nil && ce == r.lex
 }
 
-func (r *Router) restoreEmbedders(meta habilis.CatalogMeta) (emb, lex habilis.Embedder, err error) {
-	emb = r.base
+// restoreEmbedders returns the router's embedders fitted with the states
+// stored in meta.
+func (r *Router) restoreEmbedders(meta habilis.CatalogMeta) (embedders, error) {
+	e := embedders{emb: r.base, sameLex: r.sameLex()}
 	if ce, ok := r.base.(habilis.CorpusEmbedder); ok && meta.EmbedderState != nil {
-		if emb, err = ce.Restore(meta.EmbedderState); err != nil {
-			return nil, nil, fmt.Errorf("selector: restore embedder state: %w", err)
+		var err error
+		if e.emb, err = ce.Restore(meta.EmbedderState); err != nil {
+			return e, fmt.Errorf("selector: restore embedder state: %w", err)
 		}
 	}
-	if r.lex != nil {
-		if r.sameLex() {
-			lex = emb
-		} else if meta.LexicalState != nil {
-			if lex, err = r.lex.Restore(meta.LexicalState); err != nil {
-				return nil, nil, fmt.Errorf("selector: restore lexical state: %w", err)
-			}
-		} else {
-			lex = r.lex
+	switch {
+	case r.lex == nil:
+	case e.sameLex:
+		e.lex = e.emb
+	case meta.LexicalState != nil:
+		lex, err := r.lex.Restore(meta.LexicalState)
+		if err != nil {
+			return e, fmt.Errorf("selector: restore lexical state: %w", err)
 		}
+		e.lex = lex
+	default:
+		e.lex = r.lex
 	}
-	return emb, lex, nil
+	return e, nil
 }
 
 func decodeCalibration(raw json.RawMessage) (Calibration, error) {
@@ -277,7 +280,7 @@ func (r *Router) Load(ctx context.Context, tools []habilis.Tool, opts LoadOption
 		seen[t.Name] = true
 	}
 	return r.update(ctx, "load", func(snap *habilis.Snapshot) (*LoadReport, error) {
-		return r.write(ctx, snap, tools, nil, !opts.Merge, opts.Progress, nil)
+		return r.write(ctx, snap, writeRequest{tools: tools, replace: !opts.Merge, progress: opts.Progress})
 	})
 }
 
@@ -322,7 +325,7 @@ func (r *Router) Delete(ctx context.Context, names []string) (*LoadReport, error
 				return nil, fmt.Errorf("selector: delete: tool %q: %w", n, habilis.ErrNotFound)
 			}
 		}
-		return r.write(ctx, snap, nil, names, false, nil, nil)
+		return r.write(ctx, snap, writeRequest{deletes: names})
 	})
 }
 
@@ -330,7 +333,7 @@ func (r *Router) Delete(ctx context.Context, names []string) (*LoadReport, error
 // margins of every tool from it.
 func (r *Router) SetCalibration(ctx context.Context, cal Calibration) (*LoadReport, error) {
 	return r.update(ctx, "calibrate", func(snap *habilis.Snapshot) (*LoadReport, error) {
-		return r.write(ctx, snap, nil, nil, false, nil, &cal)
+		return r.write(ctx, snap, writeRequest{calibration: &cal})
 	})
 }
 
@@ -435,300 +438,6 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// write computes the new catalog from snap, tools (put or replace) and
-// deletes, embeds what changed, commits and swaps the index in. newCal,
-// when set, is a calibration learned by fit to store instead of the
-// catalog's own estimate.
-func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, tools []habilis.Tool, deletes []string, replace bool, progress func(int, int), newCal *Calibration) (*LoadReport, error) {
-	start := time.Now()
-	rep := &LoadReport{}
-	old := make(map[string]*habilis.Record, len(snap.Records))
-	for i := range snap.Records {
-		old[snap.Records[i].Tool.Name] = &snap.Records[i]
-	}
-	// The new catalog, by name.
-	next := make(map[string]habilis.Tool, len(snap.Records)+len(tools))
-	if !replace {
-		for _, rec := range snap.Records {
-			next[rec.Tool.Name] = rec.Tool
-		}
-	}
-	for _, t := range tools {
-		next[t.Name] = t
-	}
-	for _, n := range deletes {
-		delete(next, n)
-	}
-	names := make([]string, 0, len(next))
-	for n := range next {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-
-	oldCal, err := decodeCalibration(snap.Meta.Calibration)
-	if err != nil && snap.Meta.Version > 0 {
-		return nil, err
-	}
-	fixed := &oldCal
-	if snap.Meta.Version == 0 {
-		fixed = nil
-	}
-	if newCal != nil {
-		fixed = newCal
-	}
-	// What fit learned (thresholds, weights, priors) is on the scale of
-	// the scores of the embedders it was fitted with. Re-embedding the
-	// catalog with another one recalibrates from the examples instead.
-	dropFit := fixed != nil && fixed.Fitted && newCal == nil && r.mismatch(snap.Meta) != nil
-	if dropFit {
-		fixed = nil
-	}
-
-	// Fit corpus embedders on the new catalog's documents.
-	var corpus []string
-	descTexts := make([]string, len(names))
-	for i, n := range names {
-		t := next[n]
-		descTexts[i] = descriptionText(t)
-		corpus = append(corpus, descTexts[i])
-		corpus = append(corpus, t.Examples...)
-	}
-	// A corpus embedder's term weights come from at least as many texts
-	// as the background holds: a small catalog is topped up with
-	// background requests, so that even a catalog of a few tools knows
-	// which words every request uses ("what", "can", "me"). A large
-	// catalog's own texts say it better: on MetaTool's 2,200 texts, adding
-	// the background lowered ranking top-1 on half a.
-	bg := backgroundRequests()
-	corpus = append(corpus, bg[:max(0, len(bg)-len(corpus))]...)
-	meta := habilis.CatalogMeta{Calibration: nil}
-	emb := r.base
-	if ce, ok := r.base.(habilis.CorpusEmbedder); ok {
-		fitted, state, err := ce.Fit(ctx, corpus)
-		if err != nil {
-			return nil, fmt.Errorf("selector: fit embedder: %w", err)
-		}
-		emb, meta.EmbedderState = fitted, state
-	}
-	var lex habilis.Embedder
-	if r.lex != nil {
-		if r.sameLex() {
-			lex, meta.LexicalState = emb, meta.EmbedderState
-		} else {
-			fitted, state, err := r.lex.Fit(ctx, corpus)
-			if err != nil {
-				return nil, fmt.Errorf("selector: fit lexical embedder: %w", err)
-			}
-			lex, meta.LexicalState = fitted, state
-		}
-		meta.Lexical = lex.Info()
-	}
-
-	sameEmb := snap.Meta.Version > 0 && snap.Meta.Embedder == emb.Info()
-	sameLexInfo := snap.Meta.Version > 0 && lex != nil && snap.Meta.Lexical == lex.Info()
-
-	// Work out which texts need embedding; reuse stored vectors whose
-	// embedder (including its fitted statistics) is unchanged.
-	recs := make([]habilis.Record, len(names))
-	var embTexts, lexTexts []string
-	type slot struct {
-		rec  int
-		kind int // 0 description, 1 example, 2 document
-		ex   int
-	}
-	var embSlots, lexSlots []slot
-	for i, n := range names {
-		t := next[n]
-		rec := habilis.Record{Tool: t, Hash: t.Hash(), ExampleVectors: make([]habilis.Vector, len(t.Examples))}
-		o := old[n]
-		var oldDesc string
-		if o != nil {
-			oldDesc = descriptionText(o.Tool)
-		}
-		var oldEx map[string]habilis.Vector
-		if o != nil && sameEmb {
-			oldEx = make(map[string]habilis.Vector, len(o.Tool.Examples))
-			for k, e := range o.Tool.Examples {
-				oldEx[e] = o.ExampleVectors[k]
-			}
-		}
-		if o != nil && sameEmb && oldDesc == descTexts[i] {
-			rec.DescriptionVector = o.DescriptionVector
-			rep.Reused++
-		} else {
-			embTexts = append(embTexts, descTexts[i])
-			embSlots = append(embSlots, slot{rec: i, kind: 0})
-		}
-		for k, e := range t.Examples {
-			if v, ok := oldEx[e]; ok {
-				rec.ExampleVectors[k] = v
-				rep.Reused++
-				continue
-			}
-			embTexts = append(embTexts, e)
-			embSlots = append(embSlots, slot{rec: i, kind: 1, ex: k})
-		}
-		if lex != nil {
-			doc := documentText(descTexts[i], t.Examples)
-			if o != nil && sameLexInfo && documentText(oldDesc, o.Tool.Examples) == doc {
-				rec.DocumentVector = o.DocumentVector
-				rep.Reused++
-			} else {
-				lexTexts = append(lexTexts, doc)
-				lexSlots = append(lexSlots, slot{rec: i, kind: 2})
-			}
-		}
-		recs[i] = rec
-	}
-	total := len(embTexts) + len(lexTexts)
-	// The same tools, the same fitted embedders and no new calibration:
-	// nothing to recompute (calibration and collision analysis cost far
-	// more than the comparison).
-	if total == 0 && newCal == nil && len(recs) == len(snap.Records) && unchanged(recs, old) &&
-		snap.Meta.Embedder == emb.Info() && (lex == nil || snap.Meta.Lexical == lex.Info()) {
-		rep.Unchanged, rep.Tools, rep.Version = len(recs), len(recs), snap.Meta.Version
-		rep.countExamples(recs)
-		rep.Duration = time.Since(start)
-		return rep, r.serveIfIdle(ctx, snap)
-	}
-	done := 0
-	report := func(n int) {
-		done += n
-		if progress != nil {
-			progress(done, total)
-		}
-	}
-	embVecs, err := r.embedAll(ctx, emb, embTexts, report)
-	if err != nil {
-		return nil, err
-	}
-	meta.Embedder = emb.Info() // a dense embedder knows its dimension now
-	if err := checkDim(meta.Embedder, embVecs); err != nil {
-		return nil, err
-	}
-	for k, s := range embSlots {
-		if s.kind == 0 {
-			recs[s.rec].DescriptionVector = embVecs[k]
-		} else {
-			recs[s.rec].ExampleVectors[s.ex] = embVecs[k]
-		}
-	}
-	if lex != nil {
-		lexVecs, err := r.embedAll(ctx, lex, lexTexts, report)
-		if err != nil {
-			return nil, err
-		}
-		for k, s := range lexSlots {
-			recs[s.rec].DocumentVector = lexVecs[k]
-		}
-	}
-	rep.Embedded = total
-
-	par.For(len(recs), func(_, i int) { shape(&recs[i]) })
-	var heldOutDoc func(int) []habilis.Vector
-	if lex != nil && r.sameLex() {
-		heldOutDoc = func(a int) []habilis.Vector {
-			return heldOutDocuments(ctx, lex, recs[a].Tool)
-		}
-	}
-	// Calibration and the index share the Rocchio norms and, with the
-	// lexical embedder alone, the merged space: built once for both.
-	sh := newShared(recs, meta.Embedder.Dim, meta.Embedder.Dim == 0 && r.sameLex())
-	cal := calibrate(recs, fixed, sh, heldOutDoc)
-	if r.cfg.Margin != nil && !cal.Fitted {
-		cal.Margin, cal.MarginSource = *r.cfg.Margin, "config"
-	}
-	for i := range recs {
-		recs[i].Margin = cal.Margin
-		if m := recs[i].Tool.Margin; m != nil {
-			recs[i].Margin = *m
-		}
-	}
-	if meta.Embedder.Dim == 0 {
-		// The background's rule (backgroundZ) was chosen on the lexical
-		// embedder's scores. A model's cosines are compressed into a
-		// narrow band where mean + z deviations can pass the scores of
-		// the tool's own requests, so model catalogs keep the gates
-		// calibrated from their examples until the rule is measured on
-		// them.
-		bv, err := r.background(ctx, emb, lex, len(recs))
-		if err != nil {
-			return nil, err
-		}
-		cal.Background = backgroundGates(recs, sh, bv, lex != nil && r.sameLex())
-		if !cal.Fitted && !hasExamples(recs) {
-			// Without examples the background is the gate.
-			cal.DescriptionThreshold = 0
-		}
-	}
-	if cal.Collides, err = collides(recs, cal, r.cfg.CollisionThreshold); err != nil {
-		// A catalog too large or too odd for the analysis still serves;
-		// its matches just name no collisions.
-		r.cfg.Logger.Warn("collision analysis skipped", "err", err)
-		cal.Collides = nil
-	}
-	calJSON, err := json.Marshal(cal)
-	if err != nil {
-		return nil, fmt.Errorf("selector: encode calibration: %w", err)
-	}
-	meta.Calibration = calJSON
-
-	// Diff against the stored catalog: only changed records are written.
-	b := &habilis.Batch{BaseVersion: snap.Meta.Version, Meta: meta}
-	for i := range recs {
-		rec := &recs[i]
-		o := old[rec.Tool.Name]
-		switch {
-		case o == nil:
-			rep.Added = append(rep.Added, rec.Tool.Name)
-			b.Put = append(b.Put, *rec)
-		case !sameRecord(o, rec):
-			if o.Hash != rec.Hash {
-				rep.Updated = append(rep.Updated, rec.Tool.Name)
-			}
-			b.Put = append(b.Put, *rec)
-		default:
-			rep.Unchanged++
-		}
-	}
-	for _, o := range snap.Records {
-		if _, ok := next[o.Tool.Name]; !ok {
-			rep.Removed = append(rep.Removed, o.Tool.Name)
-			b.Delete = append(b.Delete, o.Tool.Name)
-		}
-	}
-	rep.Tools = len(recs)
-	rep.countExamples(recs)
-	changed := len(b.Put) > 0 || len(b.Delete) > 0 || snap.Meta.Version == 0 ||
-		!metaEqual(snap.Meta, meta)
-	if !changed {
-		rep.Version = snap.Meta.Version
-		rep.Duration = time.Since(start)
-		return rep, r.serveIfIdle(ctx, snap)
-	}
-	newMeta, err := r.store.Write(ctx, b)
-	if err != nil {
-		return nil, fmt.Errorf("selector: write: %w", err)
-	}
-	ix, err := buildIndex(newMeta, cal, emb, lex, r.sameLex(), recs, sh)
-	if err != nil {
-		return nil, err
-	}
-	r.cur.Store(ix)
-	rep.Version = newMeta.Version
-	rep.Duration = time.Since(start)
-	if dropFit {
-		attrs := []any{"fitted_with", snap.Meta.Embedder.Detail(), "embedder", newMeta.Embedder.Detail()}
-		if l := snap.Meta.Lexical; l.Kind != "" && l != snap.Meta.Embedder {
-			attrs = append(attrs, "lexical_fitted_with", l.Detail(), "lexical", newMeta.Lexical.Detail())
-		}
-		r.cfg.Logger.Warn("fitted calibration dropped: it was fitted with other embedders; run fit again", attrs...)
-	}
-	r.cfg.Logger.Info("catalog written", "version", rep.Version, "tools", rep.Tools, "added", len(rep.Added),
-		"updated", len(rep.Updated), "removed", len(rep.Removed), "embedded", rep.Embedded, "duration", rep.Duration)
-	return rep, nil
 }
 
 // hasExamples reports whether any record has examples.
@@ -838,18 +547,6 @@ func (r *Router) serveIfIdle(ctx context.Context, snap *habilis.Snapshot) error 
 	return nil
 }
 
-// unchanged reports whether every new record's tool is stored with the
-// same definition.
-func unchanged(recs []habilis.Record, old map[string]*habilis.Record) bool {
-	for i := range recs {
-		o := old[recs[i].Tool.Name]
-		if o == nil || o.Hash != recs[i].Hash {
-			return false
-		}
-	}
-	return true
-}
-
 // sameRecord reports whether two records would store the same thing.
 func sameRecord(a, b *habilis.Record) bool {
 	if a.Hash != b.Hash || a.Margin != b.Margin || a.Radius != b.Radius || a.HasRadius != b.HasRadius {
@@ -871,52 +568,4 @@ func sameRecord(a, b *habilis.Record) bool {
 
 func sameVector(a, b habilis.Vector) bool {
 	return slices.Equal(a.Dense, b.Dense) && slices.Equal(a.Indices, b.Indices) && slices.Equal(a.Values, b.Values)
-}
-
-func metaEqual(a, b habilis.CatalogMeta) bool {
-	return a.Embedder == b.Embedder && a.Lexical == b.Lexical && slices.Equal(a.EmbedderState, b.EmbedderState) &&
-		slices.Equal(a.LexicalState, b.LexicalState) && calibrationEqual(a.Calibration, b.Calibration)
-}
-
-// calibrationEqual compares two stored calibrations, taking numbers equal
-// within a relative 1e-5: re-estimating an unchanged catalog may differ in
-// the last bits (SIMD sums depend on memory alignment), and that is no
-// change worth a new catalog version.
-func calibrationEqual(a, b json.RawMessage) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return string(a) == string(b)
-	}
-	return near(x, y)
-}
-
-func near(x, y any) bool {
-	switch xv := x.(type) {
-	case float64:
-		yv, ok := y.(float64)
-		return ok && math.Abs(xv-yv) <= 1e-5*max(1, math.Abs(xv), math.Abs(yv))
-	case map[string]any:
-		yv, ok := y.(map[string]any)
-		if !ok || len(xv) != len(yv) {
-			return false
-		}
-		for k, v := range xv {
-			if w, ok := yv[k]; !ok || !near(v, w) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		yv, ok := y.([]any)
-		if !ok || len(xv) != len(yv) {
-			return false
-		}
-		for i := range xv {
-			if !near(xv[i], yv[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	return x == y
 }

@@ -117,6 +117,10 @@ func TestSelectExplainsGate(t *testing.T) {
 			t.Errorf("match %s gate = %v, want radius − margin or the noise floor, %v", m.Tool, m.Gate, want)
 		}
 	}
+}
+
+func TestSelectExplainsHybridGate(t *testing.T) {
+	r, _ := loaded(t)
 	h, err := r.Select(context.Background(), "send an email to dave about lunch", habilis.SelectOptions{K: 3, FailOpen: true})
 	if err != nil {
 		t.Fatal(err)
@@ -158,6 +162,10 @@ func TestSelectExplainsGate(t *testing.T) {
 	if checked == 0 {
 		t.Error("no hybrid match with examples to check the gate score of")
 	}
+}
+
+func TestToolExplainsGate(t *testing.T) {
+	r, _ := loaded(t)
 	info, err := r.Tool("send_email")
 	if err != nil {
 		t.Fatal(err)

@@ -200,41 +200,45 @@ func columns(recs []habilis.Record) (cents, descs, docs []habilis.Vector) {
 	return cents, descs, docs
 }
 
+// triEntry is one term of a row's three vectors: the term, then its slot
+// once slots are assigned, and its three weights.
+type triEntry struct {
+	term uint32
+	w    [3]float32
+}
+
+// mergeRow merges three vectors by term (their indices ascend), so that
+// postings come out in row order and no per-row map is needed.
+func mergeRow(vs [3]habilis.Vector) []triEntry {
+	var pos [3]int
+	row := make([]triEntry, 0, max(len(vs[0].Indices), len(vs[1].Indices), len(vs[2].Indices)))
+	for {
+		t, any := uint32(math.MaxUint32), false
+		for k, v := range vs {
+			if pos[k] < len(v.Indices) && v.Indices[pos[k]] <= t {
+				t, any = v.Indices[pos[k]], true
+			}
+		}
+		if !any {
+			return row
+		}
+		e := triEntry{term: t}
+		for k, v := range vs {
+			if pos[k] < len(v.Indices) && v.Indices[pos[k]] == t {
+				e.w[k] = v.Values[pos[k]]
+				pos[k]++
+			}
+		}
+		row = append(row, e)
+	}
+}
+
 func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 	s := &triSpace{rows: len(a)}
-	// Each row's three vectors merged by term (their indices ascend), so
-	// postings come out in row order and no per-row map is needed. Rows
-	// are merged, and later given their slots, on every core.
-	type entry struct {
-		term uint32 // the term, then its slot once slots are assigned
-		w    [3]float32
-	}
-	merged := make([][]entry, len(a))
-	par.For(len(a), func(_, r int) {
-		vs := [3]habilis.Vector{a[r], b[r], c[r]}
-		var pos [3]int
-		row := make([]entry, 0, max(len(vs[0].Indices), len(vs[1].Indices), len(vs[2].Indices)))
-		for {
-			t, any := uint32(math.MaxUint32), false
-			for k, v := range vs {
-				if pos[k] < len(v.Indices) && v.Indices[pos[k]] <= t {
-					t, any = v.Indices[pos[k]], true
-				}
-			}
-			if !any {
-				break
-			}
-			e := entry{term: t}
-			for k, v := range vs {
-				if pos[k] < len(v.Indices) && v.Indices[pos[k]] == t {
-					e.w[k] = v.Values[pos[k]]
-					pos[k]++
-				}
-			}
-			row = append(row, e)
-		}
-		merged[r] = row
-	})
+	// Each row's three vectors merged by term, on every core; rows are
+	// later given their slots on every core too.
+	merged := make([][]triEntry, len(a))
+	par.For(len(a), func(_, r int) { merged[r] = mergeRow([3]habilis.Vector{a[r], b[r], c[r]}) })
 	// The distinct terms in ascending order, which is their slots' order
 	// and makes the layout deterministic.
 	var set terms.Set

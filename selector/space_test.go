@@ -37,6 +37,30 @@ func naiveDot(q, v habilis.Vector) float32 {
 	return s
 }
 
+// randomTriRows returns rows random centroids, descriptions and
+// documents over vocab terms: descriptions are short, every fifth row has
+// no centroid (a tool without examples), some have no document, and one
+// description stores a zero weight.
+func randomTriRows(rng *rand.Rand, rows, vocab int) (cents, descs, docs []habilis.Vector) {
+	cents = make([]habilis.Vector, rows)
+	descs = make([]habilis.Vector, rows)
+	docs = make([]habilis.Vector, rows)
+	for r := range rows {
+		if r%5 != 0 {
+			cents[r] = randSparse(rng, vocab, 0.1)
+		}
+		descs[r] = randSparse(rng, vocab, 0.02)
+		if r%7 != 3 {
+			docs[r] = randSparse(rng, vocab, 0.15)
+		}
+	}
+	if rows > 1 {
+		// A stored zero weight scores like an absent one.
+		descs[1] = habilis.Vector{Indices: []uint32{4, 9}, Values: []float32{0, 0.5}}
+	}
+	return cents, descs, docs
+}
+
 // TestTriSpaceExact checks that the merged index scores every row of each
 // set exactly as a naive dot product does, on random sparse rows where
 // descriptions are short, some rows are empty and the query has terms no
@@ -45,35 +69,16 @@ func TestTriSpaceExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	const vocab = 300
 	for _, rows := range []int{0, 1, 37, 500} {
-		cents := make([]habilis.Vector, rows)
-		descs := make([]habilis.Vector, rows)
-		docs := make([]habilis.Vector, rows)
-		for r := range rows {
-			if r%5 != 0 { // every fifth row has no centroid, like a tool without examples
-				cents[r] = randSparse(rng, vocab, 0.1)
-			}
-			descs[r] = randSparse(rng, vocab, 0.02)
-			if r%7 != 3 { // and some have no document either
-				docs[r] = randSparse(rng, vocab, 0.15)
-			}
-		}
-		if rows > 1 {
-			// A stored zero weight scores like an absent one.
-			descs[1] = habilis.Vector{Indices: []uint32{4, 9}, Values: []float32{0, 0.5}}
-		}
+		cents, descs, docs := randomTriRows(rng, rows, vocab)
 		s := newTriSpace(cents, descs, docs)
 		acc := make([][4]float32, rows)
-		got := [3][]float32{make([]float32, rows), make([]float32, rows), make([]float32, rows)}
 		for range 20 {
 			q := randSparse(rng, vocab+50, 0.2)
 			s.accumulate(q, acc, nil)
-			for r, a := range acc {
-				got[0][r], got[1][r], got[2][r] = a[0], a[1], a[2]
-			}
 			for k, set := range [3][]habilis.Vector{cents, descs, docs} {
 				for r := range rows {
-					if want := naiveDot(q, set[r]); got[k][r] != want {
-						t.Fatalf("rows %d: set %d row %d: score %v, want %v", rows, k, r, got[k][r], want)
+					if want := naiveDot(q, set[r]); acc[r][k] != want {
+						t.Fatalf("rows %d: set %d row %d: score %v, want %v", rows, k, r, acc[r][k], want)
 					}
 				}
 			}

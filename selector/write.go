@@ -1,0 +1,545 @@
+package selector
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/par"
+)
+
+// The write path is a pipeline of phases over one change:
+//
+//	plan    the new catalog by name, and which calibration it keeps (pure)
+//	fit     the corpus embedders fitted to the new catalog's texts
+//	reuse   the records, with every stored vector that is still valid,
+//	        and the texts left to embed (pure)
+//	embed   those texts, through the embedders
+//	derive  centroids, radii, calibration, margins and collisions (pure)
+//	diff    the batch of changed records and the report (pure)
+//	commit  the store's write, then the new index swapped in
+//
+// A write whose tools, fitted embedders and calibration are all unchanged
+// stops after reuse: nothing is embedded, analysed or written.
+
+// writeRequest is what one write asks for.
+type writeRequest struct {
+	// tools are put into the catalog, or make it up whole with replace.
+	tools   []habilis.Tool
+	deletes []string
+	replace bool
+	// calibration, when set, is one learned by fit, stored instead of the
+	// catalog's own estimate.
+	calibration *Calibration
+	// progress, when set, is called as texts are embedded.
+	progress func(done, total int)
+}
+
+// change is one write in the making: the stored catalog it starts from,
+// the request, and what each phase derives, in the order of the phases.
+type change struct {
+	snap  *habilis.Snapshot
+	req   writeRequest
+	start time.Time
+	rep   *LoadReport
+
+	// plan
+	old       map[string]*habilis.Record // the stored records by name
+	next      map[string]habilis.Tool    // the new catalog by name
+	names     []string                   // next's names, sorted
+	descTexts []string                   // each tool's description text, by names
+	stored    Calibration                // the stored calibration
+	fixed     *Calibration               // what calibrate keeps fit's fields from, or nil
+	dropFit   bool                       // a fitted calibration is dropped (a reindex)
+
+	// fit
+	meta habilis.CatalogMeta // the new meta; Embedder and Calibration come later
+	emb  embedders
+
+	// reuse
+	recs []habilis.Record // by names
+	work embedWork
+
+	// derive
+	sh  *shared
+	cal Calibration
+
+	// diff
+	batch *habilis.Batch
+}
+
+// embedWork is the texts a write embeds, each with the vector it fills.
+type embedWork struct {
+	embTexts, lexTexts []string
+	embSlots, lexSlots []slot
+}
+
+func (w *embedWork) total() int { return len(w.embTexts) + len(w.lexTexts) }
+
+// slot is where an embedded vector goes: a record's description, one of
+// its examples, or its document.
+type slot struct {
+	rec  int
+	kind slotKind
+	ex   int
+}
+
+type slotKind int
+
+const (
+	slotDescription slotKind = iota
+	slotExample
+	slotDocument
+)
+
+// write runs the phases of one change of the catalog in snap.
+func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, req writeRequest) (*LoadReport, error) {
+	c, err := planChange(snap, req, r.mismatch(snap.Meta) != nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.fitEmbedders(ctx, c); err != nil {
+		return nil, err
+	}
+	planReuse(c)
+	if c.unchanged() {
+		c.rep.Unchanged, c.rep.Tools, c.rep.Version = len(c.recs), len(c.recs), snap.Meta.Version
+		return c.finish(), r.serveIfIdle(ctx, snap)
+	}
+	if err := r.embed(ctx, c); err != nil {
+		return nil, err
+	}
+	if err := r.derive(ctx, c); err != nil {
+		return nil, err
+	}
+	if !diff(c) {
+		c.rep.Version = snap.Meta.Version
+		return c.finish(), r.serveIfIdle(ctx, snap)
+	}
+	return r.commit(ctx, c)
+}
+
+// planChange is the plan phase: the new catalog (snap's tools, those
+// replaced or added by req, less req's deletes) and the calibration it
+// keeps. mismatched says that snap's vectors were made by other embedders
+// than the router's (a reindex).
+func planChange(snap *habilis.Snapshot, req writeRequest, mismatched bool) (*change, error) {
+	c := &change{snap: snap, req: req, start: time.Now(), rep: &LoadReport{}}
+	c.old = make(map[string]*habilis.Record, len(snap.Records))
+	for i := range snap.Records {
+		c.old[snap.Records[i].Tool.Name] = &snap.Records[i]
+	}
+	c.next = make(map[string]habilis.Tool, len(snap.Records)+len(req.tools))
+	if !req.replace {
+		for _, rec := range snap.Records {
+			c.next[rec.Tool.Name] = rec.Tool
+		}
+	}
+	for _, t := range req.tools {
+		c.next[t.Name] = t
+	}
+	for _, n := range req.deletes {
+		delete(c.next, n)
+	}
+	c.names = make([]string, 0, len(c.next))
+	for n := range c.next {
+		c.names = append(c.names, n)
+	}
+	slices.Sort(c.names)
+	c.descTexts = make([]string, len(c.names))
+	for i, n := range c.names {
+		c.descTexts[i] = descriptionText(c.next[n])
+	}
+
+	var err error
+	c.stored, err = decodeCalibration(snap.Meta.Calibration)
+	if err != nil && snap.Meta.Version > 0 {
+		return nil, err
+	}
+	if snap.Meta.Version > 0 {
+		c.fixed = &c.stored
+	}
+	if req.calibration != nil {
+		c.fixed = req.calibration
+	}
+	// What fit learned (thresholds, weights, priors) is on the scale of
+	// the scores of the embedders it was fitted with. Re-embedding the
+	// catalog with another one recalibrates from the examples instead.
+	c.dropFit = c.fixed != nil && c.fixed.Fitted && req.calibration == nil && mismatched
+	if c.dropFit {
+		c.fixed = nil
+	}
+	return c, nil
+}
+
+// corpus returns every document text of the new catalog: what corpus
+// embedders are fitted to.
+func (c *change) corpus() []string {
+	var corpus []string
+	for i, n := range c.names {
+		corpus = append(corpus, c.descTexts[i])
+		corpus = append(corpus, c.next[n].Examples...)
+	}
+	// A corpus embedder's term weights come from at least as many texts
+	// as the background holds: a small catalog is topped up with
+	// background requests, so that even a catalog of a few tools knows
+	// which words every request uses ("what", "can", "me"). A large
+	// catalog's own texts say it better: on MetaTool's 2,200 texts, adding
+	// the background lowered ranking top-1 on half a.
+	bg := backgroundRequests()
+	return append(corpus, bg[:max(0, len(bg)-len(corpus))]...)
+}
+
+// fitEmbedders is the fit phase: the router's corpus embedders fitted to
+// the new catalog, their states in the new meta.
+func (r *Router) fitEmbedders(ctx context.Context, c *change) error {
+	corpus := c.corpus()
+	c.emb = embedders{emb: r.base, sameLex: r.sameLex()}
+	if ce, ok := r.base.(habilis.CorpusEmbedder); ok {
+		fitted, state, err := ce.Fit(ctx, corpus)
+		if err != nil {
+			return fmt.Errorf("selector: fit embedder: %w", err)
+		}
+		c.emb.emb, c.meta.EmbedderState = fitted, state
+	}
+	if r.lex == nil {
+		return nil
+	}
+	if c.emb.sameLex {
+		c.emb.lex, c.meta.LexicalState = c.emb.emb, c.meta.EmbedderState
+	} else {
+		fitted, state, err := r.lex.Fit(ctx, corpus)
+		if err != nil {
+			return fmt.Errorf("selector: fit lexical embedder: %w", err)
+		}
+		c.emb.lex, c.meta.LexicalState = fitted, state
+	}
+	c.meta.Lexical = c.emb.lex.Info()
+	return nil
+}
+
+// planReuse is the reuse phase: the new catalog's records, with the
+// stored vectors whose embedder (fitted statistics included) and text are
+// unchanged, and the texts left to embed.
+func planReuse(c *change) {
+	meta := c.snap.Meta
+	sameEmb := meta.Version > 0 && meta.Embedder == c.emb.emb.Info()
+	sameLex := meta.Version > 0 && c.emb.lex != nil && meta.Lexical == c.emb.lex.Info()
+	c.recs = make([]habilis.Record, len(c.names))
+	for i, n := range c.names {
+		t := c.next[n]
+		c.recs[i] = habilis.Record{Tool: t, Hash: t.Hash(), ExampleVectors: make([]habilis.Vector, len(t.Examples))}
+		o := c.old[n]
+		var oldDesc string
+		if o != nil {
+			oldDesc = descriptionText(o.Tool)
+		}
+		if o != nil && sameEmb {
+			c.reuseEmbedded(i, o, oldDesc == c.descTexts[i])
+		} else {
+			c.embedAfresh(i)
+		}
+		if c.emb.lex == nil {
+			continue
+		}
+		doc := documentText(c.descTexts[i], t.Examples)
+		if o != nil && sameLex && documentText(oldDesc, o.Tool.Examples) == doc {
+			c.recs[i].DocumentVector = o.DocumentVector
+			c.rep.Reused++
+		} else {
+			c.work.lexTexts = append(c.work.lexTexts, doc)
+			c.work.lexSlots = append(c.work.lexSlots, slot{rec: i, kind: slotDocument})
+		}
+	}
+}
+
+// reuseEmbedded takes record i's description vector (when sameDesc) and
+// its example vectors from o where the texts match, and plans the rest.
+func (c *change) reuseEmbedded(i int, o *habilis.Record, sameDesc bool) {
+	rec := &c.recs[i]
+	oldEx := make(map[string]habilis.Vector, len(o.Tool.Examples))
+	for k, e := range o.Tool.Examples {
+		oldEx[e] = o.ExampleVectors[k]
+	}
+	if sameDesc {
+		rec.DescriptionVector = o.DescriptionVector
+		c.rep.Reused++
+	} else {
+		c.planEmbed(i, slotDescription, 0, c.descTexts[i])
+	}
+	for k, e := range rec.Tool.Examples {
+		if v, ok := oldEx[e]; ok {
+			rec.ExampleVectors[k] = v
+			c.rep.Reused++
+			continue
+		}
+		c.planEmbed(i, slotExample, k, e)
+	}
+}
+
+// embedAfresh plans the embedding of record i's description and examples.
+func (c *change) embedAfresh(i int) {
+	c.planEmbed(i, slotDescription, 0, c.descTexts[i])
+	for k, e := range c.recs[i].Tool.Examples {
+		c.planEmbed(i, slotExample, k, e)
+	}
+}
+
+func (c *change) planEmbed(rec int, kind slotKind, ex int, text string) {
+	c.work.embTexts = append(c.work.embTexts, text)
+	c.work.embSlots = append(c.work.embSlots, slot{rec: rec, kind: kind, ex: ex})
+}
+
+// unchanged reports a change that changes nothing: the same tools, the
+// same fitted embedders and no new calibration, so that nothing needs
+// recomputing (calibration and collision analysis cost far more than
+// this comparison).
+func (c *change) unchanged() bool {
+	meta := c.snap.Meta
+	if c.work.total() != 0 || c.req.calibration != nil || len(c.recs) != len(c.snap.Records) {
+		return false
+	}
+	for i := range c.recs {
+		if o := c.old[c.recs[i].Tool.Name]; o == nil || o.Hash != c.recs[i].Hash {
+			return false
+		}
+	}
+	return meta.Embedder == c.emb.emb.Info() && (c.emb.lex == nil || meta.Lexical == c.emb.lex.Info())
+}
+
+// finish completes the report of a change that ends here.
+func (c *change) finish() *LoadReport {
+	c.rep.countExamples(c.recs)
+	c.rep.Duration = time.Since(c.start)
+	return c.rep
+}
+
+// embed is the embed phase: the planned texts embedded and placed in the
+// records.
+func (r *Router) embed(ctx context.Context, c *change) error {
+	done, total := 0, c.work.total()
+	report := func(n int) {
+		done += n
+		if c.req.progress != nil {
+			c.req.progress(done, total)
+		}
+	}
+	embVecs, err := r.embedAll(ctx, c.emb.emb, c.work.embTexts, report)
+	if err != nil {
+		return err
+	}
+	c.meta.Embedder = c.emb.emb.Info() // a dense embedder knows its dimension now
+	if err := checkDim(c.meta.Embedder, embVecs); err != nil {
+		return err
+	}
+	for k, s := range c.work.embSlots {
+		if s.kind == slotDescription {
+			c.recs[s.rec].DescriptionVector = embVecs[k]
+		} else {
+			c.recs[s.rec].ExampleVectors[s.ex] = embVecs[k]
+		}
+	}
+	if c.emb.lex != nil {
+		lexVecs, err := r.embedAll(ctx, c.emb.lex, c.work.lexTexts, report)
+		if err != nil {
+			return err
+		}
+		for k, s := range c.work.lexSlots {
+			c.recs[s.rec].DocumentVector = lexVecs[k]
+		}
+	}
+	c.rep.Embedded = total
+	return nil
+}
+
+// derive is the derive phase: every record's centroid and radius, the
+// calibration with its background gates, the margins and the collisions.
+func (r *Router) derive(ctx context.Context, c *change) error {
+	calibrateChange(ctx, c, r.cfg)
+	if c.meta.Embedder.Dim == 0 {
+		// The background's rule (backgroundZ) was chosen on the lexical
+		// embedder's scores. A model's cosines are compressed into a
+		// narrow band where mean + z deviations can pass the scores of
+		// the tool's own requests, so model catalogs keep the gates
+		// calibrated from their examples until the rule is measured on
+		// them.
+		bv, err := r.background(ctx, c.emb.emb, c.emb.lex, len(c.recs))
+		if err != nil {
+			return err
+		}
+		c.cal.Background = backgroundGates(c.recs, c.sh, bv, c.emb.lex != nil && c.emb.sameLex)
+		if !c.cal.Fitted && !hasExamples(c.recs) {
+			// Without examples the background is the gate.
+			c.cal.DescriptionThreshold = 0
+		}
+	}
+	var err error
+	if c.cal.Collides, err = collides(c.recs, c.cal, r.cfg.CollisionThreshold); err != nil {
+		// A catalog too large or too odd for the analysis still serves;
+		// its matches just name no collisions.
+		r.cfg.Logger.Warn("collision analysis skipped", "err", err)
+		c.cal.Collides = nil
+	}
+	raw, err := json.Marshal(c.cal)
+	if err != nil {
+		return fmt.Errorf("selector: encode calibration: %w", err)
+	}
+	c.meta.Calibration = raw
+	return nil
+}
+
+// calibrateChange computes every record's centroid and radius, the
+// shared spaces, the calibration from the records' own examples (keeping
+// what fit learned) and the margins. It runs no embedder but the lexical
+// one, to rebuild documents without a held-out example.
+func calibrateChange(ctx context.Context, c *change, cfg Config) {
+	recs := c.recs
+	par.For(len(recs), func(_, i int) { shape(&recs[i]) })
+	var heldOutDoc func(int) []habilis.Vector
+	if c.emb.lex != nil && c.emb.sameLex {
+		heldOutDoc = func(a int) []habilis.Vector {
+			return heldOutDocuments(ctx, c.emb.lex, recs[a].Tool)
+		}
+	}
+	// Calibration and the index share the Rocchio norms and, with the
+	// lexical embedder alone, the merged space: built once for both.
+	dim := c.meta.Embedder.Dim
+	c.sh = newShared(recs, dim, c.emb.merged(dim))
+	c.cal = calibrate(recs, c.fixed, c.sh, heldOutDoc)
+	if cfg.Margin != nil && !c.cal.Fitted {
+		c.cal.Margin, c.cal.MarginSource = *cfg.Margin, "config"
+	}
+	for i := range recs {
+		recs[i].Margin = c.cal.Margin
+		if m := recs[i].Tool.Margin; m != nil {
+			recs[i].Margin = *m
+		}
+	}
+}
+
+// diff is the diff phase: the batch of records that changed and the
+// report. It reports whether there is anything to write.
+func diff(c *change) bool {
+	snap := c.snap
+	rep := c.rep
+	b := &habilis.Batch{BaseVersion: snap.Meta.Version, Meta: c.meta}
+	for i := range c.recs {
+		rec := &c.recs[i]
+		o := c.old[rec.Tool.Name]
+		switch {
+		case o == nil:
+			rep.Added = append(rep.Added, rec.Tool.Name)
+			b.Put = append(b.Put, *rec)
+		case !sameRecord(o, rec):
+			if o.Hash != rec.Hash {
+				rep.Updated = append(rep.Updated, rec.Tool.Name)
+			}
+			b.Put = append(b.Put, *rec)
+		default:
+			rep.Unchanged++
+		}
+	}
+	for _, o := range snap.Records {
+		if _, ok := c.next[o.Tool.Name]; !ok {
+			rep.Removed = append(rep.Removed, o.Tool.Name)
+			b.Delete = append(b.Delete, o.Tool.Name)
+		}
+	}
+	rep.Tools = len(c.recs)
+	c.batch = b
+	return len(b.Put) > 0 || len(b.Delete) > 0 || snap.Meta.Version == 0 || !c.sameMeta()
+}
+
+// sameMeta reports whether the new meta stores what the stored one does:
+// the same embedders, states and calibration.
+func (c *change) sameMeta() bool {
+	a, b := c.snap.Meta, c.meta
+	return a.Embedder == b.Embedder && a.Lexical == b.Lexical && slices.Equal(a.EmbedderState, b.EmbedderState) &&
+		slices.Equal(a.LexicalState, b.LexicalState) && len(a.Calibration) > 0 && sameCalibration(c.stored, c.cal)
+}
+
+// commit is the commit phase: the batch written, the new index built and
+// swapped in.
+func (r *Router) commit(ctx context.Context, c *change) (*LoadReport, error) {
+	newMeta, err := r.store.Write(ctx, c.batch)
+	if err != nil {
+		return nil, fmt.Errorf("selector: write: %w", err)
+	}
+	ix, err := buildIndex(newMeta, c.cal, c.emb, c.recs, c.sh)
+	if err != nil {
+		return nil, err
+	}
+	r.cur.Store(ix)
+	rep := c.rep
+	rep.Version = newMeta.Version
+	rep.countExamples(c.recs)
+	rep.Duration = time.Since(c.start)
+	if c.dropFit {
+		old := c.snap.Meta
+		attrs := []any{"fitted_with", old.Embedder.Detail(), "embedder", newMeta.Embedder.Detail()}
+		if l := old.Lexical; l.Kind != "" && l != old.Embedder {
+			attrs = append(attrs, "lexical_fitted_with", l.Detail(), "lexical", newMeta.Lexical.Detail())
+		}
+		r.cfg.Logger.Warn("fitted calibration dropped: it was fitted with other embedders; run fit again", attrs...)
+	}
+	r.cfg.Logger.Info("catalog written", "version", rep.Version, "tools", rep.Tools, "added", len(rep.Added),
+		"updated", len(rep.Updated), "removed", len(rep.Removed), "embedded", rep.Embedded, "duration", rep.Duration)
+	return rep, nil
+}
+
+// sameCalibration compares two calibrations field by field, taking
+// numbers equal within a relative 1e-5: re-estimating an unchanged catalog
+// may differ in the last bits (SIMD sums depend on memory alignment), and
+// that is no change worth a new catalog version. Empty and nil maps and
+// slices are equal, as they are once stored.
+func sameCalibration(a, b Calibration) bool {
+	return near(reflect.ValueOf(a), reflect.ValueOf(b))
+}
+
+// near is sameCalibration's comparison of any two values of one type.
+func near(x, y reflect.Value) bool {
+	switch x.Kind() {
+	case reflect.Float32, reflect.Float64:
+		a, b := x.Float(), y.Float()
+		return math.Abs(a-b) <= 1e-5*max(1, math.Abs(a), math.Abs(b))
+	case reflect.Struct:
+		for i := range x.NumField() {
+			if !near(x.Field(i), y.Field(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Map:
+		if x.Len() != y.Len() {
+			return false
+		}
+		for it := x.MapRange(); it.Next(); {
+			w := y.MapIndex(it.Key())
+			if !w.IsValid() || !near(it.Value(), w) {
+				return false
+			}
+		}
+		return true
+	case reflect.Slice, reflect.Array:
+		if x.Len() != y.Len() {
+			return false
+		}
+		for i := range x.Len() {
+			if !near(x.Index(i), y.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Pointer:
+		if x.IsNil() || y.IsNil() {
+			return x.IsNil() == y.IsNil()
+		}
+		return near(x.Elem(), y.Elem())
+	}
+	return x.Equal(y)
+}
