@@ -123,7 +123,16 @@ func toolInfoToProto(ti *selector.ToolInfo) *habilisv1.GetToolResponse {
 		Margin:        ti.Margin,
 		Threshold:     ti.Threshold,
 		CollidesWith:  ti.CollidesWith,
+		Gates:         gatesToProto(ti.Gates),
 	}
+}
+
+func gatesToProto(g map[habilis.Mode]float32) map[string]float32 {
+	out := make(map[string]float32, len(g))
+	for m, x := range g {
+		out[string(m)] = x
+	}
+	return out
 }
 
 func toolInfoFromProto(p *habilisv1.GetToolResponse) *selector.ToolInfo {
@@ -136,7 +145,16 @@ func toolInfoFromProto(p *habilisv1.GetToolResponse) *selector.ToolInfo {
 		Margin:        p.GetMargin(),
 		Threshold:     p.GetThreshold(),
 		CollidesWith:  nonNil(p.GetCollidesWith()),
+		Gates:         gatesFromProto(p.GetGates()),
 	}
+}
+
+func gatesFromProto(g map[string]float32) map[habilis.Mode]float32 {
+	out := make(map[habilis.Mode]float32, len(g))
+	for m, x := range g {
+		out[habilis.Mode(m)] = x
+	}
+	return out
 }
 
 func reportToProto(r *selector.LoadReport) *habilisv1.WriteReport {

@@ -30,12 +30,21 @@
 //
 // # Severity
 //
-// Severity grows with the evidence, so adding evidence never lowers it:
-//   - high: at least Options.MinMisroutes examples (both directions together)
-//     are routed to the other tool, or c_a·c_b ≥ Threshold + 0.1;
-//   - medium: some example leaks into the other tool, or one centroid passes
-//     the other's gate;
-//   - low: the centroids are similar (c_a·c_b ≥ Threshold) and nothing else.
+// Severity rests on evidence that a real request would be misrouted: an
+// example that, left out of its own tool, is routed to the other tool and
+// passes its gate (a misroute) is such a request. It grows with the
+// evidence, so adding evidence never lowers it:
+//   - high: at least Options.MinMisroutes misroutes (both directions
+//     together), or c_a·c_b ≥ Threshold + 0.1;
+//   - medium: one misroute;
+//   - low: similar centroids (c_a·c_b ≥ Threshold) or overlapping gates
+//     (examples of one pass the other's gate, or a centroid does) and
+//     nothing else: a request in the overlap still goes to the tool it is
+//     nearer.
+//
+// Which tool an example is routed to is decided as hybrid mode ranks, by
+// the Rocchio score: a tool's examples with its description as one more
+// example (the centroid alone for records without a description vector).
 //
 // # Cost
 //
@@ -261,7 +270,7 @@ func leakOrder(a, b habilis.Leak) int {
 // add records a leak.
 func (p *pair) add(l habilis.Leak, limit int) {
 	p.nLeaks++
-	if l.RanksFirst {
+	if l.RanksFirst && l.PassesGate {
 		p.misroutes++
 	}
 	p.keep(l, limit)
@@ -299,7 +308,7 @@ func (c *catalog) severity(p *pair, opts Options) habilis.Severity {
 	switch {
 	case p.misroutes >= opts.MinMisroutes, p.sim >= opts.Threshold+highDelta:
 		return habilis.SeverityHigh
-	case p.nLeaks > 0, p.sim >= c.tools[p.i].gate, p.sim >= c.tools[p.j].gate:
+	case p.misroutes > 0:
 		return habilis.SeverityMedium
 	}
 	return habilis.SeverityLow

@@ -83,6 +83,9 @@ func toSparse(recs []habilis.Record) []habilis.Record {
 	out := make([]habilis.Record, len(recs))
 	for i, r := range recs {
 		r.Centroid = conv(r.Centroid)
+		if r.DescriptionVector.Dense != nil {
+			r.DescriptionVector = conv(r.DescriptionVector)
+		}
 		evs := make([]habilis.Vector, len(r.ExampleVectors))
 		for k, v := range r.ExampleVectors {
 			evs[k] = conv(v)
@@ -180,8 +183,9 @@ func TestPairsCapOverlap(t *testing.T) {
 		{theta: 20, overlap: rad(-20), severity: habilis.SeverityLow},
 		{theta: 40, overlap: rad(20), severity: habilis.SeverityLow},
 		// A cap of 70° contains the other centroid: the typical request of
-		// one tool passes the other's gate.
-		{theta: 70, overlap: rad(80), severity: habilis.SeverityMedium},
+		// one tool passes the other's gate, but it still goes to its own
+		// tool, so nothing says a request would be misrouted.
+		{theta: 70, overlap: rad(80), severity: habilis.SeverityLow},
 	}
 	for _, tt := range tests {
 		r := float32(math.Cos(rad(tt.theta)))
@@ -256,13 +260,13 @@ func TestOneExampleUsesCatalogThreshold(t *testing.T) {
 		{catalog: 0.5, want: []habilis.Collision{{
 			A: "a", B: "solo", CentroidSimilarity: float32(sim),
 			Overlap: float32(thetaA + math.Acos(0.5) - math.Acos(sim)),
-			Leaks:   []habilis.Leak{a2}, Severity: habilis.SeverityMedium,
+			Leaks:   []habilis.Leak{a2}, Severity: habilis.SeverityLow,
 		}}},
 		// Below c_a·c_solo, a's centroid itself passes solo's gate.
 		{catalog: 0.3, want: []habilis.Collision{{
 			A: "a", B: "solo", CentroidSimilarity: float32(sim),
 			Overlap: float32(thetaA + math.Acos(0.3) - math.Acos(sim)),
-			Leaks:   []habilis.Leak{a2}, Severity: habilis.SeverityMedium,
+			Leaks:   []habilis.Leak{a2}, Severity: habilis.SeverityLow,
 		}}},
 	}
 	for _, tt := range tests {
@@ -293,7 +297,8 @@ func TestFindLeaveOneOut(t *testing.T) {
 		Overlap: float32(math.Acos(1.6/math.Sqrt(1.6*1.6+0.8*0.8)) + math.Acos(0.99) - math.Acos(sim)),
 		Leaks: []habilis.Leak{{From: "a", Into: "b", Example: "x2", Score: 0.8, OwnScore: 0.6,
 			RanksFirst: true}},
-		Severity: habilis.SeverityMedium,
+		// Ranked first but refused by b's gate: not a misroute.
+		Severity: habilis.SeverityLow,
 	}}
 	for _, rs := range [][]habilis.Record{recs, toSparse(recs)} {
 		got, err := Find(rs, Options{CatalogThreshold: 0.99})
@@ -302,6 +307,15 @@ func TestFindLeaveOneOut(t *testing.T) {
 		}
 		if diff := cmp.Diff(want, got, approx...); diff != "" {
 			t.Errorf("Find mismatch (-want +got):\n%s", diff)
+		}
+		// With b's gate at 0.7 the example is routed to b and accepted
+		// there: a request like it would be misrouted.
+		got, err = Find(rs, Options{CatalogThreshold: 0.7})
+		if err != nil {
+			t.Fatalf("Find: %v", err)
+		}
+		if len(got) != 1 || got[0].Severity != habilis.SeverityMedium || len(got[0].Leaks) != 1 || !got[0].Leaks[0].PassesGate || !got[0].Leaks[0].RanksFirst {
+			t.Errorf("Find(gate 0.7) = %+v, want one medium collision with x2 misrouted into b", got)
 		}
 	}
 }
@@ -317,8 +331,8 @@ func planted(t *testing.T) []habilis.Record {
 	}{
 		{"e", "f", 0.85, 0.99}, // low: similar centroids only
 		{"x", "y", 0.95, 0.99}, // high: very similar
-		{"g", "h", 0.5, 0.4},   // medium: each centroid in the other's gate
-		{"c", "d", 0.5, 0.4},   // medium, same strength as g-h: names decide
+		{"g", "h", 0.5, 0.4},   // low: each centroid in the other's gate
+		{"c", "d", 0.5, 0.4},   // low, same strength as g-h: names decide
 		{"q", "p", 0.99, 0.99}, // high, stronger than x-y
 	}
 	var recs []habilis.Record
@@ -348,9 +362,9 @@ func TestPairsSorted(t *testing.T) {
 	want := []row{
 		{"p", "q", habilis.SeverityHigh},
 		{"x", "y", habilis.SeverityHigh},
-		{"c", "d", habilis.SeverityMedium},
-		{"g", "h", habilis.SeverityMedium},
 		{"e", "f", habilis.SeverityLow},
+		{"c", "d", habilis.SeverityLow},
+		{"g", "h", habilis.SeverityLow},
 	}
 	if diff := cmp.Diff(want, rows); diff != "" {
 		t.Errorf("Pairs order mismatch (-want +got):\n%s", diff)
@@ -569,6 +583,35 @@ func TestFindRepeatable(t *testing.T) {
 		}
 		if diff := cmp.Diff(first, got); diff != "" {
 			t.Fatalf("Find differs between runs (-first +again):\n%s", diff)
+		}
+	}
+}
+
+func TestFindRoutesByRocchio(t *testing.T) {
+	// As in TestFindLeaveOneOut, x2 left out of a scores 0.6 at a's
+	// centroid and 0.8 at b's. With the descriptions as one more example
+	// each, as hybrid mode ranks, a's description (along e2) takes x2
+	// back: (0.6 + 0.8)/√2 ≈ 0.99 at a against 0.8/√2 ≈ 0.57 at b.
+	recs := []habilis.Record{
+		denseTool("a", 0, ex{"x1", unit(1, 0, 0)}, ex{"x2", unit(0.6, 0.8, 0)}),
+		denseTool("b", 0, ex{"y1", unit(0, 1, 0)}),
+	}
+	recs[0].DescriptionVector = habilis.Vector{Dense: unit(0, 1, 0)}
+	recs[1].DescriptionVector = habilis.Vector{Dense: unit(0, 0, 1)}
+	for _, rs := range [][]habilis.Record{recs, toSparse(recs)} {
+		got, err := Find(rs, Options{CatalogThreshold: 0.7})
+		if err != nil {
+			t.Fatalf("Find: %v", err)
+		}
+		for _, c := range got {
+			for _, l := range c.Leaks {
+				if l.RanksFirst {
+					t.Errorf("Find: leak %+v ranks first, want a's description to keep x2 at a", l)
+				}
+			}
+			if c.Severity != habilis.SeverityLow {
+				t.Errorf("Find: %s-%s %s, want low without a misroute", c.A, c.B, c.Severity)
+			}
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/internal/par"
+	"github.com/habilis-router/habilis/internal/vec"
 )
 
 // leaks adds to ps every example leak, leave-one-out: an example is scored
@@ -34,6 +35,7 @@ func (c *catalog) leaks(ps pairSet, opts Options) error {
 	if c.sparse {
 		ix, open = c.newIndex(), c.openGates()
 	}
+	roc := c.rocchioNorms()
 	nw := par.Workers(n)
 	found := make([]pairSet, nw)
 	scratch := make([]*leakScratch, nw)
@@ -42,7 +44,7 @@ func (c *catalog) leaks(ps pairSet, opts Options) error {
 		scratch[w] = &leakScratch{scores: make([]float32, n), seen: make([]bool, n)}
 	}
 	par.For(n, func(w, a int) {
-		c.toolLeaks(a, ix, open, scratch[w], found[w], opts)
+		c.toolLeaks(a, ix, open, roc, scratch[w], found[w], opts)
 	})
 	for _, f := range found {
 		for k, q := range f {
@@ -71,7 +73,7 @@ type leakScratch struct {
 }
 
 // toolLeaks finds the leaks of tool a's examples into found.
-func (c *catalog) toolLeaks(a int, ix *index, open []int, s *leakScratch, found pairSet, opts Options) {
+func (c *catalog) toolLeaks(a int, ix *index, open []int, roc []rocchio, s *leakScratch, found pairSet, opts Options) {
 	rec := &c.recs[c.tools[a].rec]
 	evs := rec.ExampleVectors
 	if len(evs) < 2 {
@@ -171,10 +173,23 @@ func (c *catalog) toolLeaks(a int, ix *index, open []int, s *leakScratch, found 
 			c.slab.Scores(ev.Dense, scores)
 		}
 
+		// Which tool the example would be routed to is decided as hybrid
+		// mode ranks: by the Rocchio score (the centroid with the
+		// description as one more example), its own tool's without it.
+		ua := c.recs[c.tools[a].rec].DescriptionVector
+		eu := vdot(ev, ua)
+		ownRoc := own
+		if !zero(ua) {
+			den2 := ss - 2*es + ee + 2*(roc[a].su-float64(eu)) + 1
+			ownRoc = float32((es - ee + float64(eu)) / math.Sqrt(max(den2, 1e-12)))
+		}
 		best, bestScore := -1, float32(0)
 		visit := func(b int) {
-			if b != a && scores[b] > bestScore {
-				best, bestScore = b, scores[b]
+			if b == a {
+				return
+			}
+			if r := roc[b].score(scores[b], vdot(ev, c.recs[c.tools[b].rec].DescriptionVector)); r > bestScore {
+				best, bestScore = b, r
 			}
 		}
 		if c.sparse {
@@ -186,7 +201,7 @@ func (c *catalog) toolLeaks(a int, ix *index, open []int, s *leakScratch, found 
 				visit(b)
 			}
 		}
-		if bestScore <= own {
+		if bestScore <= ownRoc {
 			best = -1
 		}
 		text := exampleText(rec, k)
@@ -243,4 +258,52 @@ func exampleText(rec *habilis.Record, k int) string {
 		return rec.Tool.Examples[k]
 	}
 	return fmt.Sprintf("example %d", k)
+}
+
+// rocchio holds what a tool's Rocchio score (its examples' sum S with its
+// description u as one more example, normalised) needs besides a query's
+// centroid and description scores: ‖S‖ (sum), S·u (su) and ‖S + u‖
+// (norm). A tool without a description vector has norm 0 and scores by its
+// centroid alone.
+type rocchio struct {
+	sum, su, norm float64
+}
+
+// score is the Rocchio score of a query with centroid score cent and
+// description score desc.
+func (r rocchio) score(cent, desc float32) float32 {
+	if r.norm == 0 {
+		return cent
+	}
+	return float32((r.sum*float64(cent) + float64(desc)) / r.norm)
+}
+
+// rocchioNorms returns every tool's rocchio.
+func (c *catalog) rocchioNorms() []rocchio {
+	out := make([]rocchio, len(c.tools))
+	par.For(len(c.tools), func(_, t int) {
+		rec := &c.recs[c.tools[t].rec]
+		u := rec.DescriptionVector
+		var r rocchio
+		for _, v := range rec.ExampleVectors {
+			r.sum += float64(vdot(v, rec.Centroid))
+			r.su += float64(vdot(v, u))
+		}
+		if !zero(u) {
+			r.norm = math.Sqrt(max(r.sum*r.sum+2*r.sum*float64(vdot(rec.Centroid, u))+1, 1e-12))
+		}
+		out[t] = r
+	})
+	return out
+}
+
+// vdot is a·b for two vectors of one form, 0 when their forms differ.
+func vdot(a, b habilis.Vector) float32 {
+	switch {
+	case a.Dense != nil && b.Dense != nil && len(a.Dense) == len(b.Dense):
+		return vec.Dot(a.Dense, b.Dense)
+	case a.Indices != nil && b.Indices != nil:
+		return vec.SparseDot(a.Indices, a.Values, b.Indices, b.Values)
+	}
+	return 0
 }

@@ -94,3 +94,29 @@ func TestBackgroundGateGrowsWithTheCatalog(t *testing.T) {
 		t.Errorf("get_weather's description gate: alone %v, among %d tools %v; want it higher among many", alone, len(many), among)
 	}
 }
+
+func TestToolGatesAreTheGatesSelectApplies(t *testing.T) {
+	r, _ := loaded(t)
+	ctx := context.Background()
+	for _, mode := range []habilis.Mode{habilis.ModeDescription, habilis.ModeCentroid, habilis.ModeHybrid} {
+		d, err := r.Select(ctx, "send an email to dave about the weather in Lisbon", habilis.SelectOptions{Mode: mode, K: 100, FailOpen: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Matches) != len(r.Tools()) {
+			t.Fatalf("Select(%s, fail-open, k=100) = %d matches, want every tool", mode, len(d.Matches))
+		}
+		for _, m := range d.Matches {
+			info, err := r.Tool(m.Tool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g := info.Gates[mode]; g != m.Gate {
+				t.Errorf("%s: Tool(%s).Gates = %v, but Select applied gate %v", mode, m.Tool, g, m.Gate)
+			}
+			if info.Threshold != info.Gates[habilis.ModeCentroid] {
+				t.Errorf("Tool(%s).Threshold = %v, want its centroid gate %v", m.Tool, info.Threshold, info.Gates[habilis.ModeCentroid])
+			}
+		}
+	}
+}

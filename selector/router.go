@@ -368,8 +368,17 @@ type ToolInfo struct {
 	RadiusSource  string       `json:"radius_source"`
 	RadiusExample string       `json:"radius_example,omitempty"`
 	Margin        float32      `json:"margin"`
-	Threshold     float32      `json:"threshold"`
-	CollidesWith  []string     `json:"collides_with"`
+	// Threshold is the tool's gate in centroid mode (Gates["centroid"]),
+	// kept under its first name.
+	Threshold float32 `json:"threshold"`
+	// Gates holds the tool's gate in each mode ("description", "centroid",
+	// "hybrid"): what the gate score of a match in that mode must reach.
+	// A tool without examples is gated on its description score in every
+	// mode; one with examples on its description score in description
+	// mode, its centroid score in centroid mode and its evidence in hybrid
+	// mode.
+	Gates        map[habilis.Mode]float32 `json:"gates"`
+	CollidesWith []string                 `json:"collides_with"`
 }
 
 // Tool returns one tool with its gate, or ErrNotFound.
@@ -381,8 +390,12 @@ func (r *Router) Tool(name string) (*ToolInfo, error) {
 	}
 	t := &ix.tools[i]
 	thr, radius, src := ix.gate(i)
+	gates := map[habilis.Mode]float32{habilis.ModeDescription: ix.descriptionGate(i), habilis.ModeCentroid: thr, habilis.ModeHybrid: ix.descriptionGate(i)}
+	if len(t.tool.Examples) > 0 {
+		gates[habilis.ModeHybrid] = ix.hybridGate(i)
+	}
 	return &ToolInfo{Tool: t.tool, Hash: t.hash, Radius: radius, RadiusSource: src, RadiusExample: t.radiusExample,
-		Margin: t.margin, Threshold: thr, CollidesWith: nonNil(ix.collides[i])}, nil
+		Margin: t.margin, Threshold: thr, Gates: gates, CollidesWith: nonNil(ix.collides[i])}, nil
 }
 
 // Collisions analyses the stored catalog with its examples (leave-one-out

@@ -129,7 +129,7 @@ func (ix *index) selectQuery(ctx context.Context, query string, opts habilis.Sel
 	switch {
 	case len(passed) == 0:
 		d.Abstained = true
-		d.Reason = abstainReason(rk, mode)
+		d.Reason = abstainReason(rk)
 	case rk.rival != "":
 		// Ambiguity rests on the chosen tool and the tools it collides
 		// with, whatever k is: see index.rival.
@@ -155,15 +155,11 @@ func (ix *index) selectQuery(ctx context.Context, query string, opts habilis.Sel
 	return d, rk, nil
 }
 
-func abstainReason(rk *Ranking, mode habilis.Mode) string {
+func abstainReason(rk *Ranking) string {
 	if len(rk.Matches) == 0 {
 		return "no tool shares any feature with the query"
 	}
-	best := rk.Matches[0]
-	if mode == habilis.ModeHybrid {
-		return fmt.Sprintf("no tool fits: every candidate fails its gate (best %s: score %.3f < threshold %.3f)", best.Tool, rk.gate, rk.threshold)
-	}
-	return fmt.Sprintf("no tool fits: every candidate fails its gate (best %s: score %.3f < gate %.3f)", best.Tool, rk.gate, rk.threshold)
+	return fmt.Sprintf("no tool fits: every candidate fails its gate (best %s: gate score %.3f < gate %.3f)", rk.Matches[0].Tool, rk.gate, rk.threshold)
 }
 
 // rival returns a tool that collides at high severity with the best

@@ -16,12 +16,18 @@ type collisionsOptions struct {
 	g         *globalOptions
 	threshold float32
 	failOn    string
+	// minSeverity and limit bound what is printed (not what --fail-on
+	// looks at).
+	minSeverity string
+	limit       int
 }
 
 func (o *collisionsOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.Float32Var(&o.threshold, "threshold", 0, "centroid similarity above which two tools collide (0: the default)")
 	f.StringVar(&o.failOn, "fail-on", "", "exit with code 3 when a collision at or above this severity exists: low, medium or high")
+	f.StringVar(&o.minSeverity, "min-severity", "low", "print only collisions at or above this severity: low, medium or high")
+	f.IntVar(&o.limit, "limit", 0, "print at most this many collisions, worst first (0: all)")
 }
 
 func newCollisionsCmd(g *globalOptions) *cobra.Command {
@@ -31,8 +37,13 @@ func newCollisionsCmd(g *globalOptions) *cobra.Command {
 		Short: "Report tools whose regions overlap",
 		Long: `Collisions reports pairs of tools whose centroids are close, whose gate regions
 intersect, or whose examples leak into each other, worst first, with the culprit
-examples. With --fail-on it exits with code 3 when a collision at or above that
-severity exists, after printing the report, so it can gate a CI job.`,
+examples. Severity rests on evidence that a request would be misrouted: high when
+two or more of one tool's examples, left out of it, are routed to the other tool
+and pass its gate (or the centroids nearly coincide), medium for one such
+example, low when the regions merely overlap. --min-severity and --limit bound
+what is printed. With --fail-on it exits with code 3 when a collision at or
+above that severity exists (printed or not), after printing the report, so it
+can gate a CI job.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCollisions(cmd.Context(), o, cmd.OutOrStdout())
@@ -47,6 +58,13 @@ func runCollisions(ctx context.Context, o *collisionsOptions, stdout io.Writer) 
 	if o.failOn != "" && failOn.Rank() == 0 {
 		return usagef("--fail-on %q: want low, medium or high", o.failOn)
 	}
+	minSev := habilis.Severity(o.minSeverity)
+	if minSev.Rank() == 0 {
+		return usagef("--min-severity %q: want low, medium or high", o.minSeverity)
+	}
+	if o.limit < 0 {
+		return usagef("--limit %d: want 0 (all) or more", o.limit)
+	}
 	// The negated test also refuses NaN, which every comparison fails.
 	if !(o.threshold >= 0 && o.threshold <= 1) {
 		return usagef("--threshold %v: want a similarity in [0, 1]", o.threshold)
@@ -60,12 +78,16 @@ func runCollisions(ctx context.Context, o *collisionsOptions, stdout io.Writer) 
 	if err != nil {
 		return fmt.Errorf("collisions: %w", err)
 	}
+	shown := shownCollisions(cols, minSev, o.limit)
 	if o.g.json {
 		err = writeJSON(stdout, struct {
 			Collisions []habilis.Collision `json:"collisions"`
-		}{cols})
+		}{shown})
 	} else {
-		printCollisions(stdout, cols)
+		printCollisions(stdout, shown)
+		if len(shown) < len(cols) {
+			fmt.Fprintf(stdout, "(%d of %d collisions shown: --min-severity %s, --limit %d)\n", len(shown), len(cols), minSev, o.limit)
+		}
 	}
 	if err != nil {
 		return err
@@ -74,6 +96,18 @@ func runCollisions(ctx context.Context, o *collisionsOptions, stdout io.Writer) 
 		return &exitCodeError{exitCollisions, fmt.Errorf("collisions: found a collision of severity %s or higher", failOn)}
 	}
 	return nil
+}
+
+// shownCollisions returns the collisions at or above min, at most limit of
+// them (0: all), in the report's order (worst first).
+func shownCollisions(cols []habilis.Collision, min habilis.Severity, limit int) []habilis.Collision {
+	out := make([]habilis.Collision, 0, len(cols))
+	for _, c := range cols {
+		if c.Severity.Rank() >= min.Rank() && (limit == 0 || len(out) < limit) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // maxLeaksShown bounds the culprit examples printed per collision.

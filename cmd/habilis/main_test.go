@@ -354,6 +354,43 @@ func TestCollisions(t *testing.T) {
 		t.Errorf("collisions --fail-on low printed no report:\n%s", r.stdout)
 	}
 
+	// --min-severity and --limit bound the list, worst first; --fail-on
+	// still sees every collision.
+	for _, tt := range []struct {
+		args []string
+		want func(habilis.Collision) bool
+		max  int
+	}{
+		{[]string{"--min-severity", "medium"}, func(c habilis.Collision) bool { return c.Severity.Rank() >= 2 }, len(cols)},
+		{[]string{"--min-severity", "high"}, func(c habilis.Collision) bool { return c.Severity == habilis.SeverityHigh }, len(cols)},
+		{[]string{"--limit", "1"}, func(habilis.Collision) bool { return true }, 1},
+	} {
+		got := decode[struct {
+			Collisions []habilis.Collision `json:"collisions"`
+		}](t, mustRun(t, append([]string{"--store", store, "collisions", "--json"}, tt.args...)...)).Collisions
+		var want, have [][2]string
+		for _, c := range cols {
+			if tt.want(c) && len(want) < tt.max {
+				want = append(want, [2]string{c.A, c.B})
+			}
+		}
+		for _, c := range got {
+			have = append(have, [2]string{c.A, c.B})
+		}
+		if diff := cmp.Diff(want, have); diff != "" {
+			t.Errorf("collisions %v: not the worst such collisions in order (-want +got):\n%s", tt.args, diff)
+		}
+	}
+	r = habilisRun(t, "--store", store, "collisions", "--min-severity", "high", "--limit", "0", "--fail-on", "low")
+	if r.code != exitCollisions {
+		t.Errorf("collisions --min-severity high --fail-on low: exit %d, want %d (every collision counts)", r.code, exitCollisions)
+	}
+	for _, bad := range [][]string{{"--min-severity", "severe"}, {"--limit", "-1"}} {
+		if r := habilisRun(t, append([]string{"--store", store, "collisions"}, bad...)...); r.code != exitUsage {
+			t.Errorf("collisions %v: exit %d, want %d", bad, r.code, exitUsage)
+		}
+	}
+
 	// A catalog without overlaps gives an empty list, not null.
 	lone := filepath.Join(t.TempDir(), "lone.db")
 	mustRun(t, "--store", lone, "load", testdata("lone.json"))
@@ -376,8 +413,11 @@ func TestTools(t *testing.T) {
 	if gate := info.Radius - info.Margin; info.Threshold <= 0 || info.Threshold < gate-1e-6 {
 		t.Errorf("tools show get_weather threshold %v, radius %v, margin %v; want at least radius − margin", info.Threshold, info.Radius, info.Margin)
 	}
+	if len(info.Gates) != 3 || info.Gates[habilis.ModeCentroid] != info.Threshold {
+		t.Errorf("tools show --json gates = %v, want one per mode, the centroid one the threshold %v", info.Gates, info.Threshold)
+	}
 	out := mustRun(t, "--store", store, "tools", "show", "get_weather")
-	for _, w := range []string{"radius:", "margin:", "threshold:", "schema:", "is it raining in Oslo right now"} {
+	for _, w := range []string{"radius:", "margin:", "gates:", "hybrid ", "centroid ", "description ", "schema:", "is it raining in Oslo right now"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("tools show lacks %q:\n%s", w, out)
 		}

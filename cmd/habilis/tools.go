@@ -47,7 +47,7 @@ func newToolsShowCmd(g *globalOptions) *cobra.Command {
 	o := &toolsOptions{g: g}
 	return &cobra.Command{
 		Use:   "show NAME",
-		Short: "Show one tool: schema, examples, radius, margin, threshold and collisions",
+		Short: "Show one tool: schema, examples, radius, margin, its gate in each mode and collisions",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.names = args
@@ -122,7 +122,16 @@ func printToolInfo(w io.Writer, info *selector.ToolInfo) {
 		fmt.Fprintf(w, "radius:      %.3f (from the catalog-wide threshold: fewer than 2 examples)\n", info.Radius)
 	}
 	fmt.Fprintf(w, "margin:      %.3f\n", info.Margin)
-	fmt.Fprintf(w, "threshold:   %.3f (a request passes the gate at or above it)\n", info.Threshold)
+	fmt.Fprintf(w, "gates:       a request passes a mode's gate when its gate score reaches it\n")
+	scores := map[habilis.Mode]string{habilis.ModeDescription: "description score", habilis.ModeCentroid: "centroid score", habilis.ModeHybrid: "evidence"}
+	if len(t.Examples) == 0 {
+		scores[habilis.ModeCentroid], scores[habilis.ModeHybrid] = "description score", "description score"
+	}
+	for _, m := range []habilis.Mode{habilis.ModeHybrid, habilis.ModeCentroid, habilis.ModeDescription} {
+		if g, ok := info.Gates[m]; ok {
+			fmt.Fprintf(w, "  %-12s %.3f on the %s\n", m, g, scores[m])
+		}
+	}
 	if len(info.CollidesWith) > 0 {
 		fmt.Fprintf(w, "collides:    %s\n", strings.Join(info.CollidesWith, ", "))
 	} else {

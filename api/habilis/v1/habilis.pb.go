@@ -1079,10 +1079,12 @@ type GetToolResponse struct {
 	// radius_example is the example least similar to the centroid.
 	RadiusExample string  `protobuf:"bytes,5,opt,name=radius_example,json=radiusExample,proto3" json:"radius_example,omitempty"`
 	Margin        float32 `protobuf:"fixed32,6,opt,name=margin,proto3" json:"margin,omitempty"`
-	// threshold is the tool's gate in centroid and description modes:
-	// radius - margin, raised to the catalog's noise floor.
-	Threshold     float32  `protobuf:"fixed32,7,opt,name=threshold,proto3" json:"threshold,omitempty"`
-	CollidesWith  []string `protobuf:"bytes,8,rep,name=collides_with,json=collidesWith,proto3" json:"collides_with,omitempty"`
+	// threshold is the tool's gate in centroid mode (gates["centroid"]).
+	Threshold    float32  `protobuf:"fixed32,7,opt,name=threshold,proto3" json:"threshold,omitempty"`
+	CollidesWith []string `protobuf:"bytes,8,rep,name=collides_with,json=collidesWith,proto3" json:"collides_with,omitempty"`
+	// gates holds the tool's gate in each mode ("description", "centroid",
+	// "hybrid"): what a match's gate_score must reach in that mode.
+	Gates         map[string]float32 `protobuf:"bytes,9,rep,name=gates,proto3" json:"gates,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed32,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1169,6 +1171,13 @@ func (x *GetToolResponse) GetThreshold() float32 {
 func (x *GetToolResponse) GetCollidesWith() []string {
 	if x != nil {
 		return x.CollidesWith
+	}
+	return nil
+}
+
+func (x *GetToolResponse) GetGates() map[string]float32 {
+	if x != nil {
+		return x.Gates
 	}
 	return nil
 }
@@ -2604,7 +2613,7 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"\x05tools\x18\x01 \x03(\v2\x10.habilis.v1.ToolR\x05tools\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x04R\aversion\"$\n" +
 	"\x0eGetToolRequest\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"\x8a\x02\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x82\x03\n" +
 	"\x0fGetToolResponse\x12$\n" +
 	"\x04tool\x18\x01 \x01(\v2\x10.habilis.v1.ToolR\x04tool\x12\x12\n" +
 	"\x04hash\x18\x02 \x01(\tR\x04hash\x12\x16\n" +
@@ -2613,7 +2622,12 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"\x0eradius_example\x18\x05 \x01(\tR\rradiusExample\x12\x16\n" +
 	"\x06margin\x18\x06 \x01(\x02R\x06margin\x12\x1c\n" +
 	"\tthreshold\x18\a \x01(\x02R\tthreshold\x12#\n" +
-	"\rcollides_with\x18\b \x03(\tR\fcollidesWith\"y\n" +
+	"\rcollides_with\x18\b \x03(\tR\fcollidesWith\x12<\n" +
+	"\x05gates\x18\t \x03(\v2&.habilis.v1.GetToolResponse.GatesEntryR\x05gates\x1a8\n" +
+	"\n" +
+	"GatesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x02R\x05value:\x028\x01\"y\n" +
 	"\x12UpsertToolsRequest\x12&\n" +
 	"\x05tools\x18\x01 \x03(\v2\x10.habilis.v1.ToolR\x05tools\x12!\n" +
 	"\fcatalog_json\x18\x02 \x01(\tR\vcatalogJson\x12\x18\n" +
@@ -2745,7 +2759,7 @@ func file_habilis_v1_habilis_proto_rawDescGZIP() []byte {
 	return file_habilis_v1_habilis_proto_rawDescData
 }
 
-var file_habilis_v1_habilis_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_habilis_v1_habilis_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_habilis_v1_habilis_proto_goTypes = []any{
 	(*SelectRequest)(nil),       // 0: habilis.v1.SelectRequest
 	(*SelectResponse)(nil),      // 1: habilis.v1.SelectResponse
@@ -2780,7 +2794,8 @@ var file_habilis_v1_habilis_proto_goTypes = []any{
 	(*ToolResult)(nil),          // 30: habilis.v1.ToolResult
 	(*Content)(nil),             // 31: habilis.v1.Content
 	nil,                         // 32: habilis.v1.Tool.MetaEntry
-	nil,                         // 33: habilis.v1.FillResponse.FilledByEntry
+	nil,                         // 33: habilis.v1.GetToolResponse.GatesEntry
+	nil,                         // 34: habilis.v1.FillResponse.FilledByEntry
 }
 var file_habilis_v1_habilis_proto_depIdxs = []int32{
 	2,  // 0: habilis.v1.SelectResponse.matches:type_name -> habilis.v1.Match
@@ -2790,44 +2805,45 @@ var file_habilis_v1_habilis_proto_depIdxs = []int32{
 	32, // 4: habilis.v1.Tool.meta:type_name -> habilis.v1.Tool.MetaEntry
 	8,  // 5: habilis.v1.ListToolsResponse.tools:type_name -> habilis.v1.Tool
 	8,  // 6: habilis.v1.GetToolResponse.tool:type_name -> habilis.v1.Tool
-	8,  // 7: habilis.v1.UpsertToolsRequest.tools:type_name -> habilis.v1.Tool
-	14, // 8: habilis.v1.UpsertToolsResponse.report:type_name -> habilis.v1.WriteReport
-	14, // 9: habilis.v1.DeleteToolsResponse.report:type_name -> habilis.v1.WriteReport
-	20, // 10: habilis.v1.CollisionsResponse.collisions:type_name -> habilis.v1.Collision
-	21, // 11: habilis.v1.Collision.leaks:type_name -> habilis.v1.Leak
-	33, // 12: habilis.v1.FillResponse.filled_by:type_name -> habilis.v1.FillResponse.FilledByEntry
-	24, // 13: habilis.v1.FillResponse.rejected:type_name -> habilis.v1.Rejection
-	25, // 14: habilis.v1.FillResponse.missing:type_name -> habilis.v1.MissingArgument
-	26, // 15: habilis.v1.FillResponse.problems:type_name -> habilis.v1.Problem
-	27, // 16: habilis.v1.FillResponse.errors:type_name -> habilis.v1.FillerError
-	23, // 17: habilis.v1.InvokeResponse.fill:type_name -> habilis.v1.FillResponse
-	30, // 18: habilis.v1.InvokeResponse.result:type_name -> habilis.v1.ToolResult
-	31, // 19: habilis.v1.ToolResult.content:type_name -> habilis.v1.Content
-	0,  // 20: habilis.v1.ToolRouter.Select:input_type -> habilis.v1.SelectRequest
-	3,  // 21: habilis.v1.ToolRouter.SelectBatch:input_type -> habilis.v1.SelectBatchRequest
-	6,  // 22: habilis.v1.ToolRouter.Prefilter:input_type -> habilis.v1.PrefilterRequest
-	9,  // 23: habilis.v1.ToolRouter.ListTools:input_type -> habilis.v1.ListToolsRequest
-	11, // 24: habilis.v1.ToolRouter.GetTool:input_type -> habilis.v1.GetToolRequest
-	13, // 25: habilis.v1.ToolRouter.UpsertTools:input_type -> habilis.v1.UpsertToolsRequest
-	16, // 26: habilis.v1.ToolRouter.DeleteTools:input_type -> habilis.v1.DeleteToolsRequest
-	18, // 27: habilis.v1.ToolRouter.Collisions:input_type -> habilis.v1.CollisionsRequest
-	22, // 28: habilis.v1.ToolRouter.Fill:input_type -> habilis.v1.FillRequest
-	28, // 29: habilis.v1.ToolRouter.Invoke:input_type -> habilis.v1.InvokeRequest
-	1,  // 30: habilis.v1.ToolRouter.Select:output_type -> habilis.v1.SelectResponse
-	4,  // 31: habilis.v1.ToolRouter.SelectBatch:output_type -> habilis.v1.SelectBatchResponse
-	7,  // 32: habilis.v1.ToolRouter.Prefilter:output_type -> habilis.v1.PrefilterResponse
-	10, // 33: habilis.v1.ToolRouter.ListTools:output_type -> habilis.v1.ListToolsResponse
-	12, // 34: habilis.v1.ToolRouter.GetTool:output_type -> habilis.v1.GetToolResponse
-	15, // 35: habilis.v1.ToolRouter.UpsertTools:output_type -> habilis.v1.UpsertToolsResponse
-	17, // 36: habilis.v1.ToolRouter.DeleteTools:output_type -> habilis.v1.DeleteToolsResponse
-	19, // 37: habilis.v1.ToolRouter.Collisions:output_type -> habilis.v1.CollisionsResponse
-	23, // 38: habilis.v1.ToolRouter.Fill:output_type -> habilis.v1.FillResponse
-	29, // 39: habilis.v1.ToolRouter.Invoke:output_type -> habilis.v1.InvokeResponse
-	30, // [30:40] is the sub-list for method output_type
-	20, // [20:30] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	33, // 7: habilis.v1.GetToolResponse.gates:type_name -> habilis.v1.GetToolResponse.GatesEntry
+	8,  // 8: habilis.v1.UpsertToolsRequest.tools:type_name -> habilis.v1.Tool
+	14, // 9: habilis.v1.UpsertToolsResponse.report:type_name -> habilis.v1.WriteReport
+	14, // 10: habilis.v1.DeleteToolsResponse.report:type_name -> habilis.v1.WriteReport
+	20, // 11: habilis.v1.CollisionsResponse.collisions:type_name -> habilis.v1.Collision
+	21, // 12: habilis.v1.Collision.leaks:type_name -> habilis.v1.Leak
+	34, // 13: habilis.v1.FillResponse.filled_by:type_name -> habilis.v1.FillResponse.FilledByEntry
+	24, // 14: habilis.v1.FillResponse.rejected:type_name -> habilis.v1.Rejection
+	25, // 15: habilis.v1.FillResponse.missing:type_name -> habilis.v1.MissingArgument
+	26, // 16: habilis.v1.FillResponse.problems:type_name -> habilis.v1.Problem
+	27, // 17: habilis.v1.FillResponse.errors:type_name -> habilis.v1.FillerError
+	23, // 18: habilis.v1.InvokeResponse.fill:type_name -> habilis.v1.FillResponse
+	30, // 19: habilis.v1.InvokeResponse.result:type_name -> habilis.v1.ToolResult
+	31, // 20: habilis.v1.ToolResult.content:type_name -> habilis.v1.Content
+	0,  // 21: habilis.v1.ToolRouter.Select:input_type -> habilis.v1.SelectRequest
+	3,  // 22: habilis.v1.ToolRouter.SelectBatch:input_type -> habilis.v1.SelectBatchRequest
+	6,  // 23: habilis.v1.ToolRouter.Prefilter:input_type -> habilis.v1.PrefilterRequest
+	9,  // 24: habilis.v1.ToolRouter.ListTools:input_type -> habilis.v1.ListToolsRequest
+	11, // 25: habilis.v1.ToolRouter.GetTool:input_type -> habilis.v1.GetToolRequest
+	13, // 26: habilis.v1.ToolRouter.UpsertTools:input_type -> habilis.v1.UpsertToolsRequest
+	16, // 27: habilis.v1.ToolRouter.DeleteTools:input_type -> habilis.v1.DeleteToolsRequest
+	18, // 28: habilis.v1.ToolRouter.Collisions:input_type -> habilis.v1.CollisionsRequest
+	22, // 29: habilis.v1.ToolRouter.Fill:input_type -> habilis.v1.FillRequest
+	28, // 30: habilis.v1.ToolRouter.Invoke:input_type -> habilis.v1.InvokeRequest
+	1,  // 31: habilis.v1.ToolRouter.Select:output_type -> habilis.v1.SelectResponse
+	4,  // 32: habilis.v1.ToolRouter.SelectBatch:output_type -> habilis.v1.SelectBatchResponse
+	7,  // 33: habilis.v1.ToolRouter.Prefilter:output_type -> habilis.v1.PrefilterResponse
+	10, // 34: habilis.v1.ToolRouter.ListTools:output_type -> habilis.v1.ListToolsResponse
+	12, // 35: habilis.v1.ToolRouter.GetTool:output_type -> habilis.v1.GetToolResponse
+	15, // 36: habilis.v1.ToolRouter.UpsertTools:output_type -> habilis.v1.UpsertToolsResponse
+	17, // 37: habilis.v1.ToolRouter.DeleteTools:output_type -> habilis.v1.DeleteToolsResponse
+	19, // 38: habilis.v1.ToolRouter.Collisions:output_type -> habilis.v1.CollisionsResponse
+	23, // 39: habilis.v1.ToolRouter.Fill:output_type -> habilis.v1.FillResponse
+	29, // 40: habilis.v1.ToolRouter.Invoke:output_type -> habilis.v1.InvokeResponse
+	31, // [31:41] is the sub-list for method output_type
+	21, // [21:31] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_habilis_v1_habilis_proto_init() }
@@ -2842,7 +2858,7 @@ func file_habilis_v1_habilis_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_habilis_v1_habilis_proto_rawDesc), len(file_habilis_v1_habilis_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   34,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
