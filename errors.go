@@ -27,6 +27,14 @@ var (
 
 	// ErrClosed reports use of a closed store or router.
 	ErrClosed = errors.New("closed")
+
+	// ErrDamaged reports a store whose file or records cannot be read as
+	// they were written: a damaged page, a value that does not decode,
+	// buckets missing from a store that was written. The wrapping error
+	// names the file; restoring it from a backup or loading the catalog
+	// again into a new store resolves it. A store never reads a damaged
+	// catalog as an empty one.
+	ErrDamaged = errors.New("store damaged")
 )
 
 // MismatchError says why a store's vectors do not compare with those of

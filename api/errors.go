@@ -30,9 +30,11 @@ type errorMapping struct {
 // wins); the client reads it back by reason, then by code, so that
 // errors.Is(err, habilis.ErrNotFound) holds for a remote error as for a
 // local one. ErrClosed and ErrUnavailable share a code; their reasons tell
-// them apart.
+// them apart. ErrDamaged comes first: a damaged store is the fact to report
+// whatever else an error wraps.
 func errorTable() []errorMapping {
 	return []errorMapping{
+		{habilis.ErrDamaged, codes.DataLoss, "DAMAGED"},
 		{habilis.ErrInvalid, codes.InvalidArgument, "INVALID"},
 		{habilis.ErrNotFound, codes.NotFound, "NOT_FOUND"},
 		{habilis.ErrConflict, codes.Aborted, "CONFLICT"},

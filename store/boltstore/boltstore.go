@@ -14,7 +14,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,9 +84,29 @@ var _ habilis.Store = (*Store)(nil)
 
 // Open opens the store in the file at path, creating the file and its
 // buckets if missing. It returns ErrUnavailable (wrapped) when another
-// process holds the file past opts.Timeout, and ErrInvalid for a file that
-// is not a habilis store or was written by a newer format version.
+// process holds the file past opts.Timeout, ErrInvalid for a file that is
+// not a habilis store or was written by a newer format version, and
+// ErrDamaged for a habilis store whose structure is damaged (see verify.go:
+// the file is walked before bbolt reads it).
 func Open(path string, opts Options) (*Store, error) {
+	db, err := openFile(path, opts)
+	if err != nil {
+		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+	}
+	s := &Store{path: path, readOnly: opts.ReadOnly, db: db}
+	if err := s.guard(func() error { return initialize(db, opts.ReadOnly) }); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("boltstore: open %s: %w", path, s.damaged(err))
+	}
+	return s, nil
+}
+
+// openFile opens the bbolt file at path once its structure has been found
+// sound. An existing file is first opened read-only, which reads only its
+// meta pages and takes bbolt's shared lock, so that no writer changes the
+// file while it is walked; a writable store then reopens it, which loads
+// the freelist the walk has checked.
+func openFile(path string, opts Options) (*bolt.DB, error) {
 	timeout := opts.Timeout
 	switch {
 	case timeout == 0:
@@ -91,20 +114,103 @@ func Open(path string, opts Options) (*Store, error) {
 	case timeout < 0:
 		timeout = 0 // bbolt waits indefinitely
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, ReadOnly: opts.ReadOnly, InitialMmapSize: initialMmapSize()})
+	bopts := &bolt.Options{Timeout: timeout, ReadOnly: true, InitialMmapSize: initialMmapSize()}
+	switch fi, err := os.Stat(path); {
+	case (err != nil || fi.Size() == 0) && !opts.ReadOnly:
+		// A new file: bbolt writes it, there is nothing to walk. An
+		// empty file is new too: it holds nothing that was written.
+		bopts.ReadOnly = false
+		return boltOpen(path, bopts)
+	case err == nil && fi.Size() == 0:
+		return nil, fmt.Errorf("not a habilis store (an empty file): %w", habilis.ErrInvalid)
+	}
+	db, err := boltOpen(path, bopts)
+	if err != nil {
+		return nil, explain(path, err)
+	}
+	if _, problems, err := walkFile(path, 1); err != nil || len(problems) > 0 {
+		db.Close()
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%s: %w", problems[0], habilis.ErrDamaged)
+	}
+	if opts.ReadOnly {
+		return db, nil
+	}
+	if err := db.Close(); err != nil {
+		return nil, err
+	}
+	bopts.ReadOnly = false
+	return boltOpen(path, bopts)
+}
+
+// boltOpen opens the file with bbolt and translates its errors.
+func boltOpen(path string, opts *bolt.Options) (*bolt.DB, error) {
+	var db *bolt.DB
+	err := guard(func() error {
+		var err error
+		db, err = bolt.Open(path, 0o600, opts)
+		return err
+	})
 	switch {
 	case errors.Is(err, bolterrors.ErrTimeout):
-		return nil, fmt.Errorf("boltstore: open %s: store is in use by another process: %w", path, habilis.ErrUnavailable)
+		return nil, fmt.Errorf("store is in use by another process: %w", habilis.ErrUnavailable)
 	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrVersionMismatch), errors.Is(err, bolterrors.ErrChecksum):
-		return nil, fmt.Errorf("boltstore: open %s: not a habilis store (%v): %w", path, err, habilis.ErrInvalid)
-	case err != nil:
-		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+		return nil, fmt.Errorf("not a habilis store (%v): %w", err, habilis.ErrInvalid)
 	}
-	if err := initialize(db, opts.ReadOnly); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+	return db, err
+}
+
+// explain returns the damage behind bbolt's refusal to open a file, when
+// the file is a bbolt file the walk finds damaged (bbolt says "file size
+// too small" of a truncated one), and err otherwise: a file that is no
+// bbolt file at all is foreign, not damaged.
+func explain(path string, err error) error {
+	if errors.Is(err, habilis.ErrUnavailable) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || !looksBolt(path) {
+		return err
 	}
-	return &Store{path: path, readOnly: opts.ReadOnly, db: db}, nil
+	if _, problems, werr := walkFile(path, 1); werr == nil && len(problems) > 0 {
+		return fmt.Errorf("%s: %w", problems[0], habilis.ErrDamaged)
+	}
+	return err
+}
+
+// guard runs fn, which reads or writes the file through bbolt, and turns a
+// panic into an error wrapping errCorrupt: bbolt asserts its pages' types
+// and ids with panics, and a read through its memory map past the end of
+// the file faults, which SetPanicOnFault makes a panic of this goroutine.
+// The page walk keeps both from happening to a file that was sound when
+// opened; guard covers damage done to it later, while it is open.
+func guard(fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("bbolt: %s: %w", oneLine(fmt.Sprint(r)), errCorrupt)
+		}
+	}()
+	return fn()
+}
+
+// guard is the package's guard, on a method for symmetry with damaged.
+func (s *Store) guard(fn func() error) error { return guard(fn) }
+
+// damaged names the file in an error that reports damage (errCorrupt, or
+// ErrDamaged from the walk) and makes it wrap ErrDamaged; other errors
+// pass unchanged.
+func (s *Store) damaged(err error) error {
+	switch {
+	case errors.Is(err, habilis.ErrDamaged):
+		return fmt.Errorf("%s: %w", s.path, err)
+	case errors.Is(err, errCorrupt):
+		return fmt.Errorf("%s: %v: %w", s.path, err, habilis.ErrDamaged)
+	}
+	return err
+}
+
+// oneLine joins the lines of a panic's message (bbolt's may have several).
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // errFresh reports a file with no buckets at all: a new store.
@@ -139,21 +245,39 @@ func initialize(db *bolt.DB, readOnly bool) error {
 	})
 }
 
+// checkFormat tells a habilis store from a new file, a foreign file and a
+// damaged store. A file bbolt has only initialised (transaction 0 and 1)
+// is new; one written since that has no buckets has lost them, and one
+// with the tools and examples buckets but no readable format is a damaged
+// habilis store rather than a foreign one.
 func checkFormat(tx *bolt.Tx) error {
 	meta := tx.Bucket([]byte(bucketMeta))
+	habilisBuckets := tx.Bucket([]byte(bucketTools)) != nil && tx.Bucket([]byte(bucketExamples)) != nil
 	if meta == nil {
 		var other []byte
 		tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
 			other = slices.Clone(name)
 			return errFresh // stop at the first bucket
 		})
-		if other != nil {
+		txid := tx.ID()
+		if tx.Writable() {
+			txid--
+		}
+		switch {
+		case habilisBuckets:
+			return fmt.Errorf("no %q bucket: %w", bucketMeta, errCorrupt)
+		case other != nil:
 			return fmt.Errorf("not a habilis store (bucket %q but no %q): %w", other, bucketMeta, habilis.ErrInvalid)
+		case txid > 1:
+			return fmt.Errorf("no buckets, though the file was written (transaction %d): %w", txid, errCorrupt)
 		}
 		return errFresh
 	}
 	v := meta.Get([]byte(keyFormat))
 	if len(v) != 4 {
+		if habilisBuckets {
+			return fmt.Errorf("no format version: %w", errCorrupt)
+		}
 		return fmt.Errorf("not a habilis store (no format version): %w", habilis.ErrInvalid)
 	}
 	switch f := binary.BigEndian.Uint32(v); {
@@ -162,8 +286,8 @@ func checkFormat(tx *bolt.Tx) error {
 	case f < 1:
 		return fmt.Errorf("not a habilis store (format version %d): %w", f, habilis.ErrInvalid)
 	}
-	if tx.Bucket([]byte(bucketTools)) == nil || tx.Bucket([]byte(bucketExamples)) == nil {
-		return fmt.Errorf("not a habilis store (missing buckets): %w", habilis.ErrInvalid)
+	if !habilisBuckets {
+		return fmt.Errorf("missing buckets: %w", errCorrupt)
 	}
 	return nil
 }
@@ -201,13 +325,15 @@ func (s *Store) Snapshot(ctx context.Context) (*habilis.Snapshot, error) {
 		return nil, fmt.Errorf("boltstore: snapshot: %w", habilis.ErrClosed)
 	}
 	var snap *habilis.Snapshot
-	err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		snap, err = readSnapshot(ctx, tx)
-		return err
+	err := s.guard(func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			var err error
+			snap, err = readSnapshot(ctx, tx)
+			return err
+		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("boltstore: snapshot: %w", err)
+		return nil, fmt.Errorf("boltstore: snapshot: %w", s.damaged(err))
 	}
 	return snap, nil
 }
@@ -229,15 +355,18 @@ func readMeta(tx *bolt.Tx) (habilis.CatalogMeta, error) {
 }
 
 func readSnapshot(ctx context.Context, tx *bolt.Tx) (*habilis.Snapshot, error) {
+	switch err := checkFormat(tx); {
+	case errors.Is(err, errFresh):
+		return &habilis.Snapshot{}, nil // a new file opened read-only
+	case err != nil:
+		return nil, err
+	}
 	meta, err := readMeta(tx)
 	if err != nil {
 		return nil, err
 	}
 	snap := &habilis.Snapshot{Meta: meta}
 	tools, examples := tx.Bucket([]byte(bucketTools)), tx.Bucket([]byte(bucketExamples))
-	if tools == nil || examples == nil {
-		return snap, nil
-	}
 
 	// Pass 1: measure.
 	s := &slabs{measuring: true}
@@ -252,7 +381,13 @@ func readSnapshot(ctx context.Context, tx *bolt.Tx) (*habilis.Snapshot, error) {
 		n++
 	}
 	if n == 0 {
+		if k, _ := examples.Cursor().First(); k != nil {
+			return nil, fmt.Errorf("examples of tool %q, but no tools: %w", k, errCorrupt)
+		}
 		return snap, nil
+	}
+	if meta.Version == 0 {
+		return nil, fmt.Errorf("%d tools but no catalog meta: %w", n, errCorrupt)
 	}
 	// The sizes come partly from stored summaries; a corrupt one must not
 	// make us allocate more than the file could possibly hold.
@@ -266,6 +401,10 @@ func readSnapshot(ctx context.Context, tx *bolt.Tx) (*habilis.Snapshot, error) {
 	s = newSlabs(need)
 	recs := make([]habilis.Record, n)
 	i, nextExample := 0, 0
+	// The examples bucket is read in step with the tools, both in name
+	// order, so that examples of no tool (what a lost tool leaves) show.
+	ec := examples.Cursor()
+	ek, _ := ec.First()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		if i%ctxCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -284,8 +423,17 @@ func readSnapshot(ctx context.Context, tx *bolt.Tx) (*habilis.Snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: %w", k, err)
 		}
+		if ek != nil && bytes.Compare(ek, k) < 0 {
+			return nil, fmt.Errorf("examples of tool %q, which is not stored: %w", ek, errCorrupt)
+		}
 		if sum.count == 0 {
+			if bytes.Equal(ek, k) {
+				return nil, fmt.Errorf("tool %q: examples stored for a tool of none: %w", k, errCorrupt)
+			}
 			continue
+		}
+		if bytes.Equal(ek, k) {
+			ek, _ = ec.Next()
 		}
 		if sum.count > len(s.examples)-nextExample {
 			return nil, fmt.Errorf("tool %q: examples: %w", k, errCorrupt)
@@ -297,6 +445,9 @@ func readSnapshot(ctx context.Context, tx *bolt.Tx) (*habilis.Snapshot, error) {
 			return nil, fmt.Errorf("tool %q: examples: %w", k, err)
 		}
 		rec.Tool.Examples, rec.ExampleVectors = texts, vecs
+	}
+	if ek != nil {
+		return nil, fmt.Errorf("examples of tool %q, which is not stored: %w", ek, errCorrupt)
 	}
 	if i != n || len(s.refs) != cap(s.refs) || len(s.floats) != cap(s.floats) || len(s.indices) != cap(s.indices) {
 		return nil, fmt.Errorf("tools: sizes do not match their summaries: %w", errCorrupt)
@@ -349,13 +500,15 @@ func (s *Store) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMet
 		return habilis.CatalogMeta{}, fmt.Errorf("boltstore: write: %w", err)
 	}
 	var meta habilis.CatalogMeta
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		var err error
-		meta, err = write(ctx, tx, b)
-		return err
+	err := s.guard(func() error {
+		return s.db.Update(func(tx *bolt.Tx) error {
+			var err error
+			meta, err = write(ctx, tx, b)
+			return err
+		})
 	})
 	if err != nil {
-		return habilis.CatalogMeta{}, fmt.Errorf("boltstore: write: %w", err)
+		return habilis.CatalogMeta{}, fmt.Errorf("boltstore: write: %w", s.damaged(err))
 	}
 	return meta, nil
 }
@@ -373,6 +526,9 @@ func validate(b *habilis.Batch) error {
 
 // write applies a validated batch inside tx.
 func write(ctx context.Context, tx *bolt.Tx, b *habilis.Batch) (habilis.CatalogMeta, error) {
+	if err := checkFormat(tx); err != nil {
+		return habilis.CatalogMeta{}, err
+	}
 	stored, err := readMeta(tx)
 	if err != nil {
 		return habilis.CatalogMeta{}, err

@@ -453,11 +453,15 @@ func (s *slabs) vector(r *reader) habilis.Vector {
 		s.indices = s.indices[:start+n]
 		idx := s.indices[start : start+n : start+n]
 		pi = pi[:4*n]
+		// Write refuses indices that do not ascend (Vector.Validate), so
+		// reading such is damage.
+		ascending := true
 		for i := range idx {
 			idx[i] = binary.LittleEndian.Uint32(pi[4*i : 4*i+4])
+			ascending = ascending && (i == 0 || idx[i] > idx[i-1])
 		}
 		v, ok := s.takeFloats(pv, n)
-		if !ok {
+		if !ok || !ascending {
 			r.fail()
 		}
 		return habilis.Vector{Indices: idx, Values: v}
@@ -467,6 +471,7 @@ func (s *slabs) vector(r *reader) habilis.Vector {
 }
 
 // takeFloats decodes n little-endian float32s from p into the float slab.
+// A NaN or an infinity is damage: no embedder makes one.
 func (s *slabs) takeFloats(p []byte, n int) ([]float32, bool) {
 	if n > cap(s.floats)-len(s.floats) {
 		return nil, false
@@ -476,12 +481,21 @@ func (s *slabs) takeFloats(p []byte, n int) ([]float32, bool) {
 	d := s.floats[start : start+n : start+n]
 	// Slicing p to its exact length and each word to p[4i:4i+4] lets the
 	// compiler drop the bounds checks: the loop runs at memory speed.
+	// A NaN or an infinity has every exponent bit set.
 	p = p[:4*n]
+	finite := true
 	for i := range d {
-		d[i] = math.Float32frombits(binary.LittleEndian.Uint32(p[4*i : 4*i+4]))
+		u := binary.LittleEndian.Uint32(p[4*i : 4*i+4])
+		if u&expBits == expBits {
+			finite = false
+		}
+		d[i] = math.Float32frombits(u)
 	}
-	return d, true
+	return d, finite
 }
+
+// expBits are a float32's exponent bits.
+const expBits = 0x7f800000
 
 // tool decodes a tools value into rec (whose name the caller sets) and
 // returns the summary of its examples. When measuring it only adds up what

@@ -1,0 +1,234 @@
+package boltstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/habilis-router/habilis"
+	bolt "go.etcd.io/bbolt"
+)
+
+// CheckOptions configure Check. The zero value lists up to 20 problems.
+type CheckOptions struct {
+	// Limit is how many problems the report lists; 0 means 20.
+	Limit int
+	// Timeout is how long Check waits for a writer to release the file, as
+	// Options.Timeout.
+	Timeout time.Duration
+	// Records, when set, checks the decoded catalog further (what the
+	// records mean, which this package does not know) and returns its
+	// problems. It runs only when the store reads whole.
+	Records func(*habilis.Snapshot) []string
+}
+
+// CheckReport is what Check found.
+type CheckReport struct {
+	Path string `json:"path"`
+	// Problems lists what is wrong, one line each; empty when the store is
+	// sound.
+	Problems []string `json:"problems"`
+	// More reports that there were more problems than Problems lists.
+	More bool `json:"more"`
+	// PageSize, Pages (below bbolt's high-water mark) and FreePages
+	// describe the file; Version, Tools and Examples the catalog (zero
+	// when it could not be read).
+	PageSize  int    `json:"page_size"`
+	Pages     uint64 `json:"pages"`
+	FreePages int    `json:"free_pages"`
+	Version   uint64 `json:"version"`
+	Tools     int    `json:"tools"`
+	Examples  int    `json:"examples"`
+}
+
+// Sound reports whether Check found nothing wrong.
+func (r *CheckReport) Sound() bool { return len(r.Problems) == 0 }
+
+// Check reads the store in the file at path and reports what is wrong with
+// it, changing nothing: the structure (the page walk of verify.go, then
+// bbolt's own consistency check, Tx.Check, which also checks key order),
+// then the records (the format and catalog meta are present and decode,
+// every tool decodes, each tool's examples are all there as its summary
+// counts them, no examples belong to no tool), then the whole catalog as
+// Snapshot reads it, then opts.Records. Each step runs only when the ones
+// before it found nothing, since damage found by one makes the next read
+// unsafe or its findings noise.
+//
+// It returns an error only when the file cannot be examined at all: it
+// does not exist, or a writer holds it (ErrUnavailable).
+func Check(ctx context.Context, path string, opts CheckOptions) (*CheckReport, error) {
+	limit := opts.Limit
+	if limit <= 0 {
+		limit = 20
+	}
+	rep := &CheckReport{Path: path, Problems: []string{}}
+	add := func(problems ...string) {
+		for _, p := range problems {
+			if len(rep.Problems) == limit {
+				rep.More = true
+				return
+			}
+			rep.Problems = append(rep.Problems, p)
+		}
+	}
+	timeout := opts.Timeout
+	if timeout == 0 {
+		timeout = time.Second
+	}
+	db, err := boltOpen(path, &bolt.Options{Timeout: max(timeout, 0), ReadOnly: true, InitialMmapSize: initialMmapSize()})
+	if err != nil {
+		err = explain(path, err)
+	}
+	switch {
+	case errors.Is(err, habilis.ErrInvalid), errors.Is(err, habilis.ErrDamaged):
+		add(err.Error())
+		return rep, nil
+	case err != nil:
+		return nil, fmt.Errorf("boltstore: check %s: %w", path, err)
+	}
+	defer db.Close()
+	st, problems, err := walkFile(path, limit+1)
+	if err != nil {
+		return nil, fmt.Errorf("boltstore: check %s: %w", path, err)
+	}
+	rep.PageSize, rep.Pages, rep.FreePages = st.PageSize, st.Pages, st.Free
+	add(problems...)
+	if !rep.Sound() {
+		return rep, nil
+	}
+	s := &Store{path: path, readOnly: true, db: db}
+	steps := []func(*bolt.Tx) []string{
+		func(tx *bolt.Tx) []string { return txCheck(tx, limit+1) },
+		func(tx *bolt.Tx) []string { return checkRecords(ctx, tx, limit+1) },
+	}
+	for _, step := range steps {
+		err := s.guard(func() error {
+			return db.View(func(tx *bolt.Tx) error {
+				add(step(tx)...)
+				return nil
+			})
+		})
+		if err != nil {
+			add(err.Error())
+		}
+		if !rep.Sound() {
+			return rep, nil
+		}
+	}
+	snap, err := s.Snapshot(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		add(err.Error())
+		return rep, nil
+	}
+	rep.Version, rep.Tools = snap.Meta.Version, len(snap.Records)
+	for i := range snap.Records {
+		rep.Examples += len(snap.Records[i].Tool.Examples)
+	}
+	if opts.Records != nil {
+		add(opts.Records(snap)...)
+	}
+	return rep, nil
+}
+
+// txCheck runs bbolt's consistency check and returns up to limit of its
+// errors. The check runs in a goroutine of bbolt's, which recovers its own
+// panics; the channel is drained so that it ends.
+func txCheck(tx *bolt.Tx, limit int) []string {
+	var out []string
+	for err := range tx.Check() {
+		if len(out) < limit {
+			out = append(out, "bbolt: "+oneLine(err.Error()))
+		}
+	}
+	return out
+}
+
+// checkRecords decodes every record on its own and returns up to limit
+// problems, going on past the first.
+func checkRecords(ctx context.Context, tx *bolt.Tx, limit int) []string {
+	var out []string
+	add := func(format string, args ...any) bool {
+		if len(out) < limit {
+			out = append(out, fmt.Sprintf(format, args...))
+		}
+		return len(out) < limit
+	}
+	if err := checkFormat(tx); err != nil && !errors.Is(err, errFresh) {
+		add("%v", err)
+		return out
+	} else if err != nil {
+		return nil // a new file: nothing to check
+	}
+	meta, err := readMeta(tx)
+	if err != nil {
+		add("%v", err)
+	}
+	tools, examples := tx.Bucket([]byte(bucketTools)), tx.Bucket([]byte(bucketExamples))
+	n := 0
+	c := tools.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if n%ctxCheckEvery == 0 && ctx.Err() != nil {
+			return out
+		}
+		n++
+		if v == nil {
+			if !add("tool %q: a bucket, not a value", k) {
+				return out
+			}
+			continue
+		}
+		if err := checkTool(examples, k, v); err != nil && !add("tool %q: %v", k, err) {
+			return out
+		}
+	}
+	if n > 0 && meta.Version == 0 && err == nil {
+		add("%d tools but no catalog meta", n)
+	}
+	c = examples.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if v != nil || tools.Get(k) == nil {
+			if !add("examples of tool %q, which is not stored", k) {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+// checkTool decodes one tool and its examples as a snapshot of that tool
+// alone would.
+func checkTool(examples *bolt.Bucket, k, v []byte) error {
+	var scratch habilis.Record
+	m := &slabs{measuring: true}
+	if _, err := m.tool(v, &scratch); err != nil {
+		return err
+	}
+	m.strFrom(k, &scratch.Tool.Name)
+	s := newSlabs(m.need)
+	var rec habilis.Record
+	s.strFrom(k, &rec.Tool.Name)
+	sum, err := s.tool(v, &rec)
+	if err != nil {
+		return err
+	}
+	eb := examples.Bucket(k)
+	switch {
+	case sum.count == 0 && eb != nil:
+		return fmt.Errorf("examples stored for a tool of none: %w", errCorrupt)
+	case sum.count == 0:
+		return nil
+	case sum.count > len(s.examples):
+		return fmt.Errorf("examples: %w", errCorrupt)
+	}
+	if err := readExamples(eb, s, s.examples[:sum.count], s.vectors[:sum.count]); err != nil {
+		return fmt.Errorf("examples: %w", err)
+	}
+	if len(s.floats) != cap(s.floats) || len(s.indices) != cap(s.indices) || s.text.Len() != m.need.text {
+		return fmt.Errorf("examples do not match the tool's summary of them: %w", errCorrupt)
+	}
+	return nil
+}
