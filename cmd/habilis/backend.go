@@ -209,8 +209,12 @@ func openStore(ctx context.Context, spec string, write bool) (habilis.Store, err
 	}
 	opts := boltstore.Options{Timeout: storeTimeout}
 	if !write {
-		if _, err := os.Stat(spec); errors.Is(err, fs.ErrNotExist) {
+		switch fi, err := os.Stat(spec); {
+		case errors.Is(err, fs.ErrNotExist):
 			return nil, fmt.Errorf("store %s does not exist: load a catalog first (habilis load FILE) or pass --store: %w", spec, habilis.ErrNotFound)
+		case err == nil && fi.Size() == 0:
+			// A file of nothing was never written: no store yet.
+			return nil, fmt.Errorf("store %s is an empty file: load a catalog first (habilis load FILE) or pass --store: %w", spec, habilis.ErrNotFound)
 		}
 		opts.ReadOnly = true
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/fill/executor"
 	"github.com/spf13/cobra"
 )
@@ -97,6 +98,9 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	case ctx.Err() != nil:
 		err = fmt.Errorf("interrupted: %w", err)
 	}
+	if errors.Is(err, habilis.ErrDamaged) {
+		err = fmt.Errorf("%w; %s", err, damagedHint)
+	}
 	fmt.Fprintf(stderr, "habilis: %v\n", err)
 	if code == exitUsage {
 		fmt.Fprintln(stderr, "Run 'habilis --help' for usage.")
@@ -138,6 +142,7 @@ the minimum.`,
 		newEvalCmd(g),
 		newFitCmd(g),
 		newMigrateCmd(g),
+		newStoreCmd(g),
 		newServeCmd(g),
 		newProxyCmd(g),
 		newMCPCmd(g),

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/selector"
+	"github.com/habilis-router/habilis/store/boltstore"
+	"github.com/spf13/cobra"
+)
+
+// damagedHint is what a user can do about a damaged store; execute adds it
+// to every error that wraps ErrDamaged.
+const damagedHint = "restore the store from a backup, or move it aside and load the catalog again (habilis load FILE); habilis store check lists what is damaged"
+
+func newStoreCmd(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "store",
+		Short: "Look after the catalog store",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newStoreCheckCmd(g))
+	return cmd
+}
+
+// storeCheckOptions are the flags of `habilis store check`.
+type storeCheckOptions struct {
+	g     *globalOptions
+	limit int
+}
+
+func newStoreCheckCmd(g *globalOptions) *cobra.Command {
+	o := &storeCheckOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Check the store file for damage",
+		Long: `Check reads the whole bbolt store (--store) and reports what is damaged, changing
+nothing: its pages (each reached once, inside the file, none lost), bbolt's own
+consistency check, then every record: that it decodes, that the catalog meta is
+there, that each tool's examples are all there, that each tool's definition
+matches its hash and each vector is unit length.
+
+It exits 0 when the store is sound and 1 when it is not, listing one problem a
+line (up to --limit). A writer holding the file (habilis serve) must stop first.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runStoreCheck(cmd.Context(), o, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().IntVar(&o.limit, "limit", 20, "most problems to list")
+	return cmd
+}
+
+func runStoreCheck(ctx context.Context, o *storeCheckOptions, stdout io.Writer) error {
+	if err := o.g.noRemote("store check"); err != nil {
+		return err
+	}
+	path := o.g.store
+	if strings.HasPrefix(path, "qdrant://") {
+		return usagef("store check: %s: only a bbolt file can be checked", path)
+	}
+	if o.limit < 1 {
+		return usagef("store check: --limit %d: want at least 1", o.limit)
+	}
+	rep, err := boltstore.Check(ctx, path, boltstore.CheckOptions{Limit: o.limit, Timeout: storeTimeout, Records: selector.CheckSnapshot})
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("store check: store %s does not exist: %w", path, habilis.ErrNotFound)
+	case errors.Is(err, habilis.ErrUnavailable):
+		return fmt.Errorf("store check: %w (stop the habilis serve that holds it first)", err)
+	case err != nil:
+		return fmt.Errorf("store check: %w", err)
+	}
+	if o.g.json {
+		if err := writeJSON(stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		printCheck(stdout, rep)
+	}
+	if !rep.Sound() {
+		n := fmt.Sprintf("%d problems", len(rep.Problems))
+		switch {
+		case rep.More:
+			n = "more than " + n
+		case len(rep.Problems) == 1:
+			n = "1 problem"
+		}
+		return fmt.Errorf("store check: %s: %s: %w", path, n, habilis.ErrDamaged)
+	}
+	return nil
+}
+
+func printCheck(w io.Writer, rep *boltstore.CheckReport) {
+	if rep.Sound() {
+		fmt.Fprintf(w, "%s is sound: %d tools, %d examples, catalog version %d; %d pages of %d bytes, %d free\n",
+			rep.Path, rep.Tools, rep.Examples, rep.Version, rep.Pages, rep.PageSize, rep.FreePages)
+		return
+	}
+	fmt.Fprintf(w, "%s is damaged:\n", rep.Path)
+	for _, p := range rep.Problems {
+		fmt.Fprintf(w, "  %s\n", p)
+	}
+	if rep.More {
+		fmt.Fprintf(w, "  (more problems: --limit lists more)\n")
+	}
+}

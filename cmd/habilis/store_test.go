@@ -1,0 +1,188 @@
+package main
+
+import (
+	bbinary "encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	bolt "go.etcd.io/bbolt"
+)
+
+// TestDamagedStoreCommands damages a store loaded by the binary at every
+// page below its high-water mark (garbage, zeroes, a flipped bit in a
+// page's header or elements, truncation) and runs the commands that read
+// it. None may panic; a command that fails exits 1 with one line naming
+// the file and what to do; one that succeeds prints what it printed on
+// the sound store, unless the damage lay inside a value and decoded, which
+// `store check` must then report (exit 1). Never "the catalog is empty".
+func TestDamagedStoreCommands(t *testing.T) {
+	sound := loadedStore(t)
+	size := highWater(t, sound)
+	pristine, err := os.ReadFile(sound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pristine = pristine[:size]
+	ps := os.Getpagesize()
+	commands := [][]string{
+		{"select", "--json", "send an email to Zoe"},
+		{"tools", "list", "--json"},
+		{"collisions", "--json"},
+		{"load", "--json", testdata("tools.json")},
+	}
+	path := filepath.Join(t.TempDir(), "habilis.db")
+	want := map[string]string{}
+	writeStore(t, path, pristine)
+	for _, c := range commands[:3] { // load's output has a duration
+		want[c[0]] = mustRun(t, append([]string{"--store", path}, c...)...)
+	}
+	if r := habilisRun(t, "--store", path, "store", "check"); r.code != exitOK || !strings.Contains(r.stdout, "is sound") {
+		t.Fatalf("store check of the sound store = exit %d, %q %q; want 0, sound", r.code, r.stdout, r.stderr)
+	}
+
+	rng := rand.New(rand.NewPCG(5, 6))
+	outcomes := map[string]int{}
+	for page := range len(pristine) / ps {
+		for _, d := range []string{"garbage", "zeroes", "flip", "truncate"} {
+			b := damageAt(pristine, page, ps, d, rng)
+			for _, c := range commands {
+				writeStore(t, path, b)
+				name := fmt.Sprintf("%s at page %d: habilis %s", d, page, strings.Join(c, " "))
+				outcomes[d+"/"+commandOutcome(t, name, path, c, want[c[0]])]++
+			}
+		}
+	}
+	t.Logf("%d pages; outcomes %v", len(pristine)/ps, outcomes)
+}
+
+// damageAt returns a copy of file with damage d at page.
+func damageAt(file []byte, page, ps int, d string, rng *rand.Rand) []byte {
+	b := append([]byte(nil), file...)
+	p := b[page*ps : (page+1)*ps]
+	switch d {
+	case "garbage":
+		for i := range p {
+			p[i] = byte(rng.Uint32())
+		}
+	case "zeroes":
+		clear(p)
+	case "flip":
+		// In the header and elements of a page bbolt reads as one:
+		// elsewhere the bit lands in a value's bytes.
+		n := 80 // a meta page
+		if flags := bbinary.NativeEndian.Uint16(p[8:]); page > 1 && (flags == 1 || flags == 2) {
+			n = min(ps, 16+16*int(bbinary.NativeEndian.Uint16(p[10:])))
+		}
+		p[rng.IntN(n)] ^= 1 << rng.IntN(8)
+	case "truncate":
+		b = b[:page*ps]
+	}
+	return b
+}
+
+// commandOutcome runs one command on a damaged store and checks what it
+// did: "error", "same" (as on the sound store) or "checked" (other
+// output, which store check reports as damage).
+func commandOutcome(t *testing.T, name, path string, args []string, want string) string {
+	t.Helper()
+	r := habilisRun(t, append([]string{"--store", path}, args...)...)
+	if strings.Contains(r.stdout+r.stderr, "catalog is empty") {
+		t.Errorf("%s: says the catalog is empty:\n%s%s", name, r.stdout, r.stderr)
+	}
+	switch r.code {
+	case exitError:
+		lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+		hint := strings.Contains(r.stderr, "restore the store from a backup") || strings.Contains(r.stderr, "empty file: load a catalog first")
+		if len(lines) != 1 || !strings.Contains(r.stderr, path) || !hint {
+			t.Errorf("%s: exit 1 with stderr %q; want one line naming %s and what to do", name, r.stderr, path)
+		}
+		return "error"
+	case exitOK:
+		if args[0] == "load" || sameJSON(r.stdout, want) {
+			return "same"
+		}
+		if c := habilisRun(t, "--store", path, "store", "check"); c.code != exitError {
+			t.Errorf("%s: exit 0 with other output, and store check exits %d:\n%s", name, c.code, c.stdout)
+
+		}
+		return "checked"
+	}
+	t.Errorf("%s: exit %d, stderr:\n%s", name, r.code, r.stderr)
+	return "crash"
+}
+
+// writeStore writes a store file, as damage leaves it.
+func writeStore(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// highWater returns the bytes of the bbolt file at path below its
+// high-water mark: bbolt grows files ahead of use.
+func highWater(t *testing.T, path string) int {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var size int64
+	db.View(func(tx *bolt.Tx) error { size = tx.Size(); return nil })
+	return int(size)
+}
+
+func TestStoreCheck(t *testing.T) {
+	store := loadedStore(t)
+	out := mustRun(t, "--store", store, "store", "check", "--json")
+	rep := decode[struct {
+		Problems []string `json:"problems"`
+		Tools    int      `json:"tools"`
+	}](t, out)
+	if len(rep.Problems) != 0 || rep.Tools != 7 {
+		t.Errorf("store check --json of a sound store = %s, want no problems and 7 tools", out)
+	}
+	b, err := os.ReadFile(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(b[3*os.Getpagesize() : 4*os.Getpagesize()])
+	writeStore(t, store, b)
+	r := habilisRun(t, "--store", store, "store", "check")
+	if r.code != exitError || !strings.Contains(r.stdout, "is damaged:\n  ") || !strings.Contains(r.stderr, store) {
+		t.Errorf("store check of a damaged store = exit %d, stdout %q, stderr %q; want 1, the damaged page", r.code, r.stdout, r.stderr)
+	}
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--store", filepath.Join(t.TempDir(), "absent.db"), "store", "check"}, exitError, "does not exist"},
+		{[]string{"--store", "qdrant://localhost:6334/x", "store", "check"}, exitUsage, "bbolt file"},
+		{[]string{"--store", store, "store", "check", "--limit", "0"}, exitUsage, "--limit"},
+	} {
+		if r := habilisRun(t, tt.args...); r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("habilis %v = exit %d, stderr %q; want %d mentioning %q", tt.args, r.code, r.stderr, tt.code, tt.want)
+		}
+	}
+}
+
+// sameJSON reports whether two JSON documents are equal, numbers within a
+// relative 1e-5: a score's last bits depend on how memory is aligned.
+func sameJSON(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return a == b
+	}
+	return cmp.Equal(x, y, cmp.Comparer(func(p, q float64) bool {
+		return math.Abs(p-q) <= 1e-5*max(1, math.Abs(p), math.Abs(q))
+	}))
+}
