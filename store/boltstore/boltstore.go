@@ -369,42 +369,25 @@ func readSnapshot(ctx context.Context, tx *bolt.Tx) (*habilis.Snapshot, error) {
 	tools, examples := tx.Bucket([]byte(bucketTools)), tx.Bucket([]byte(bucketExamples))
 
 	// Pass 1: measure.
-	s := &slabs{measuring: true}
-	var n int
-	var scratch habilis.Record
-	c := tools.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if _, err := s.tool(v, &scratch); err != nil {
-			return nil, fmt.Errorf("tool %q: %w", k, err)
-		}
-		s.strFrom(k, &scratch.Tool.Name)
-		n++
+	need, n, err := measure(tools)
+	if err != nil {
+		return nil, err
 	}
-	if n == 0 {
-		if k, _ := examples.Cursor().First(); k != nil {
-			return nil, fmt.Errorf("examples of tool %q, but no tools: %w", k, errCorrupt)
-		}
-		return snap, nil
-	}
-	if meta.Version == 0 {
+	if n > 0 && meta.Version == 0 {
 		return nil, fmt.Errorf("%d tools but no catalog meta: %w", n, errCorrupt)
 	}
 	// The sizes come partly from stored summaries; a corrupt one must not
 	// make us allocate more than the file could possibly hold.
-	need := s.need
 	claimed := uint64(need.text) + 4*uint64(need.floats) + 4*uint64(need.indices) + uint64(need.raw) + 2*uint64(need.examples)
 	if claimed > uint64(tx.Size()) {
 		return nil, fmt.Errorf("tools: sizes exceed the file: %w", errCorrupt)
 	}
 
 	// Pass 2: decode into slabs of exactly the measured sizes.
-	s = newSlabs(need)
+	d := &decoder{s: newSlabs(need), examples: examples, keys: newExampleKeys(examples)}
 	recs := make([]habilis.Record, n)
-	i, nextExample := 0, 0
-	// The examples bucket is read in step with the tools, both in name
-	// order, so that examples of no tool (what a lost tool leaves) show.
-	ec := examples.Cursor()
-	ek, _ := ec.First()
+	i := 0
+	c := tools.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		if i%ctxCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -414,47 +397,112 @@ func readSnapshot(ctx context.Context, tx *bolt.Tx) (*habilis.Snapshot, error) {
 		if i == n {
 			return nil, fmt.Errorf("tools: more than %d: %w", n, errCorrupt)
 		}
-		rec := &recs[i]
-		i++
-		if !s.strFrom(k, &rec.Tool.Name) {
-			return nil, fmt.Errorf("tool %q: %w", k, errCorrupt)
-		}
-		sum, err := s.tool(v, rec)
-		if err != nil {
+		if err := d.record(k, v, &recs[i]); err != nil {
 			return nil, fmt.Errorf("tool %q: %w", k, err)
 		}
-		if ek != nil && bytes.Compare(ek, k) < 0 {
-			return nil, fmt.Errorf("examples of tool %q, which is not stored: %w", ek, errCorrupt)
-		}
-		if sum.count == 0 {
-			if bytes.Equal(ek, k) {
-				return nil, fmt.Errorf("tool %q: examples stored for a tool of none: %w", k, errCorrupt)
-			}
-			continue
-		}
-		if bytes.Equal(ek, k) {
-			ek, _ = ec.Next()
-		}
-		if sum.count > len(s.examples)-nextExample {
-			return nil, fmt.Errorf("tool %q: examples: %w", k, errCorrupt)
-		}
-		texts := s.examples[nextExample : nextExample+sum.count : nextExample+sum.count]
-		vecs := s.vectors[nextExample : nextExample+sum.count : nextExample+sum.count]
-		nextExample += sum.count
-		if err := readExamples(examples.Bucket(k), s, texts, vecs); err != nil {
-			return nil, fmt.Errorf("tool %q: examples: %w", k, err)
-		}
-		rec.Tool.Examples, rec.ExampleVectors = texts, vecs
+		i++
 	}
-	if ek != nil {
-		return nil, fmt.Errorf("examples of tool %q, which is not stored: %w", ek, errCorrupt)
+	if err := d.keys.done(); err != nil {
+		return nil, err
 	}
-	if i != n || len(s.refs) != cap(s.refs) || len(s.floats) != cap(s.floats) || len(s.indices) != cap(s.indices) {
+	if s := d.s; i != n || len(s.refs) != cap(s.refs) || len(s.floats) != cap(s.floats) || len(s.indices) != cap(s.indices) {
 		return nil, fmt.Errorf("tools: sizes do not match their summaries: %w", errCorrupt)
 	}
-	s.finish()
-	snap.Records = recs
+	d.s.finish()
+	if n > 0 {
+		snap.Records = recs
+	}
 	return snap, nil
+}
+
+// measure adds up what decoding every tool and its examples needs, and
+// counts the tools.
+func measure(tools *bolt.Bucket) (sizes, int, error) {
+	s := &slabs{measuring: true}
+	var n int
+	var scratch habilis.Record
+	c := tools.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if _, err := s.tool(v, &scratch); err != nil {
+			return sizes{}, 0, fmt.Errorf("tool %q: %w", k, err)
+		}
+		s.strFrom(k, &scratch.Tool.Name)
+		n++
+	}
+	return s.need, n, nil
+}
+
+// decoder decodes tools and their examples into one set of slabs.
+type decoder struct {
+	s        *slabs
+	examples *bolt.Bucket
+	keys     exampleKeys
+	next     int // the next free slot of s.examples and s.vectors
+}
+
+// record decodes tool k, whose value is v, and its examples into rec.
+func (d *decoder) record(k, v []byte, rec *habilis.Record) error {
+	s := d.s
+	if !s.strFrom(k, &rec.Tool.Name) {
+		return errCorrupt
+	}
+	sum, err := s.tool(v, rec)
+	if err != nil {
+		return err
+	}
+	if err := d.keys.take(k, sum.count > 0); err != nil {
+		return err
+	}
+	if sum.count == 0 {
+		return nil
+	}
+	if sum.count > len(s.examples)-d.next {
+		return fmt.Errorf("examples: %w", errCorrupt)
+	}
+	texts := s.examples[d.next : d.next+sum.count : d.next+sum.count]
+	vecs := s.vectors[d.next : d.next+sum.count : d.next+sum.count]
+	d.next += sum.count
+	if err := readExamples(d.examples.Bucket(k), s, texts, vecs); err != nil {
+		return fmt.Errorf("examples: %w", err)
+	}
+	rec.Tool.Examples, rec.ExampleVectors = texts, vecs
+	return nil
+}
+
+// exampleKeys walks the examples bucket's keys in step with the tools,
+// both in name order, so that examples of no tool (what a lost tool
+// leaves behind) show.
+type exampleKeys struct {
+	c *bolt.Cursor
+	k []byte // the next key not yet matched to a tool
+}
+
+func newExampleKeys(b *bolt.Bucket) exampleKeys {
+	c := b.Cursor()
+	k, _ := c.First()
+	return exampleKeys{c: c, k: k}
+}
+
+// take matches tool k, which has examples or not, with the next key.
+func (e *exampleKeys) take(k []byte, has bool) error {
+	switch {
+	case e.k != nil && bytes.Compare(e.k, k) < 0:
+		return fmt.Errorf("examples of tool %q, which is not stored: %w", e.k, errCorrupt)
+	case !bytes.Equal(e.k, k):
+		return nil
+	case !has:
+		return fmt.Errorf("examples stored for a tool of none: %w", errCorrupt)
+	}
+	e.k, _ = e.c.Next()
+	return nil
+}
+
+// done fails if keys are left that no tool matched.
+func (e *exampleKeys) done() error {
+	if e.k != nil {
+		return fmt.Errorf("examples of tool %q, which is not stored: %w", e.k, errCorrupt)
+	}
+	return nil
 }
 
 // readExamples decodes the examples bucket of one tool, which must hold
@@ -502,6 +550,9 @@ func (s *Store) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMet
 	var meta habilis.CatalogMeta
 	err := s.guard(func() error {
 		return s.db.Update(func(tx *bolt.Tx) error {
+			if err := checkFormat(tx); err != nil {
+				return err // buckets lost since Open
+			}
 			var err error
 			meta, err = write(ctx, tx, b)
 			return err
@@ -526,9 +577,6 @@ func validate(b *habilis.Batch) error {
 
 // write applies a validated batch inside tx.
 func write(ctx context.Context, tx *bolt.Tx, b *habilis.Batch) (habilis.CatalogMeta, error) {
-	if err := checkFormat(tx); err != nil {
-		return habilis.CatalogMeta{}, err
-	}
 	stored, err := readMeta(tx)
 	if err != nil {
 		return habilis.CatalogMeta{}, err

@@ -150,53 +150,52 @@ func txCheck(tx *bolt.Tx, limit int) []string {
 // checkRecords decodes every record on its own and returns up to limit
 // problems, going on past the first.
 func checkRecords(ctx context.Context, tx *bolt.Tx, limit int) []string {
-	var out []string
-	add := func(format string, args ...any) bool {
-		if len(out) < limit {
-			out = append(out, fmt.Sprintf(format, args...))
-		}
-		return len(out) < limit
-	}
-	if err := checkFormat(tx); err != nil && !errors.Is(err, errFresh) {
-		add("%v", err)
-		return out
-	} else if err != nil {
+	if err := checkFormat(tx); errors.Is(err, errFresh) {
 		return nil // a new file: nothing to check
+	} else if err != nil {
+		return []string{err.Error()}
 	}
+	var out []string
 	meta, err := readMeta(tx)
 	if err != nil {
-		add("%v", err)
+		out = append(out, err.Error())
 	}
 	tools, examples := tx.Bucket([]byte(bucketTools)), tx.Bucket([]byte(bucketExamples))
-	n := 0
-	c := tools.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if n%ctxCheckEvery == 0 && ctx.Err() != nil {
-			return out
-		}
-		n++
-		if v == nil {
-			if !add("tool %q: a bucket, not a value", k) {
-				return out
-			}
-			continue
-		}
-		if err := checkTool(examples, k, v); err != nil && !add("tool %q: %v", k, err) {
-			return out
-		}
-	}
+	n, problems := checkTools(ctx, tools, examples, limit)
+	out = append(out, problems...)
 	if n > 0 && meta.Version == 0 && err == nil {
-		add("%d tools but no catalog meta", n)
+		out = append(out, fmt.Sprintf("%d tools but no catalog meta", n))
 	}
-	c = examples.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
+	c := examples.Cursor()
+	for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
 		if v != nil || tools.Get(k) == nil {
-			if !add("examples of tool %q, which is not stored", k) {
-				return out
-			}
+			out = append(out, fmt.Sprintf("examples of tool %q, which is not stored", k))
 		}
 	}
 	return out
+}
+
+// checkTools checks every tool and returns how many there are and up to
+// limit problems.
+func checkTools(ctx context.Context, tools, examples *bolt.Bucket, limit int) (int, []string) {
+	var out []string
+	n := 0
+	c := tools.Cursor()
+	for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
+		if n%ctxCheckEvery == 0 && ctx.Err() != nil {
+			break
+		}
+		n++
+		switch {
+		case v == nil:
+			out = append(out, fmt.Sprintf("tool %q: a bucket, not a value", k))
+		default:
+			if err := checkTool(examples, k, v); err != nil {
+				out = append(out, fmt.Sprintf("tool %q: %v", k, err))
+			}
+		}
+	}
+	return n, out
 }
 
 // checkTool decodes one tool and its examples as a snapshot of that tool

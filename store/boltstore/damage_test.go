@@ -214,14 +214,7 @@ func TestDamagedPages(t *testing.T) {
 		for page, role := range roles {
 			orig := pristine[page*ps : (page+1)*ps]
 			p := d.page(append([]byte(nil), orig...), role, rng)
-			if p == nil {
-				err = f.Truncate(int64(page * ps))
-			} else {
-				_, err = f.WriteAt(p, int64(page*ps))
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			writePage(t, f, page, ps, p)
 			for _, ro := range []bool{true, false} {
 				name := fmt.Sprintf("%s page %d (%s, read-only %v)", d.name, page, role, ro)
 				outcome := readDamaged(t, name, path, ro, want)
@@ -233,17 +226,24 @@ func TestDamagedPages(t *testing.T) {
 				}
 				outcomes[d.name+"/"+string(role)+"/"+outcome]++
 			}
-			if p == nil {
-				_, err = f.WriteAt(pristine[page*ps:], int64(page*ps))
-			} else {
-				_, err = f.WriteAt(orig, int64(page*ps))
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			writePage(t, f, page, ps, pristine[page*ps:])
 		}
 	}
 	t.Logf("pages %v; outcomes %v", counts, outcomes)
+}
+
+// writePage writes p at page, or truncates the file there when p is nil.
+func writePage(t *testing.T, f *os.File, page, ps int, p []byte) {
+	t.Helper()
+	var err error
+	if p == nil {
+		err = f.Truncate(int64(page * ps))
+	} else {
+		_, err = f.WriteAt(p, int64(page*ps))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // readDamaged opens and reads the store at path and says how it went:

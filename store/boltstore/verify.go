@@ -190,46 +190,30 @@ func (w *pageWalk) walk() {
 // catalog written once that is the empty store, so a bad meta page is
 // reported rather than followed.
 func (w *pageWalk) readMetas() bool {
-	var metas [2]boltMeta
-	pageSize := 0
-	for i := range metas {
-		p := make([]byte, pageHeaderSize+metaSize)
-		if _, err := w.r.ReadAt(p, int64(i*pageSize)); err != nil {
-			w.problem("meta page %d: unreadable: %v", i, err)
-			return false
-		}
-		m, err := parseMeta(p)
-		if err != nil {
-			w.problem("meta page %d: %v", i, err)
-			return false
-		}
-		// bbolt writes meta page i with id i, the meta type and no
-		// elements or overflow, but reads none of it back: the checksum
-		// covers the meta alone.
-		if id, flags, rest := ne.Uint64(p), ne.Uint16(p[8:]), ne.Uint16(p[10:]) != 0 || ne.Uint32(p[12:]) != 0; id != uint64(i) || flags != metaPageFlag || rest {
-			w.problem("meta page %d: header says page %d of type %#x, count %d, overflow %d", i, id, flags, ne.Uint16(p[10:]), ne.Uint32(p[12:]))
-			return false
-		}
-		if i == 0 {
-			pageSize = m.pageSize
-			if pageSize < 1024 || pageSize > 1<<24 || bits.OnesCount(uint(pageSize)) != 1 {
-				w.problem("meta page 0: page size %d", pageSize)
-				return false
-			}
-		} else if m.pageSize != pageSize {
-			w.problem("meta page 1: page size %d, meta page 0 says %d", m.pageSize, pageSize)
-			return false
-		}
-		metas[i] = m
+	m0, ok := w.readMeta(0, 0)
+	if !ok {
+		return false
 	}
-	m := metas[0]
-	if metas[1].txid > m.txid {
-		m = metas[1]
+	if m0.pageSize < 1024 || m0.pageSize > 1<<24 || bits.OnesCount(uint(m0.pageSize)) != 1 {
+		w.problem("meta page 0: page size %d", m0.pageSize)
+		return false
 	}
-	w.pageSize, w.meta = pageSize, m
+	m1, ok := w.readMeta(1, m0.pageSize)
 	switch {
-	case m.high < 4 || m.high > uint64(w.size)/uint64(pageSize):
-		w.problem("meta page: %d pages in use, but the file holds %d (truncated?)", m.high, w.size/int64(pageSize))
+	case !ok:
+		return false
+	case m1.pageSize != m0.pageSize:
+		w.problem("meta page 1: page size %d, meta page 0 says %d", m1.pageSize, m0.pageSize)
+		return false
+	}
+	m := m0
+	if m1.txid > m.txid {
+		m = m1
+	}
+	w.pageSize, w.meta = m.pageSize, m
+	switch {
+	case m.high < 4 || m.high > uint64(w.size)/uint64(m.pageSize):
+		w.problem("meta page: %d pages in use, but the file holds %d (truncated?)", m.high, w.size/int64(m.pageSize))
 	case m.root < 2 || m.root >= m.high:
 		w.problem("meta page: root page %d outside 2-%d", m.root, m.high-1)
 	case m.freelist != noFreelist && (m.freelist < 2 || m.freelist >= m.high):
@@ -238,6 +222,29 @@ func (w *pageWalk) readMetas() bool {
 		return true
 	}
 	return false
+}
+
+// readMeta reads meta page i of a file of pages of pageSize bytes.
+func (w *pageWalk) readMeta(i uint64, pageSize int) (boltMeta, bool) {
+	p := make([]byte, pageHeaderSize+metaSize)
+	if _, err := w.r.ReadAt(p, int64(i)*int64(pageSize)); err != nil {
+		w.problem("meta page %d: unreadable: %v", i, err)
+		return boltMeta{}, false
+	}
+	m, err := parseMeta(p)
+	if err != nil {
+		w.problem("meta page %d: %v", i, err)
+		return boltMeta{}, false
+	}
+	// bbolt writes meta page i with id i, the meta type and no elements
+	// or overflow, but reads none of it back: the checksum covers the
+	// meta alone.
+	id, flags, count, overflow := ne.Uint64(p), ne.Uint16(p[8:]), ne.Uint16(p[10:]), ne.Uint32(p[12:])
+	if id != i || flags != metaPageFlag || count != 0 || overflow != 0 {
+		w.problem("meta page %d: header says page %d of type %#x, count %d, overflow %d", i, id, flags, count, overflow)
+		return boltMeta{}, false
+	}
+	return m, true
 }
 
 // pageHeader is a page's first 16 bytes.
