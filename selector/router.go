@@ -45,6 +45,11 @@ type Config struct {
 	BatchSize int
 	// Logger receives load summaries; nil discards them.
 	Logger *slog.Logger
+	// Progress, when set, is told how every write and New advance: as
+	// each step starts (done and total 0) and, while texts are embedded,
+	// how many of how many are (see Step). It is called from the
+	// goroutine doing the work and must return quickly.
+	Progress func(step Step, done, total int)
 }
 
 // Router indexes catalogs into a Store and answers selections. It is safe
@@ -83,6 +88,7 @@ func New(ctx context.Context, store habilis.Store, cfg Config) (*Router, error) 
 			r.lex = ce
 		}
 	}
+	r.step(StepRead)
 	snap, err := store.Snapshot(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("selector: open: %w", err)
@@ -100,12 +106,35 @@ func New(ctx context.Context, store habilis.Store, cfg Config) (*Router, error) 
 		}
 		return r, nil
 	}
+	r.step(StepIndex)
 	ix, err := r.restore(ctx, snap)
 	if err != nil {
 		return nil, err
 	}
 	r.cur.Store(ix)
 	return r, nil
+}
+
+// Step is a step of opening a router or of a write, for progress reports.
+type Step string
+
+// The steps, in the order a write takes them. Opening reads the store and
+// indexes it; a write reads the store, embeds what changed, calibrates,
+// analyses collisions, writes the store and indexes the new catalog.
+const (
+	StepRead       Step = "reading the store"
+	StepEmbed      Step = "embedding"
+	StepCalibrate  Step = "calibrating"
+	StepCollisions Step = "analysing collisions"
+	StepWrite      Step = "writing the store"
+	StepIndex      Step = "indexing"
+)
+
+// step reports the start of a step.
+func (r *Router) step(s Step) {
+	if r.cfg.Progress != nil {
+		r.cfg.Progress(s, 0, 0)
+	}
 }
 
 // compatible reports whether vectors of a stored catalog can be compared
@@ -300,6 +329,7 @@ func (r *Router) update(ctx context.Context, op string, write func(*habilis.Snap
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for attempt := 1; ; attempt++ {
+		r.step(StepRead)
 		snap, err := r.store.Snapshot(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("selector: %s: %w", op, err)

@@ -328,6 +328,12 @@ func (r *Router) embed(ctx context.Context, c *change) error {
 		if c.req.progress != nil {
 			c.req.progress(done, total)
 		}
+		if r.cfg.Progress != nil {
+			r.cfg.Progress(StepEmbed, done, total)
+		}
+	}
+	if total > 0 {
+		report(0)
 	}
 	embVecs, err := r.embedAll(ctx, c.emb.emb, c.work.embTexts, report)
 	if err != nil {
@@ -360,6 +366,7 @@ func (r *Router) embed(ctx context.Context, c *change) error {
 // derive is the derive phase: every record's centroid and radius, the
 // calibration with its background gates, the margins and the collisions.
 func (r *Router) derive(ctx context.Context, c *change) error {
+	r.step(StepCalibrate)
 	calibrateChange(ctx, c, r.cfg)
 	if c.meta.Embedder.Dim == 0 {
 		// The background's rule (backgroundZ) was chosen on the lexical
@@ -378,6 +385,7 @@ func (r *Router) derive(ctx context.Context, c *change) error {
 			c.cal.DescriptionThreshold = 0
 		}
 	}
+	r.step(StepCollisions)
 	var err error
 	if c.cal.Collides, err = collides(c.recs, c.cal, r.cfg.CollisionThreshold); err != nil {
 		// A catalog too large or too odd for the analysis still serves;
@@ -466,10 +474,12 @@ func (c *change) sameMeta() bool {
 // commit is the commit phase: the batch written, the new index built and
 // swapped in.
 func (r *Router) commit(ctx context.Context, c *change) (*LoadReport, error) {
+	r.step(StepWrite)
 	newMeta, err := r.store.Write(ctx, c.batch)
 	if err != nil {
 		return nil, fmt.Errorf("selector: write: %w", err)
 	}
+	r.step(StepIndex)
 	ix, err := buildIndex(newMeta, c.cal, c.emb, c.recs, c.sh)
 	if err != nil {
 		return nil, err

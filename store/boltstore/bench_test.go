@@ -120,3 +120,66 @@ func BenchmarkSnapshot(b *testing.B) {
 		})
 	}
 }
+
+// benchStore writes the catalog of shape s to a new file and returns its
+// path.
+func benchStore(b *testing.B, s storetest.Shape) string {
+	b.Helper()
+	path := filepath.Join(b.TempDir(), "habilis.db")
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Write(context.Background(), &habilis.Batch{Put: benchCatalog(s)}); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkOpen opens the store read-only and closes it, as every CLI
+// command does: the page walk is most of it.
+func BenchmarkOpen(b *testing.B) {
+	for _, bs := range benchShapes {
+		b.Run(bs.name, func(b *testing.B) {
+			path := benchStore(b, bs.shape)
+			for b.Loop() {
+				s, err := boltstore.Open(path, boltstore.Options{ReadOnly: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				s.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkWalk walks the file's pages alone.
+func BenchmarkWalk(b *testing.B) {
+	for _, bs := range benchShapes {
+		b.Run(bs.name, func(b *testing.B) {
+			path := benchStore(b, bs.shape)
+			for b.Loop() {
+				if problems, err := boltstore.WalkFile(path); err != nil || len(problems) > 0 {
+					b.Fatal(problems, err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCheck checks the whole store, as `habilis store check` does
+// before it checks what the records mean.
+func BenchmarkCheck(b *testing.B) {
+	for _, bs := range benchShapes {
+		b.Run(bs.name, func(b *testing.B) {
+			path := benchStore(b, bs.shape)
+			for b.Loop() {
+				rep, err := boltstore.Check(context.Background(), path, boltstore.CheckOptions{})
+				if err != nil || !rep.Sound() {
+					b.Fatal(rep, err)
+				}
+			}
+		})
+	}
+}

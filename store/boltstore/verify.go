@@ -110,6 +110,7 @@ func looksBolt(path string) bool {
 // pageWalk is one walk over a file. Problems are collected up to limit.
 type pageWalk struct {
 	r        io.ReaderAt
+	data     []byte // the file mapped, or nil to read it with r
 	size     int64
 	pageSize int
 	meta     boltMeta
@@ -140,7 +141,17 @@ func walkFile(path string, limit int) (walkStats, []string, error) {
 		return walkStats{}, nil, err
 	}
 	w := &pageWalk{r: f, size: fi.Size(), limit: max(limit, 1)}
-	w.walk()
+	if data, unmap, err := mapFile(f, fi.Size()); err == nil {
+		// Reading the file's pages where they lie costs a page fault a
+		// node, not a system call (BenchmarkWalk, docs/benchmarks.md).
+		defer unmap()
+		w.data = data
+	}
+	// The walk reads only below the size it was given; a file cut short
+	// meanwhile by another process would fault on the map.
+	if err := guard(func() error { w.walk(); return nil }); err != nil {
+		w.problems = append(w.problems, fmt.Sprintf("the file changed while it was read: %v", err))
+	}
 	st := walkStats{PageSize: w.pageSize, Pages: w.meta.high, Free: w.free.count(), TxID: w.meta.txid}
 	return st, w.problems, nil
 }
@@ -226,8 +237,8 @@ func (w *pageWalk) readMetas() bool {
 
 // readMeta reads meta page i of a file of pages of pageSize bytes.
 func (w *pageWalk) readMeta(i uint64, pageSize int) (boltMeta, bool) {
-	p := make([]byte, pageHeaderSize+metaSize)
-	if _, err := w.r.ReadAt(p, int64(i)*int64(pageSize)); err != nil {
+	p, err := w.readAt(int64(i)*int64(pageSize), pageHeaderSize+metaSize)
+	if err != nil {
 		w.problem("meta page %d: unreadable: %v", i, err)
 		return boltMeta{}, false
 	}
@@ -258,12 +269,28 @@ type pageHeader struct {
 // read returns n bytes at byte offset off of page id, or nil after
 // reporting why not.
 func (w *pageWalk) read(id uint64, off, n int) []byte {
-	p := make([]byte, n)
-	if _, err := w.r.ReadAt(p, int64(id)*int64(w.pageSize)+int64(off)); err != nil {
+	p, err := w.readAt(int64(id)*int64(w.pageSize)+int64(off), n)
+	if err != nil {
 		w.problem("page %d: unreadable: %v", id, err)
 		return nil
 	}
 	return p
+}
+
+// readAt returns n bytes at off, from the map when there is one (the
+// bytes are then the file's own, not to be written).
+func (w *pageWalk) readAt(off int64, n int) ([]byte, error) {
+	if off < 0 || n < 0 || off+int64(n) > w.size {
+		return nil, io.ErrUnexpectedEOF
+	}
+	if w.data != nil {
+		return w.data[off : off+int64(n) : off+int64(n)], nil
+	}
+	p := make([]byte, n)
+	if _, err := w.r.ReadAt(p, off); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // header reads page id's header and checks it names id, has one of the
