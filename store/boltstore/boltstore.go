@@ -89,7 +89,24 @@ var _ habilis.Store = (*Store)(nil)
 // ErrDamaged for a habilis store whose structure is damaged (see verify.go:
 // the file is walked before bbolt reads it).
 func Open(path string, opts Options) (*Store, error) {
-	db, err := openFile(path, opts)
+	return open(path, opts, nil)
+}
+
+// walked remembers the last version of a file the walk found sound, so
+// that a Shared store, which opens the file for every call, walks it once
+// a write rather than once a call. A file changed in place without a
+// write (damage done by something else) is then not walked again; guard
+// still turns what bbolt makes of it into errors.
+type walked struct {
+	mu   sync.Mutex
+	txid int
+	size int64
+}
+
+// open is Open, skipping the walk when memo says this version of the
+// file was found sound.
+func open(path string, opts Options, memo *walked) (*Store, error) {
+	db, err := openFile(path, opts, memo)
 	if err != nil {
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
@@ -106,7 +123,7 @@ func Open(path string, opts Options) (*Store, error) {
 // meta pages and takes bbolt's shared lock, so that no writer changes the
 // file while it is walked; a writable store then reopens it, which loads
 // the freelist the walk has checked.
-func openFile(path string, opts Options) (*bolt.DB, error) {
+func openFile(path string, opts Options, memo *walked) (*bolt.DB, error) {
 	timeout := opts.Timeout
 	switch {
 	case timeout == 0:
@@ -128,12 +145,9 @@ func openFile(path string, opts Options) (*bolt.DB, error) {
 	if err != nil {
 		return nil, explain(path, err)
 	}
-	if _, problems, err := walkFile(path, 1); err != nil || len(problems) > 0 {
+	if err := memo.walk(db, path); err != nil {
 		db.Close()
-		if err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%s: %w", problems[0], habilis.ErrDamaged)
+		return nil, err
 	}
 	if opts.ReadOnly {
 		return db, nil
@@ -143,6 +157,34 @@ func openFile(path string, opts Options) (*bolt.DB, error) {
 	}
 	bopts.ReadOnly = false
 	return boltOpen(path, bopts)
+}
+
+// walk walks the file db has open, unless memo (which may be nil) says
+// this version of it was found sound.
+func (memo *walked) walk(db *bolt.DB, path string) error {
+	txid, size := -1, int64(-1)
+	if memo != nil {
+		if fi, err := os.Stat(path); err == nil {
+			size = fi.Size()
+		}
+		if err := guard(func() error { return db.View(func(tx *bolt.Tx) error { txid = tx.ID(); return nil }) }); err != nil {
+			txid = -1
+		}
+		memo.mu.Lock()
+		defer memo.mu.Unlock()
+		if txid >= 0 && txid == memo.txid && size == memo.size {
+			return nil
+		}
+	}
+	if _, problems, err := walkFile(path, 1); err != nil {
+		return err
+	} else if len(problems) > 0 {
+		return fmt.Errorf("%s: %w", problems[0], habilis.ErrDamaged)
+	}
+	if memo != nil {
+		memo.txid, memo.size = txid, size
+	}
+	return nil
 }
 
 // boltOpen opens the file with bbolt and translates its errors.

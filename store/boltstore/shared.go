@@ -32,6 +32,7 @@ type Shared struct {
 	// Close waits for them.
 	mu     sync.RWMutex
 	closed bool
+	walked walked
 }
 
 var _ habilis.Store = (*Shared)(nil)
@@ -62,7 +63,7 @@ func (s *Shared) do(op string, write bool, f func(*Store) error) error {
 	}
 	opts := s.opts
 	opts.ReadOnly = opts.ReadOnly || !write
-	st, err := Open(s.path, opts)
+	st, err := open(s.path, opts, &s.walked)
 	if err != nil {
 		return err
 	}

@@ -24,13 +24,15 @@ func (s *Store) Version(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("boltstore: version: %w", habilis.ErrClosed)
 	}
 	var v uint64
-	err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		v, err = readVersion(tx)
-		return err
+	err := s.guard(func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			var err error
+			v, err = readVersion(tx)
+			return err
+		})
 	})
 	if err != nil {
-		return 0, fmt.Errorf("boltstore: version: %w", err)
+		return 0, fmt.Errorf("boltstore: version: %w", s.damaged(err))
 	}
 	return v, nil
 }
