@@ -193,7 +193,7 @@ func (r *Router) restoreEmbedders(meta habilis.CatalogMeta) (embedders, error) {
 	if ce, ok := r.base.(habilis.CorpusEmbedder); ok && meta.EmbedderState != nil {
 		var err error
 		if e.emb, err = ce.Restore(meta.EmbedderState); err != nil {
-			return e, fmt.Errorf("selector: restore embedder state: %w", err)
+			return e, fmt.Errorf("selector: restore embedder state: %v: %w", err, habilis.ErrDamaged)
 		}
 	}
 	switch {
@@ -203,7 +203,7 @@ func (r *Router) restoreEmbedders(meta habilis.CatalogMeta) (embedders, error) {
 	case meta.LexicalState != nil:
 		lex, err := r.lex.Restore(meta.LexicalState)
 		if err != nil {
-			return e, fmt.Errorf("selector: restore lexical state: %w", err)
+			return e, fmt.Errorf("selector: restore lexical state: %v: %w", err, habilis.ErrDamaged)
 		}
 		e.lex = lex
 	default:
@@ -218,7 +218,7 @@ func decodeCalibration(raw json.RawMessage) (Calibration, error) {
 		return Calibration{Weights: defaultWeights, Margin: defaultMargin, MarginSource: "default"}, nil
 	}
 	if err := json.Unmarshal(raw, &c); err != nil {
-		return c, fmt.Errorf("selector: stored calibration: %v: %w", err, habilis.ErrInvalid)
+		return c, fmt.Errorf("selector: stored calibration: %v: %w", err, habilis.ErrDamaged)
 	}
 	return c, nil
 }
