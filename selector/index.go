@@ -41,6 +41,9 @@ type index struct {
 	// a tool the calibration has no Background for (a store written
 	// before there was one, a model embedder) has none, -Inf.
 	bg [][3]float32
+	// bgEv holds each tool's background mean and deviation of the
+	// evidence, for the no-tool confidence; ok false without one.
+	bgEv []bgMoments
 }
 
 // rocchio returns tool i's Rocchio score from its centroid and description
@@ -58,6 +61,13 @@ func (ix *index) evidence(roc, doc float32) float32 {
 		return evidence(roc, doc)
 	}
 	return roc
+}
+
+// bgMoments are a tool's background mean and standard deviation of one
+// score; ok is false when the tool has no background.
+type bgMoments struct {
+	mean, sd float32
+	ok       bool
 }
 
 // toolInfo is a tool's definition and gate, without vectors.
@@ -236,6 +246,7 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb embedders, recs [
 		}
 	}
 	ix.bg = make([][3]float32, len(recs))
+	ix.bgEv = make([]bgMoments, len(recs))
 	for i := range recs {
 		b, ok := cal.Background[recs[i].Tool.Name]
 		if !ok {
@@ -244,6 +255,7 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb embedders, recs [
 			continue
 		}
 		ix.bg[i] = b.Gates(len(recs))
+		ix.bgEv[i] = bgMoments{mean: b.Mean[bgEvidence], sd: b.SD[bgEvidence], ok: true}
 	}
 	ix.collides = make([][]string, len(recs))
 	for i := range recs {

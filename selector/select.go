@@ -391,12 +391,11 @@ func (ix *index) backgroundConfidence(sgs []signals) (float32, bool) {
 	}
 	best, ok := float32(math.Inf(-1)), false
 	for _, sg := range sgs {
-		t := &ix.tools[sg.tool]
-		b, has := ix.cal.Background[t.tool.Name]
-		if !has || len(t.tool.Examples) == 0 {
+		b := ix.bgEv[sg.tool]
+		if !b.ok || len(ix.tools[sg.tool].tool.Examples) == 0 {
 			continue
 		}
-		best, ok = max(best, (sg.gateScore-b.Mean[bgEvidence])/max(b.SD[bgEvidence], 1e-6)), true
+		best, ok = max(best, (sg.gateScore-b.mean)/max(b.sd, 1e-6)), true
 	}
 	if !ok {
 		return 0, false
