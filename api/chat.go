@@ -22,6 +22,8 @@ type chatRequest struct {
 	// bytes, finds a list of tools sent again.
 	functions int
 	catalog   string
+	// toolsAt and toolsEnd delimit the tools array in the request's body.
+	toolsAt, toolsEnd int
 	// messages are the conversation's roles and texts.
 	messages []*habilisv1.ChatMessage
 	// needed names the tools the conversation needs whatever the router
@@ -40,41 +42,51 @@ type chatTool struct {
 }
 
 // parseChat reads a chat completion request. Each message's text is
-// clipped to maxText bytes (see clip).
-func parseChat(body []byte, maxText int) (*chatRequest, error) {
-	if !gjson.ValidBytes(body) {
+// clipped to maxText bytes (see clip). The request is read in one pass
+// over its top-level fields, after one that checks it is valid JSON.
+func parseChat(body string, maxText int) (*chatRequest, error) {
+	if !gjson.Valid(body) {
 		return nil, errors.New("the request is not valid JSON")
 	}
-	root := gjson.ParseBytes(body)
+	root := gjson.Parse(body)
 	if !root.IsObject() {
 		return nil, errors.New("the request is not a JSON object")
 	}
 	req := &chatRequest{needed: map[string]bool{}}
-	if err := req.readTools(root.Get("tools")); err != nil {
+	var err error
+	root.ForEach(func(key, v gjson.Result) bool {
+		switch key.Str {
+		case "tools":
+			err = req.readTools(v)
+		case "messages":
+			if !v.IsArray() {
+				err = errors.New("messages: not an array")
+				break
+			}
+			v.ForEach(func(_, m gjson.Result) bool {
+				req.readMessage(m, maxText)
+				return true
+			})
+		case "tool_choice":
+			// "none", "auto", "required", a function or custom tool, or
+			// the tools the model is allowed.
+			req.need(v)
+			v.Get("allowed_tools.tools").ForEach(func(_, t gjson.Result) bool {
+				req.need(t)
+				return true
+			})
+		}
+		return err == nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	msgs := root.Get("messages")
-	if msgs.Exists() && !msgs.IsArray() {
-		return nil, errors.New("messages: not an array")
-	}
-	msgs.ForEach(func(_, m gjson.Result) bool {
-		req.readMessage(m, maxText)
-		return true
-	})
-	// tool_choice is "none", "auto", "required", a function or custom
-	// tool, or the tools the model is allowed.
-	tc := root.Get("tool_choice")
-	req.need(tc)
-	tc.Get("allowed_tools.tools").ForEach(func(_, t gjson.Result) bool {
-		req.need(t)
-		return true
-	})
 	return req, nil
 }
 
 // readTools reads the tools array.
 func (req *chatRequest) readTools(tools gjson.Result) error {
-	if !tools.Exists() || tools.Type == gjson.Null {
+	if tools.Type == gjson.Null {
 		return nil
 	}
 	if !tools.IsArray() {
@@ -98,6 +110,7 @@ func (req *chatRequest) readTools(tools gjson.Result) error {
 	})
 	req.functions = len(fns)
 	req.catalog = tools.Raw
+	req.toolsAt, req.toolsEnd = tools.Index, tools.Index+len(tools.Raw)
 	if len(fns) < len(req.tools) {
 		req.catalog = "[" + strings.Join(fns, ",") + "]"
 	}

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -198,7 +197,7 @@ func (p *Proxy) chat(w http.ResponseWriter, r *http.Request) {
 		r.Body = struct {
 			io.Reader
 			io.Closer
-		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		}{io.MultiReader(strings.NewReader(body), r.Body), r.Body}
 		plan = &chatPlan{outcome: OutcomeTooLarge}
 		p.s.log.Warn("proxy: chat request forwarded as it came", "reason", err)
 	case err != nil:
@@ -206,7 +205,7 @@ func (p *Proxy) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 		plan = p.plan(r.Context(), body)
-		r.Body = io.NopCloser(bytes.NewReader(plan.body))
+		r.Body = io.NopCloser(strings.NewReader(plan.body))
 		r.ContentLength = int64(len(plan.body))
 	}
 	plan.writeHeaders(w.Header())
@@ -218,25 +217,26 @@ func (p *Proxy) chat(w http.ResponseWriter, r *http.Request) {
 var errTooLarge = errors.New("the request is over the proxy's size limit")
 
 // readBody reads r's body up to limit bytes; past it, it returns what it
-// read with errTooLarge.
-func readBody(r *http.Request, limit int64) ([]byte, error) {
-	var buf bytes.Buffer
+// read with errTooLarge. The body is read into a string, which gjson and
+// sjson read and write without copying it again.
+func readBody(r *http.Request, limit int64) (string, error) {
+	var buf strings.Builder
 	if r.ContentLength > 0 {
 		buf.Grow(int(min(r.ContentLength, limit) + 1))
 	}
-	if _, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1)); err != nil {
-		return nil, err
+	if _, err := io.Copy(&buf, io.LimitReader(r.Body, limit+1)); err != nil {
+		return "", err
 	}
 	if int64(buf.Len()) > limit {
-		return buf.Bytes(), fmt.Errorf("%w of %d bytes", errTooLarge, limit)
+		return buf.String(), fmt.Errorf("%w of %d bytes", errTooLarge, limit)
 	}
-	return buf.Bytes(), nil
+	return buf.String(), nil
 }
 
 // chatPlan is what the proxy does with one chat request.
 type chatPlan struct {
 	// body is the request to forward.
-	body    []byte
+	body    string
 	outcome string
 	// before and after count the request's tools and the forwarded ones;
 	// selected names the forwarded ones.
@@ -282,7 +282,7 @@ func joinNames(names []string, limit int) string {
 }
 
 // plan decides what to forward for a chat request's body.
-func (p *Proxy) plan(ctx context.Context, body []byte) *chatPlan {
+func (p *Proxy) plan(ctx context.Context, body string) *chatPlan {
 	req, err := parseChat(body, (p.s.opts.MaxQueryBytes-1)/2)
 	if err != nil {
 		return p.untouched(body, nil, OutcomeError, err)
@@ -308,7 +308,7 @@ func (p *Proxy) plan(ctx context.Context, body []byte) *chatPlan {
 
 // untouched is the plan that forwards body as it came, for the reason
 // outcome, after err when habilis failed.
-func (p *Proxy) untouched(body []byte, req *chatRequest, outcome string, err error) *chatPlan {
+func (p *Proxy) untouched(body string, req *chatRequest, outcome string, err error) *chatPlan {
 	plan := &chatPlan{body: body, outcome: outcome}
 	if req != nil {
 		plan.before, plan.after = len(req.tools), len(req.tools)
@@ -380,7 +380,7 @@ func (p *Proxy) fromCatalog(req *chatRequest) ([]string, bool) {
 // needs, in the request's order. Without any left, the request goes
 // without tools, tool_choice and parallel_tool_calls, which OpenAI's API
 // refuses without tools.
-func (p *Proxy) cut(body []byte, req *chatRequest, d *habilis.Decision) (*chatPlan, error) {
+func (p *Proxy) cut(body string, req *chatRequest, d *habilis.Decision) (*chatPlan, error) {
 	plan := &chatPlan{body: body, before: len(req.tools), decision: d, outcome: OutcomeSelected}
 	switch {
 	case d.Abstained:
@@ -392,7 +392,7 @@ func (p *Proxy) cut(body []byte, req *chatRequest, d *habilis.Decision) (*chatPl
 	for _, m := range d.Matches {
 		chosen[m.Tool] = true
 	}
-	var tools bytes.Buffer
+	var tools strings.Builder
 	tools.WriteByte('[')
 	for _, t := range req.tools {
 		if t.function && !chosen[t.name] && !req.needed[t.name] {
@@ -415,12 +415,16 @@ func (p *Proxy) cut(body []byte, req *chatRequest, d *habilis.Decision) (*chatPl
 		// Nothing cut: forward the request byte for byte.
 	case plan.after == 0:
 		for _, key := range []string{"tools", "tool_choice", "parallel_tool_calls"} {
-			if plan.body, err = sjson.DeleteBytes(plan.body, key); err != nil {
+			if plan.body, err = sjson.Delete(plan.body, key); err != nil {
 				return nil, fmt.Errorf("proxy: remove %s: %w", key, err)
 			}
 		}
+	case req.toolsAt > 0 && req.toolsEnd <= len(body):
+		// Parsing found where the tools array lies (gjson's index is 0
+		// when it does not know): splice the new one in.
+		plan.body = body[:req.toolsAt] + tools.String() + body[req.toolsEnd:]
 	default:
-		if plan.body, err = sjson.SetRawBytes(body, "tools", tools.Bytes()); err != nil {
+		if plan.body, err = sjson.SetRaw(body, "tools", tools.String()); err != nil {
 			return nil, fmt.Errorf("proxy: rewrite tools: %w", err)
 		}
 	}
