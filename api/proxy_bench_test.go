@@ -16,7 +16,7 @@ import (
 
 // synthTools returns n OpenAI function tools named after a domain, an
 // action and an object, each with a sentence of description and two
-// arguments, about 330 bytes apiece; the same n gives the same tools.
+// arguments, about 360 bytes apiece; the same n gives the same tools.
 func synthTools(n int) []byte {
 	domains := strings.Fields(`calendar email crm billing payroll inventory shipping weather maps travel flights hotel
 		recipe fitness pharmacy bank stocks insurance tax hr ticketing support contacts notes docs spreadsheet photos
