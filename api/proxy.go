@@ -377,9 +377,7 @@ func (p *Proxy) fromCatalog(req *chatRequest) ([]string, bool) {
 
 // cut rewrites body's tools to those d chose (the K best, and with
 // FailClosed none when the router abstained) and those the conversation
-// needs, in the request's order. Without any left, the request goes
-// without tools, tool_choice and parallel_tool_calls, which OpenAI's API
-// refuses without tools.
+// needs, in the request's order.
 func (p *Proxy) cut(body string, req *chatRequest, d *habilis.Decision) (*chatPlan, error) {
 	plan := &chatPlan{body: body, before: len(req.tools), decision: d, outcome: OutcomeSelected}
 	switch {
@@ -409,24 +407,36 @@ func (p *Proxy) cut(body string, req *chatRequest, d *habilis.Decision) (*chatPl
 		}
 	}
 	tools.WriteByte(']')
+	if plan.after < plan.before {
+		var err error
+		if plan.body, err = replaceTools(body, req, tools.String(), plan.after); err != nil {
+			return nil, err
+		}
+	}
+	return plan, nil
+}
+
+// replaceTools returns body with its tools array replaced by tools, which
+// holds n of them. Without any, the request goes without tools,
+// tool_choice and parallel_tool_calls, which OpenAI's API refuses without
+// tools.
+func replaceTools(body string, req *chatRequest, tools string, n int) (string, error) {
 	var err error
 	switch {
-	case plan.after == plan.before:
-		// Nothing cut: forward the request byte for byte.
-	case plan.after == 0:
+	case n == 0:
 		for _, key := range []string{"tools", "tool_choice", "parallel_tool_calls"} {
-			if plan.body, err = sjson.Delete(plan.body, key); err != nil {
-				return nil, fmt.Errorf("proxy: remove %s: %w", key, err)
+			if body, err = sjson.Delete(body, key); err != nil {
+				return "", fmt.Errorf("proxy: remove %s: %w", key, err)
 			}
 		}
 	case req.toolsAt > 0 && req.toolsEnd <= len(body):
 		// Parsing found where the tools array lies (gjson's index is 0
 		// when it does not know): splice the new one in.
-		plan.body = body[:req.toolsAt] + tools.String() + body[req.toolsEnd:]
+		body = body[:req.toolsAt] + tools + body[req.toolsEnd:]
 	default:
-		if plan.body, err = sjson.SetRaw(body, "tools", tools.String()); err != nil {
-			return nil, fmt.Errorf("proxy: rewrite tools: %w", err)
+		if body, err = sjson.SetRaw(body, "tools", tools); err != nil {
+			return "", fmt.Errorf("proxy: rewrite tools: %w", err)
 		}
 	}
-	return plan, nil
+	return body, nil
 }

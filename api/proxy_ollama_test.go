@@ -82,16 +82,16 @@ func habilisHeaders(t *testing.T, resp *http.Response, before int) []string {
 	return selected
 }
 
+const ollamaAsk = "send an email to Bob with the report"
+
 // TestProxyOllama puts the proxy in front of a real Ollama: a request with
 // 50 tools reaches the model with the 5 chosen, as the prompt's length
 // shows, and the answer is the one the model gives to those 5 tools sent
-// directly, streamed or not.
+// directly.
 func TestProxyOllama(t *testing.T) {
 	o := newOllamaProxy(t)
 	ctx := context.Background()
-	const ask = "send an email to Bob with the report"
-	params := o.params(openai.UserMessage(ask))
-
+	params := o.params(openai.UserMessage(ollamaAsk))
 	var resp *http.Response
 	got, err := o.viaProxy.Chat.Completions.New(ctx, params, option.WithResponseInto(&resp))
 	if err != nil {
@@ -101,7 +101,7 @@ func TestProxyOllama(t *testing.T) {
 	if len(selected) != 5 || !slices.Contains(selected, "send_email") {
 		t.Errorf("%s = %q, want 5 tools with send_email", HeaderSelected, selected)
 	}
-	if want := int64(ollamatest.ToolPromptTokens(selected, []string{ask})); got.Usage.PromptTokens != want {
+	if want := int64(ollamatest.ToolPromptTokens(selected, []string{ollamaAsk})); got.Usage.PromptTokens != want {
 		t.Errorf("prompt_tokens through the proxy = %d, want %d: the model's prompt with the %d selected tools", got.Usage.PromptTokens, want, len(selected))
 	}
 	all, err := o.dirc.Chat.Completions.New(ctx, params)
@@ -111,21 +111,34 @@ func TestProxyOllama(t *testing.T) {
 	if all.Usage.PromptTokens <= got.Usage.PromptTokens {
 		t.Errorf("prompt_tokens with all 50 tools = %d, not above the proxied %d", all.Usage.PromptTokens, got.Usage.PromptTokens)
 	}
-	cut := params
-	cut.Tools = o.only(selected)
-	want, err := o.dirc.Chat.Completions.New(ctx, cut)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("forwarded %q: prompt_tokens %d (all 50 tools: %d), answer %q", selected, got.Usage.PromptTokens, all.Usage.PromptTokens, got.Choices[0].Message.Content)
+	want := o.direct(t, params, selected)
+	t.Logf("forwarded %q: prompt_tokens %d (all 50 tools: %d), answer %q", selected, got.Usage.PromptTokens, all.Usage.PromptTokens, want.Choices[0].Message.Content)
 	if len(got.Choices) != 1 || got.Choices[0].Message.Content != want.Choices[0].Message.Content ||
 		got.Choices[0].FinishReason != want.Choices[0].FinishReason || got.Object != want.Object || got.Model != want.Model {
 		t.Errorf("answer through the proxy %+v, want the model's answer to the selected tools sent directly %+v", got.Choices, want.Choices)
 	}
+}
 
-	// Streaming: the same answer in chunks, usage in the last.
+// direct is the model's answer to params with only the named tools, asked
+// without the proxy.
+func (o *ollamaProxy) direct(t *testing.T, params openai.ChatCompletionNewParams, names []string) *openai.ChatCompletion {
+	t.Helper()
+	params.Tools = o.only(names)
+	want, err := o.dirc.Chat.Completions.New(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
+// TestProxyOllamaStream is TestProxyOllama streamed: the same tools reach
+// the model, and the answer comes back in chunks, usage in the last.
+func TestProxyOllamaStream(t *testing.T) {
+	o := newOllamaProxy(t)
+	params := o.params(openai.UserMessage(ollamaAsk))
 	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
-	stream := o.viaProxy.Chat.Completions.NewStreaming(ctx, params, option.WithResponseInto(&resp))
+	var resp *http.Response
+	stream := o.viaProxy.Chat.Completions.NewStreaming(context.Background(), params, option.WithResponseInto(&resp))
 	var acc openai.ChatCompletionAccumulator
 	chunks := 0
 	for stream.Next() {
@@ -138,14 +151,16 @@ func TestProxyOllama(t *testing.T) {
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		t.Errorf("stream Content-Type = %q, want text/event-stream", ct)
 	}
-	if s := habilisHeaders(t, resp, 50); !slices.Equal(s, selected) {
-		t.Errorf("stream selected %q, want %q as without streaming", s, selected)
+	selected := habilisHeaders(t, resp, 50)
+	if len(selected) != 5 || !slices.Contains(selected, "send_email") {
+		t.Errorf("%s = %q, want 5 tools with send_email", HeaderSelected, selected)
 	}
+	want := o.direct(t, o.params(openai.UserMessage(ollamaAsk)), selected)
 	if chunks < 2 || len(acc.Choices) != 1 || acc.Choices[0].Message.Content != want.Choices[0].Message.Content {
 		t.Errorf("stream of %d chunks gave %+v, want the answer %q", chunks, acc.Choices, want.Choices[0].Message.Content)
 	}
-	if acc.Usage.PromptTokens != got.Usage.PromptTokens {
-		t.Errorf("stream prompt_tokens = %d, want %d as without streaming", acc.Usage.PromptTokens, got.Usage.PromptTokens)
+	if acc.Usage.PromptTokens != want.Usage.PromptTokens {
+		t.Errorf("stream prompt_tokens = %d, want %d as with the selected tools sent directly", acc.Usage.PromptTokens, want.Usage.PromptTokens)
 	}
 }
 
@@ -181,12 +196,7 @@ func TestProxyOllamaKeepsConversation(t *testing.T) {
 	if len(selected) < 5 || len(selected) > 7 {
 		t.Errorf("%d tools forwarded, want the 5 best and the 2 the conversation needs", len(selected))
 	}
-	cut := params
-	cut.Tools = o.only(selected)
-	want, err := o.dirc.Chat.Completions.New(context.Background(), cut)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := o.direct(t, params, selected)
 	if got.Usage.PromptTokens != want.Usage.PromptTokens {
 		t.Errorf("prompt_tokens through the proxy = %d, want %d as with the %d forwarded tools sent directly", got.Usage.PromptTokens, want.Usage.PromptTokens, len(selected))
 	}

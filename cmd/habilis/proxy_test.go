@@ -185,8 +185,16 @@ func TestRemoteCatalog(t *testing.T) {
 		t.Errorf("collisions --remote printed %q, want the table", table)
 	}
 
-	// A broken file is refused before it reaches the server, named as a
-	// local load names it; an unknown tool changes nothing.
+	if code, _ := srv.stop(t); code != 0 {
+		t.Errorf("serve after SIGTERM: exit %d, stderr %q", code, srv.stderr)
+	}
+}
+
+// TestRemoteRefusals checks that a broken file is refused before it
+// reaches the server, named as a local load names it, that an unknown tool
+// changes nothing, and that MCP servers' tools go with their executors.
+func TestRemoteRefusals(t *testing.T) {
+	srv := startServe(t, "--store", filepath.Join(t.TempDir(), "habilis.db"), "serve", "--addr", "127.0.0.1:0", "--tools", testdata("tools.json"))
 	for _, tt := range []struct {
 		args []string
 		want string
@@ -199,9 +207,9 @@ func TestRemoteCatalog(t *testing.T) {
 			t.Errorf("habilis --remote %v: exit %d, stderr %q; want 1 naming %s", tt.args, r.code, r.stderr, tt.want)
 		}
 	}
-	list = decode[struct{ Tools []habilis.Tool }](t, mustRun(t, "--remote", srv.addr, "--json", "tools", "list"))
-	if len(list.Tools) != 5 {
-		t.Errorf("after the refused calls: %d tools, want 5 still", len(list.Tools))
+	list := decode[struct{ Tools []habilis.Tool }](t, mustRun(t, "--remote", srv.addr, "--json", "tools", "list"))
+	if len(list.Tools) != 7 {
+		t.Errorf("after the refused calls: %d tools, want 7 still", len(list.Tools))
 	}
 	// MCP servers' tools go as tools, with their executors.
 	exe, err := os.Executable()
