@@ -69,12 +69,6 @@ var hintTypes = map[string]string{
 	"any": "",
 }
 
-// schemaTypes are the valid values of a JSON Schema "type".
-var schemaTypes = map[string]bool{
-	"string": true, "number": true, "integer": true, "boolean": true,
-	"object": true, "array": true, "null": true,
-}
-
 // Fields of each catalog shape. habilis' and OpenAI's shapes are closed, so
 // unknown fields (typos) are errors; MCP's grows with its specification, so
 // only near-misses of its known fields are.
