@@ -308,9 +308,14 @@ func (r *Router) Load(ctx context.Context, tools []habilis.Tool, opts LoadOption
 		}
 		seen[t.Name] = true
 	}
-	return r.update(ctx, "load", func(snap *habilis.Snapshot) (*LoadReport, error) {
+	start := time.Now()
+	rep, err := r.update(ctx, "load", func(snap *habilis.Snapshot) (*LoadReport, error) {
 		return r.write(ctx, snap, writeRequest{tools: tools, replace: !opts.Merge, progress: opts.Progress})
 	})
+	if rep != nil {
+		rep.Duration = time.Since(start) // reading the stored catalog too
+	}
+	return rep, err
 }
 
 // update runs one write under the write lock, computed from the catalog

@@ -94,6 +94,15 @@ func openRouter(ctx context.Context, g *globalOptions, write bool) (*selector.Ro
 	if err != nil {
 		return nil, nil, err
 	}
+	// Opening a large store takes seconds (reading it, indexing it, or
+	// reindexing it with --reindex): the command's progress shows the
+	// steps, or one of openRouter's own until the router is open.
+	p := g.progress
+	if p == nil {
+		p = g.newProgress("open")
+		defer p.finish()
+	}
+	cfg.Progress = p.selectorStep
 	// Re-embedding writes to the store.
 	write = write || g.reindex
 	if p, ok := cfg.Embedder.(prober); ok && write {

@@ -168,16 +168,3 @@ func TestMergeReports(t *testing.T) {
 		t.Errorf("mergeReports (-want +got):\n%s", diff)
 	}
 }
-
-func TestProgressQuietOffTerminal(t *testing.T) {
-	var buf bytes.Buffer
-	p := newProgress(&buf, "embedding")
-	p.start = p.start.Add(-2 * progressDelay) // as if the work had run long
-	for i := range 10 {
-		p.update(i+1, 10)
-	}
-	p.finish()
-	if buf.Len() != 0 {
-		t.Errorf("progress wrote %q to a non-terminal", buf.String())
-	}
-}

@@ -268,7 +268,7 @@ func (e *evalRun) run(ctx context.Context, o *evalOptions, tools []habilis.Tool,
 		out.Report, err = eval.RunBM25(ctx, tools, qs, opts)
 		return err
 	case perQuery:
-		bar := newProgress(e.g.stderr, "evaluating")
+		bar := e.g.newProgress("evaluating")
 		opts.Progress = bar.update
 		out.Report, err = eval.RunCandidates(ctx, e.scratchRouter, tools, qs, opts)
 		bar.finish()
@@ -337,7 +337,7 @@ func (e *evalRun) once(ctx context.Context, path string, tools []habilis.Tool, q
 		return nil, nil, fmt.Errorf("eval: %w", err)
 	}
 	defer r.Close()
-	bar := newProgress(e.g.stderr, "embedding")
+	bar := e.g.newProgress("embedding")
 	_, err = r.Load(ctx, tools, selector.LoadOptions{Progress: bar.update})
 	bar.finish()
 	if err != nil {
@@ -349,7 +349,7 @@ func (e *evalRun) once(ctx context.Context, path string, tools []habilis.Tool, q
 			return nil, nil, fmt.Errorf("eval: fit: %w", err)
 		}
 	}
-	bar = newProgress(e.g.stderr, "evaluating")
+	bar = e.g.newProgress("evaluating")
 	rep, err := eval.Run(ctx, r, qs, eval.Options{Mode: e.mode, K: e.k, Progress: bar.update})
 	bar.finish()
 	if err != nil {

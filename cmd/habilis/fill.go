@@ -286,7 +286,7 @@ func runEvalFill(ctx context.Context, o *evalOptions, tools []habilis.Tool, qs [
 	schemas := map[string]*fill.Schema{}
 	var totals, baseline fill.ScoreTotals
 	complete := 0
-	bar := newProgress(o.g.stderr, "filling")
+	bar := o.g.newProgress("filling")
 	defer bar.finish()
 	for i, q := range qs {
 		bar.update(i, len(qs))

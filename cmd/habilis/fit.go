@@ -49,12 +49,15 @@ func runFit(ctx context.Context, o *fitOptions, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("fit: %w", err)
 	}
+	o.g.progress = o.g.newProgress("fit")
+	defer o.g.progress.finish()
 	r, closeRouter, err := openRouter(ctx, o.g, true)
 	if err != nil {
 		return fmt.Errorf("fit %s: %w", o.file, err)
 	}
 	defer closeRouter()
 	rep, err := fitRouter(ctx, r, qs, o.noExamples)
+	o.g.progress.finish()
 	if err != nil {
 		return fmt.Errorf("fit %s: %w", o.file, err)
 	}

@@ -90,6 +90,9 @@ func runMigrate(ctx context.Context, o *migrateOptions, stdout io.Writer) error 
 		return usagef("migrate: --from %s and --to %s are the same store", o.from, o.to)
 	}
 
+	p := o.g.newProgress("migrate")
+	defer p.finish()
+	p.set("reading "+o.from, 0, 0)
 	src, err := openStore(ctx, o.from, false)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -110,7 +113,9 @@ func runMigrate(ctx context.Context, o *migrateOptions, stdout io.Writer) error 
 		_, err := os.Stat(o.to)
 		created = errors.Is(err, fs.ErrNotExist)
 	}
+	p.set("writing "+o.to, 0, 0)
 	rep, err := migrate(ctx, o, snap)
+	p.finish()
 	if err != nil {
 		if created {
 			os.Remove(o.to)

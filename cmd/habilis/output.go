@@ -2,13 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"text/tabwriter"
-	"time"
 
 	"golang.org/x/term"
 )
@@ -43,53 +40,4 @@ func truncate(s string, n int) string {
 func isTerminal(v any) bool {
 	f, ok := v.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// progressDelay is how long work runs before a progress bar appears, so
-// that quick commands stay quiet.
-const progressDelay = 500 * time.Millisecond
-
-// progress draws a bar on a terminal once work has taken longer than
-// progressDelay. It is safe for concurrent use.
-type progress struct {
-	w     io.Writer
-	label string
-	tty   bool
-	start time.Time
-
-	mu    sync.Mutex
-	last  time.Time
-	drawn bool
-}
-
-func newProgress(w io.Writer, label string) *progress {
-	return &progress{w: w, label: label, tty: isTerminal(w), start: time.Now()}
-}
-
-// update records done of total units.
-func (p *progress) update(done, total int) {
-	if !p.tty || total <= 0 {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := time.Now()
-	if now.Sub(p.start) < progressDelay || (now.Sub(p.last) < 100*time.Millisecond && done < total) {
-		return
-	}
-	p.last = now
-	p.drawn = true
-	const width = 30
-	fill := done * width / total
-	fmt.Fprintf(p.w, "\r%s [%s%s] %d/%d %3d%%", p.label, strings.Repeat("=", fill), strings.Repeat(" ", width-fill), done, total, done*100/total)
-}
-
-// finish ends the bar's line, if one was drawn.
-func (p *progress) finish() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.drawn {
-		fmt.Fprintln(p.w)
-		p.drawn = false
-	}
 }

@@ -132,6 +132,6 @@ func runLoadRemote(ctx context.Context, o *loadOptions, stdout io.Writer) error 
 	if o.g.json {
 		return writeJSON(stdout, nonNilReport(rep))
 	}
-	printLoadReport(stdout, o.file, rep)
+	printLoadReport(stdout, o.file, rep, nil)
 	return nil
 }

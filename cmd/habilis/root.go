@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/fill/executor"
@@ -45,9 +46,18 @@ type globalOptions struct {
 	logLevel string
 
 	// stderr receives progress, logs and errors; getenv reads the
-	// environment (tests pass their own).
+	// environment (tests pass their own). tty says stderr is a terminal,
+	// where progress is drawn as bars rather than logged.
 	stderr io.Writer
+	tty    bool
 	getenv func(string) string
+	// barDelay is how long work runs before a bar is drawn; zero means
+	// progressDelay (tests draw at once with a negative delay).
+	barDelay time.Duration
+	// progress, when set by a command before it opens the store, is told
+	// the steps of opening it and of the command's writes; openRouter
+	// makes one of its own otherwise.
+	progress *progress
 	// logger is built from logLevel before any command runs.
 	logger *slog.Logger
 	// started is set once flags and arguments have been accepted: an error
@@ -78,7 +88,7 @@ func usagef(format string, args ...any) error {
 // execute runs the command line args and returns the exit code. It is the
 // one place that prints a command's error and picks the code.
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	g := &globalOptions{stderr: stderr, getenv: getenv}
+	g := &globalOptions{stderr: stderr, getenv: getenv, tty: isTerminal(stderr)}
 	root := newRootCmd(g)
 	root.SetArgs(args)
 	root.SetOut(stdout)
