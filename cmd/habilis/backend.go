@@ -85,11 +85,34 @@ func (b *localBackend) Collisions(ctx context.Context, threshold float32) ([]hab
 
 func (b *localBackend) Close() error { return b.close() }
 
+// storeAccess is how a command holds its store.
+type storeAccess int
+
+const (
+	// accessRead reads: several readers share a bbolt file, and a store
+	// that does not exist yet is refused.
+	accessRead storeAccess = iota
+	// accessWrite reads and writes: a bbolt file is the command's alone
+	// until it ends.
+	accessWrite
+	// accessShared reads and writes, holding a bbolt file only for each
+	// read or write (boltstore.Shared), so that other processes write it
+	// meanwhile: a server following its store.
+	accessShared
+)
+
 // openRouter opens the configured store and embedder and a router over
-// them. The returned function closes the router and the store. Read-only
-// access (write false) lets several readers share a bbolt file and refuses
-// a store that does not exist yet.
+// them, for reading or, with write, writing the store. The returned
+// function closes the router and the store.
 func openRouter(ctx context.Context, g *globalOptions, write bool) (*selector.Router, func() error, error) {
+	if write {
+		return openRouterAs(ctx, g, accessWrite)
+	}
+	return openRouterAs(ctx, g, accessRead)
+}
+
+// openRouterAs is openRouter with the store held as access says.
+func openRouterAs(ctx context.Context, g *globalOptions, access storeAccess) (*selector.Router, func() error, error) {
 	cfg, err := g.routerConfig()
 	if err != nil {
 		return nil, nil, err
@@ -104,7 +127,10 @@ func openRouter(ctx context.Context, g *globalOptions, write bool) (*selector.Ro
 	}
 	cfg.Progress = p.selectorStep
 	// Re-embedding writes to the store.
-	write = write || g.reindex
+	if g.reindex && access == accessRead {
+		access = accessWrite
+	}
+	write := access != accessRead
 	if p, ok := cfg.Embedder.(prober); ok && write {
 		// A model embedder knows its dimension only once the server has
 		// answered. Asking before a write lets the router recognise the
@@ -116,7 +142,7 @@ func openRouter(ctx context.Context, g *globalOptions, write bool) (*selector.Ro
 			return nil, nil, err
 		}
 	}
-	st, err := openStore(ctx, g.store, write)
+	st, err := openStoreAs(ctx, g.store, access)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -200,8 +226,17 @@ func (g *globalOptions) newEmbedder() (habilis.Embedder, error) {
 }
 
 // openStore opens spec, what --store, --from and --to take: a qdrant:// URL
-// or a bbolt file.
+// or a bbolt file, for reading or, with write, writing.
 func openStore(ctx context.Context, spec string, write bool) (habilis.Store, error) {
+	if write {
+		return openStoreAs(ctx, spec, accessWrite)
+	}
+	return openStoreAs(ctx, spec, accessRead)
+}
+
+// openStoreAs is openStore with the store held as access says; Qdrant
+// stores are held alike whatever it says.
+func openStoreAs(ctx context.Context, spec string, access storeAccess) (habilis.Store, error) {
 	if strings.HasPrefix(spec, "qdrant://") {
 		cfg, err := qdrantstore.ParseURL(spec)
 		if err != nil {
@@ -217,7 +252,10 @@ func openStore(ctx context.Context, spec string, write bool) (habilis.Store, err
 		return qdrantstore.Open(ctx, cfg)
 	}
 	opts := boltstore.Options{Timeout: storeTimeout}
-	if !write {
+	if access == accessShared {
+		return boltstore.OpenShared(spec, opts)
+	}
+	if access == accessRead {
 		switch fi, err := os.Stat(spec); {
 		case errors.Is(err, fs.ErrNotExist):
 			return nil, fmt.Errorf("store %s does not exist: load a catalog first (habilis load FILE) or pass --store: %w", spec, habilis.ErrNotFound)

@@ -36,6 +36,9 @@ type serveOptions struct {
 	allow       []string
 	// grace bounds how long a shutdown waits for calls in flight.
 	grace time.Duration
+	// follow is how often the server checks its store for catalogs
+	// other processes wrote; 0 never.
+	follow time.Duration
 	// upstream, k, minTools and failClosed configure the chat proxy on
 	// the HTTP listener (api.ProxyOptions); no upstream, no proxy.
 	upstream   string
@@ -62,6 +65,7 @@ func (o *serveOptions) addServerFlags(cmd *cobra.Command) {
 	f.StringVar(&o.tlsKey, "tls-key", "", "TLS private key file (PEM)")
 	f.StringSliceVar(&o.allow, "allow", nil, "executor kinds Invoke may run: http, command, mcp (default none)")
 	f.DurationVar(&o.grace, "shutdown-timeout", 10*time.Second, "how long SIGTERM waits for calls in flight before cancelling them")
+	f.DurationVar(&o.follow, "follow-interval", selector.DefaultFollowInterval, "how often to check the store for a catalog other processes wrote (habilis load, other servers) and serve it; 0 never checks, and holds a bbolt store until the server stops")
 }
 
 // addProxyFlags registers the chat proxy's flags; the upstream's usage
@@ -82,8 +86,15 @@ func newServeCmd(g *globalOptions) *cobra.Command {
 		Long: `Serve answers the habilis.v1.ToolRouter gRPC service (Select, SelectBatch,
 Prefilter, ListTools, GetTool, UpsertTools, DeleteTools, Collisions, Fill,
 Invoke) over the store, with the grpc.health.v1 health service (SERVING once a
-catalog is loaded) and server reflection. It holds the store until it stops:
-query it meanwhile with --remote ADDR.
+catalog is loaded) and server reflection.
+
+Every --follow-interval it reads the store's catalog version and, when another
+process wrote the store (habilis load, another server over the same Qdrant),
+serves the new catalog. While the store cannot be read it serves the catalog
+it has, and the health service habilis.v1.Catalog turns NOT_SERVING. A bbolt
+file is then held only during each read or write, so habilis load may write
+it meanwhile; with --follow-interval 0 the server holds it until it stops
+(query it meanwhile with --remote ADDR).
 
 With --http ADDR it also serves HTTP there: every method as JSON (POST
 /habilis.v1.ToolRouter/METHOD with the request message as a JSON body, the
@@ -209,7 +220,11 @@ func runServe(ctx context.Context, o *serveOptions, stdout io.Writer) error {
 			return fmt.Errorf("%s: --tools %s: %w", o.cmd, o.tools, err)
 		}
 	}
-	r, closeRouter, err := openRouter(ctx, o.g, true)
+	access := accessWrite
+	if o.follow > 0 {
+		access = accessShared
+	}
+	r, closeRouter, err := openRouterAs(ctx, o.g, access)
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.cmd, err)
 	}
@@ -231,6 +246,20 @@ func runServe(ctx context.Context, o *serveOptions, stdout io.Writer) error {
 	if o.upstream != "" {
 		what = "chat proxy to " + o.upstream + "; " + what
 	}
+	if o.follow > 0 {
+		// Follow stops before the router and the store close.
+		fctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			srv.Follow(fctx, selector.FollowOptions{Interval: o.follow})
+		}()
+		defer func() {
+			stop()
+			<-done
+		}()
+		what += fmt.Sprintf(", following the store every %v", o.follow)
+	}
 	return o.serve(ctx, srv, ls, what, stdout)
 }
 
@@ -242,6 +271,8 @@ func (o *serveOptions) check() error {
 	switch {
 	case o.grace <= 0:
 		return usagef("--shutdown-timeout %v: want a positive duration", o.grace)
+	case o.follow < 0:
+		return usagef("--follow-interval %v: want a positive duration, or 0 never to check", o.follow)
 	case o.upstream != "" && o.httpAddr == "":
 		return usagef("--upstream needs --http: the chat proxy is served on the HTTP listener")
 	case o.k < 1 || o.k > api.MaxK:

@@ -172,6 +172,7 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"serve", "--tools", broken}, exitError, "broken.json"},
 		{[]string{"serve", "--token-file", filepath.Join(dir, "missing")}, exitError, "--token-file"},
 		{[]string{"--remote", "127.0.0.1:1", "serve"}, exitUsage, "--remote"},
+		{[]string{"serve", "--follow-interval", "-1s"}, exitUsage, "--follow-interval"},
 	} {
 		r := habilisIn(t, dir, "", append([]string{"--store", filepath.Join(dir, "h.db")}, tt.args...)...)
 		if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
