@@ -149,8 +149,10 @@ func TestOpenInvalidConfig(t *testing.T) {
 
 // startFake serves a fake Qdrant and returns it with a Config pointing at
 // it.
-func startFake(t *testing.T) (*qdranttest.Server, Config) {
-	f := qdranttest.Start(t)
+func startFake(t *testing.T) (*qdranttest.Server, Config) { return startFakeB(t) }
+
+func startFakeB(tb testing.TB) (*qdranttest.Server, Config) {
+	f := qdranttest.Start(tb)
 	return f, Config{Host: f.Host(), Port: f.Port()}
 }
 
