@@ -566,24 +566,13 @@ func (s *Store) write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMet
 	if err := s.build(ctx, next, plan, recs, &created); err != nil {
 		return habilis.CatalogMeta{}, fail(err)
 	}
-	if len(ledger) == 0 {
-		if err := s.ensureLedger(ctx); err != nil {
-			return habilis.CatalogMeta{}, err
-		}
-	}
-	won, err := s.commit(ctx, commit{version: meta.Version, group: next.group})
-	if unknown := (*errUnknownOutcome)(nil); errors.As(err, &unknown) {
-		// What was built may be the catalog now: leave it.
-		keep = true
+	keep, err = s.commitVersion(ctx, next, ledger)
+	switch {
+	case err != nil && (keep || errors.Is(err, habilis.ErrConflict)):
 		return habilis.CatalogMeta{}, err
-	}
-	if err != nil {
+	case err != nil:
 		return habilis.CatalogMeta{}, fail(err)
 	}
-	if !won {
-		return habilis.CatalogMeta{}, fmt.Errorf("version %d was committed by another writer during the write: %w", meta.Version, habilis.ErrConflict)
-	}
-	keep = true
 	wctx := context.WithoutCancel(ctx)
 	s.publish(wctx, next, plan.aliases)
 	s.dropStale(wctx, next)
@@ -593,6 +582,29 @@ func (s *Store) write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMet
 	meta.LexicalState = bytes.Clone(meta.LexicalState)
 	meta.Calibration = bytes.Clone(meta.Calibration)
 	return meta, nil
+}
+
+// commitVersion commits version next, whose collections are built, in
+// the ledger (read before the build). maybeLive reports whether they may
+// be the catalog now: after a commit, and when the outcome is unknown. It
+// returns ErrConflict when another writer committed the version first.
+func (s *Store) commitVersion(ctx context.Context, next live, ledger []commit) (maybeLive bool, err error) {
+	if len(ledger) == 0 {
+		if err := s.ensureLedger(ctx); err != nil {
+			return false, err
+		}
+	}
+	won, err := s.commit(ctx, commit{version: next.meta.Version, group: next.group})
+	if unknown := (*errUnknownOutcome)(nil); errors.As(err, &unknown) {
+		return true, err
+	}
+	if err != nil {
+		return false, err
+	}
+	if !won {
+		return false, fmt.Errorf("version %d was committed by another writer during the write: %w", next.meta.Version, habilis.ErrConflict)
+	}
+	return true, nil
 }
 
 // build creates and fills the collections of version next, adding each
