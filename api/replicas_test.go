@@ -208,9 +208,8 @@ func TestReplicas(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitFor(t, "b to serve a's catalog", func() bool { return b.serves(t, rep.Version) })
-			if got := b.health(t, ServiceName); got != healthpb.HealthCheckResponse_SERVING {
-				t.Errorf("b's health with a catalog = %v, want SERVING", got)
-			}
+			// Health follows the swap, on the goroutine that made it.
+			waitFor(t, "b's health to say SERVING", func() bool { return b.health(t, ServiceName) == healthpb.HealthCheckResponse_SERVING })
 			for _, q := range []string{"will it rain in Lisbon tomorrow", "mail the report to Bob", "compose a sonnet"} {
 				da, err := a.c.Select(ctx, q, habilis.SelectOptions{K: 3, FailOpen: true})
 				if err != nil {
@@ -369,9 +368,7 @@ func TestReplicaFollowsWriterProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "b to serve the writer's catalog", func() bool { return b.serves(t, rep.Version) })
-	if got := b.health(t, ServiceName); got != healthpb.HealthCheckResponse_SERVING {
-		t.Errorf("b's health with the writer's catalog = %v, want SERVING", got)
-	}
+	waitFor(t, "b's health to say SERVING", func() bool { return b.health(t, ServiceName) == healthpb.HealthCheckResponse_SERVING })
 }
 
 func metricsOf(t *testing.T, s *Server) string {

@@ -75,8 +75,15 @@ func TestServeFollowsLoad(t *testing.T) {
 	if d := serving(t, c, v); len(d.Matches) == 0 || d.Matches[0].Tool != "get_weather" {
 		t.Errorf("Select after the load = %+v, want get_weather first", d)
 	}
-	if ok, err := c.Healthy(context.Background()); err != nil || !ok {
-		t.Errorf("Healthy() after the load = %v, %v; want true", ok, err)
+	// Health follows the swap, on the goroutine that made it.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		ok, err := c.Healthy(context.Background())
+		if err == nil && ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Healthy() after the load = %v, %v; want true", ok, err)
+		}
 	}
 	v = loadedVersion(t, store, testdata("lone.json"))
 	serving(t, c, v)
