@@ -397,8 +397,15 @@ type Collision struct {
 	Overlap float32 `json:"overlap"`
 	// Leaks are examples of one tool that pass the other's gate or rank it
 	// first when left out of their own tool.
-	Leaks    []Leak   `json:"leaks"`
-	Severity Severity `json:"severity"`
+	Leaks []Leak `json:"leaks"`
+	// MisroutesAB counts the examples of A that, left out of A, are routed
+	// to B and pass its gate (as a new request like them would be);
+	// MisroutesBA those of B routed to A. MisrouteRate is their share of
+	// the two tools' held-out examples.
+	MisroutesAB  int      `json:"misroutes_a_to_b"`
+	MisroutesBA  int      `json:"misroutes_b_to_a"`
+	MisrouteRate float32  `json:"misroute_rate"`
+	Severity     Severity `json:"severity"`
 }
 
 // Leak is one example of tool From that falls into tool Into's region.

@@ -199,6 +199,9 @@ func collisionToProto(c *habilis.Collision) *habilisv1.Collision {
 		Overlap:            c.Overlap,
 		Leaks:              make([]*habilisv1.Leak, len(c.Leaks)),
 		Severity:           string(c.Severity),
+		MisroutesAToB:      int32(c.MisroutesAB),
+		MisroutesBToA:      int32(c.MisroutesBA),
+		MisrouteRate:       c.MisrouteRate,
 	}
 	for i, l := range c.Leaks {
 		out.Leaks[i] = &habilisv1.Leak{
@@ -218,6 +221,9 @@ func collisionFromProto(p *habilisv1.Collision) habilis.Collision {
 		Overlap:            p.GetOverlap(),
 		Leaks:              make([]habilis.Leak, len(p.GetLeaks())),
 		Severity:           habilis.Severity(p.GetSeverity()),
+		MisroutesAB:        int(p.GetMisroutesAToB()),
+		MisroutesBA:        int(p.GetMisroutesBToA()),
+		MisrouteRate:       p.GetMisrouteRate(),
 	}
 	for i, l := range p.GetLeaks() {
 		c.Leaks[i] = habilis.Leak{

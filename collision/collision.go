@@ -240,10 +240,15 @@ type pair struct {
 	sim  float32
 	// leaks holds the worst leaks seen so far, at most twice the cap
 	// between trims.
-	leaks     []habilis.Leak
-	nLeaks    int
-	misroutes int
+	leaks  []habilis.Leak
+	nLeaks int
+	// misroutes counts the examples of tool i routed to j (misroutes[0])
+	// and of j routed to i (misroutes[1]), each passing the other's gate.
+	misroutes [2]int
 }
+
+// misrouted returns the misroutes both ways.
+func (p *pair) misrouted() int { return p.misroutes[0] + p.misroutes[1] }
 
 // pairSet holds the pairs found so far by key i<<32 | j.
 type pairSet map[uint64]*pair
@@ -268,10 +273,14 @@ func leakOrder(a, b habilis.Leak) int {
 }
 
 // add records a leak.
-func (p *pair) add(l habilis.Leak, limit int) {
+func (p *pair) add(l habilis.Leak, from int, limit int) {
 	p.nLeaks++
 	if l.RanksFirst && l.PassesGate {
-		p.misroutes++
+		if from == p.i {
+			p.misroutes[0]++
+		} else {
+			p.misroutes[1]++
+		}
 	}
 	p.keep(l, limit)
 }
@@ -280,7 +289,8 @@ func (p *pair) add(l habilis.Leak, limit int) {
 // recorded.
 func (p *pair) merge(q *pair, limit int) {
 	p.nLeaks += q.nLeaks
-	p.misroutes += q.misroutes
+	p.misroutes[0] += q.misroutes[0]
+	p.misroutes[1] += q.misroutes[1]
 	for _, l := range q.leaks {
 		p.keep(l, limit)
 	}
@@ -306,9 +316,9 @@ func (p *pair) trim(limit int) {
 // severity applies the rule of the package documentation.
 func (c *catalog) severity(p *pair, opts Options) habilis.Severity {
 	switch {
-	case p.misroutes >= opts.MinMisroutes, p.sim >= opts.Threshold+highDelta:
+	case p.misrouted() >= opts.MinMisroutes, p.sim >= opts.Threshold+highDelta:
 		return habilis.SeverityHigh
-	case p.misroutes > 0:
+	case p.misrouted() > 0:
 		return habilis.SeverityMedium
 	}
 	return habilis.SeverityLow
@@ -325,8 +335,10 @@ func (c *catalog) report(ps pairSet, opts Options) []habilis.Collision {
 	rs := make([]ranked, 0, len(ps))
 	for _, p := range ps {
 		a, b := c.tools[p.i], c.tools[p.j]
+		ab, ba := p.misroutes[0], p.misroutes[1]
+		na, nb := c.heldOut(p.i), c.heldOut(p.j)
 		if b.name < a.name {
-			a, b = b, a
+			a, b, ab, ba, na, nb = b, a, ba, ab, nb, na
 		}
 		p.trim(opts.MaxLeaksPerPair)
 		leaks := p.leaks
@@ -344,6 +356,9 @@ func (c *catalog) report(ps pairSet, opts Options) []habilis.Collision {
 				CentroidSimilarity: p.sim,
 				Overlap:            overlap(a.theta, b.theta, p.sim),
 				Leaks:              leaks,
+				MisroutesAB:        ab,
+				MisroutesBA:        ba,
+				MisrouteRate:       rate(ab+ba, na+nb),
 				Severity:           c.severity(p, opts),
 			},
 			strength: strength,
@@ -366,6 +381,30 @@ func (c *catalog) report(ps pairSet, opts Options) []habilis.Collision {
 		cols[k] = r.col
 	}
 	return cols
+}
+
+// heldOut returns how many of tool t's examples the leak analysis holds
+// out: its nonzero examples, when it has at least two.
+func (c *catalog) heldOut(t int) int {
+	evs := c.recs[c.tools[t].rec].ExampleVectors
+	if len(evs) < 2 {
+		return 0
+	}
+	n := 0
+	for _, ev := range evs {
+		if !zero(ev) {
+			n++
+		}
+	}
+	return n
+}
+
+// rate returns k/n, 0 when n is 0.
+func rate(k, n int) float32 {
+	if n == 0 {
+		return 0
+	}
+	return float32(k) / float32(n)
 }
 
 // capAngle is the angular radius of a gate g: arccos(g), clamped so a gate

@@ -118,6 +118,9 @@ func TestFindNearIdentical(t *testing.T) {
 		CentroidSimilarity: 1,
 		Overlap:            float32(2 * math.Acos(gate)),
 		Leaks:              []habilis.Leak{leak("a", "b", "a1"), leak("a", "b", "a2"), leak("b", "a", "b1"), leak("b", "a", "b2")},
+		MisroutesAB:        2,
+		MisroutesBA:        2,
+		MisrouteRate:       1,
 		Severity:           habilis.SeverityHigh,
 	}}
 	for _, form := range []struct {

@@ -228,7 +228,7 @@ func (c *catalog) toolLeaks(a int, ix *index, open []int, roc []rocchio, s *leak
 				OwnScore:   own,
 				RanksFirst: first,
 				PassesGate: gate,
-			}, opts.MaxLeaksPerPair)
+			}, a, opts.MaxLeaksPerPair)
 		}
 		if c.sparse {
 			for _, b := range candidates {

@@ -112,13 +112,14 @@ func reference(recs []habilis.Record, opts Options, examples bool) []habilis.Col
 				}
 				p.add(habilis.Leak{From: ts[a].rec.Tool.Name, Into: ts[b].rec.Tool.Name,
 					Example: ts[a].rec.Tool.Examples[k], Score: s, OwnScore: own,
-					RanksFirst: first, PassesGate: gate}, 1<<30)
+					RanksFirst: first, PassesGate: gate}, a, 1<<30)
 			}
 		}
 	}
 	c := &catalog{}
-	for _, t := range ts {
-		c.tools = append(c.tools, tool{name: t.rec.Tool.Name, gate: t.gate, theta: capAngle(t.gate)})
+	for k, t := range ts {
+		c.recs = append(c.recs, t.rec)
+		c.tools = append(c.tools, tool{rec: k, name: t.rec.Tool.Name, gate: t.gate, theta: capAngle(t.gate)})
 	}
 	return c.report(ps, opts)
 }

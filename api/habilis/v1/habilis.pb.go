@@ -1621,7 +1621,13 @@ type Collision struct {
 	Overlap float32 `protobuf:"fixed32,4,opt,name=overlap,proto3" json:"overlap,omitempty"`
 	Leaks   []*Leak `protobuf:"bytes,5,rep,name=leaks,proto3" json:"leaks,omitempty"`
 	// severity is "low", "medium" or "high".
-	Severity      string `protobuf:"bytes,6,opt,name=severity,proto3" json:"severity,omitempty"`
+	Severity string `protobuf:"bytes,6,opt,name=severity,proto3" json:"severity,omitempty"`
+	// misroutes_a_to_b counts the examples of a that, left out of a, are
+	// routed to b and pass its gate; misroutes_b_to_a the other way.
+	MisroutesAToB int32 `protobuf:"varint,7,opt,name=misroutes_a_to_b,json=misroutesAToB,proto3" json:"misroutes_a_to_b,omitempty"`
+	MisroutesBToA int32 `protobuf:"varint,8,opt,name=misroutes_b_to_a,json=misroutesBToA,proto3" json:"misroutes_b_to_a,omitempty"`
+	// misroute_rate is their share of the two tools' held-out examples.
+	MisrouteRate  float32 `protobuf:"fixed32,9,opt,name=misroute_rate,json=misrouteRate,proto3" json:"misroute_rate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1696,6 +1702,27 @@ func (x *Collision) GetSeverity() string {
 		return x.Severity
 	}
 	return ""
+}
+
+func (x *Collision) GetMisroutesAToB() int32 {
+	if x != nil {
+		return x.MisroutesAToB
+	}
+	return 0
+}
+
+func (x *Collision) GetMisroutesBToA() int32 {
+	if x != nil {
+		return x.MisroutesBToA
+	}
+	return 0
+}
+
+func (x *Collision) GetMisrouteRate() float32 {
+	if x != nil {
+		return x.MisrouteRate
+	}
+	return 0
 }
 
 // Leak is one example of tool from that falls into tool into's region.
@@ -2659,14 +2686,17 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"\x12CollisionsResponse\x125\n" +
 	"\n" +
 	"collisions\x18\x01 \x03(\v2\x15.habilis.v1.CollisionR\n" +
-	"collisions\"\xb6\x01\n" +
+	"collisions\"\xad\x02\n" +
 	"\tCollision\x12\f\n" +
 	"\x01a\x18\x01 \x01(\tR\x01a\x12\f\n" +
 	"\x01b\x18\x02 \x01(\tR\x01b\x12/\n" +
 	"\x13centroid_similarity\x18\x03 \x01(\x02R\x12centroidSimilarity\x12\x18\n" +
 	"\aoverlap\x18\x04 \x01(\x02R\aoverlap\x12&\n" +
 	"\x05leaks\x18\x05 \x03(\v2\x10.habilis.v1.LeakR\x05leaks\x12\x1a\n" +
-	"\bseverity\x18\x06 \x01(\tR\bseverity\"\xbd\x01\n" +
+	"\bseverity\x18\x06 \x01(\tR\bseverity\x12'\n" +
+	"\x10misroutes_a_to_b\x18\a \x01(\x05R\rmisroutesAToB\x12'\n" +
+	"\x10misroutes_b_to_a\x18\b \x01(\x05R\rmisroutesBToA\x12#\n" +
+	"\rmisroute_rate\x18\t \x01(\x02R\fmisrouteRate\"\xbd\x01\n" +
 	"\x04Leak\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\tR\x04from\x12\x12\n" +
 	"\x04into\x18\x02 \x01(\tR\x04into\x12\x18\n" +
