@@ -54,9 +54,17 @@ func parseChat(body string, maxText int) (*chatRequest, error) {
 	}
 	req := &chatRequest{needed: map[string]bool{}}
 	var err error
+	tools := false
 	root.ForEach(func(key, v gjson.Result) bool {
 		switch key.Str {
 		case "tools":
+			// Which of two tools arrays counts is the upstream's JSON
+			// reader's to say: leave such a request alone.
+			if tools {
+				err = errors.New("tools: given twice")
+				break
+			}
+			tools = true
 			err = req.readTools(v)
 		case "messages":
 			if !v.IsArray() {

@@ -244,6 +244,7 @@ func TestProxyUntouched(t *testing.T) {
 		{"empty user message", chatBody(tools, `[{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]`, ""), OutcomeError, "50", ""},
 		{"not JSON", `{"model": "tiny", "tools": [`, OutcomeError, "0", ""},
 		{"tools not an array", chatBody(json.RawMessage(`{"a": 1}`), userMail, ""), OutcomeError, "0", ""},
+		{"tools twice", chatBody(tools, userMail, `, "tools": []`), OutcomeError, "0", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
