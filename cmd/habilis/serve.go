@@ -59,7 +59,7 @@ func (o *serveOptions) addFlags(cmd *cobra.Command) {
 // addServerFlags registers the flags serve and proxy share.
 func (o *serveOptions) addServerFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.tools, "tools", "", "catalog file to load at start; it becomes the whole catalog, as with `habilis load`")
+	f.StringVar(&o.tools, "tools", "", "catalog file to load at start; it becomes the whole catalog, as habilis load makes it")
 	f.StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token every call but health checks must carry (default: no authentication)")
 	f.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate file (PEM); with --tls-key, serves TLS instead of plaintext")
 	f.StringVar(&o.tlsKey, "tls-key", "", "TLS private key file (PEM)")
