@@ -1,7 +1,7 @@
 // Command synth writes a synthetic but realistic habilis catalog for load
 // tests: N tools named after a domain, an action and an object, each with
 // a description, a JSON Schema of one to three arguments and five example
-// requests built from word lists. The same -n and -seed always give the
+// requests (-examples) built from word lists. The same -n and -seed always give the
 // same file.
 //
 //	go run ./api/internal/synth -n 10000 -o tools.json -queries queries.json
@@ -27,19 +27,23 @@ func main() {
 	seed := flag.Uint64("seed", 1, "random seed")
 	queries := flag.String("queries", "", "also write this many -nq queries to this file")
 	nq := flag.Int("nq", 1000, "number of queries for -queries")
+	nEx := flag.Int("examples", 5, "examples a tool")
 	flag.Parse()
-	if err := run(*n, *out, *seed, *queries, *nq); err != nil {
+	if err := run(*n, *nEx, *out, *seed, *queries, *nq); err != nil {
 		fmt.Fprintf(os.Stderr, "synth: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, out string, seed uint64, queriesFile string, nq int) error {
+func run(n, nEx int, out string, seed uint64, queriesFile string, nq int) error {
 	if n < 1 {
 		return fmt.Errorf("-n %d: want at least 1", n)
 	}
+	if nEx < 0 {
+		return fmt.Errorf("-examples %d: want at least 0", nEx)
+	}
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	tools, specs := generate(n, r)
+	tools, specs := generate(n, nEx, r)
 	if err := writeJSON(out, tools, " "); err != nil {
 		return err
 	}
@@ -53,7 +57,7 @@ func run(n int, out string, seed uint64, queriesFile string, nq int) error {
 	reqs := make([]request, nq)
 	for i := range reqs {
 		sp := specs[r.IntN(len(specs))]
-		reqs[i].Query = pick(r, examples(r, v, sp.domain, sp.action, sp.object))
+		reqs[i].Query = pick(r, examples(r, v, sp.domain, sp.action, sp.object, 5))
 	}
 	return writeJSON(queriesFile, reqs, "")
 }
@@ -122,7 +126,7 @@ func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
 
 // generate makes n tools with unique names: every (domain, action,
 // object) triple first, then the same with a numeric suffix.
-func generate(n int, r *rand.Rand) ([]tool, []spec) {
+func generate(n, nEx int, r *rand.Rand) ([]tool, []spec) {
 	v := vocabulary()
 	tools := make([]tool, 0, n)
 	specs := make([]spec, 0, n)
@@ -137,7 +141,7 @@ func generate(n int, r *rand.Rand) ([]tool, []spec) {
 		tools = append(tools, tool{
 			Name:        name,
 			Description: description(r, v, d, a, o),
-			Examples:    examples(r, v, d, a, o),
+			Examples:    examples(r, v, d, a, o, nEx),
 			InputSchema: schema(r, o),
 		})
 		specs = append(specs, spec{d, a, o})
@@ -181,7 +185,8 @@ func article(w string) string {
 	return "a"
 }
 
-func examples(r *rand.Rand, v words, d, a, o string) []string {
+// examples returns n requests for the tool, from the templates in turn.
+func examples(r *rand.Rand, v words, d, a, o string, n int) []string {
 	templates := []func() string{
 		func() string {
 			return fmt.Sprintf("%s %s the %s %s in %s", pick(r, v.openers), a, pick(r, v.adjectives), o, d)
@@ -195,9 +200,20 @@ func examples(r *rand.Rand, v words, d, a, o string) []string {
 			return fmt.Sprintf("%s %s the %s from %s %s", pick(r, v.openers), a, o, pick(r, v.places), pick(r, v.times))
 		},
 	}
-	out := make([]string, len(templates))
-	for i, f := range templates {
-		out[i] = f()
+	out := make([]string, 0, n)
+	seen := map[string]bool{}
+	for i := 0; len(out) < n; i++ {
+		// A catalog refuses a tool with the same example twice: draw
+		// again, and after a few tries number it.
+		e := templates[i%len(templates)]()
+		for try := 0; seen[e] && try < 8; try++ {
+			e = templates[(i+try)%len(templates)]()
+		}
+		if seen[e] {
+			e = fmt.Sprintf("%s, take %d", e, len(out)+1)
+		}
+		seen[e] = true
+		out = append(out, e)
 	}
 	return out
 }
