@@ -228,6 +228,31 @@ type Batch struct {
 	Delete  []string
 	// Meta replaces the stored meta; the store sets Version and UpdatedAt.
 	Meta CatalogMeta
+	// Index is the selector's search index of the catalog the batch
+	// commits, opaque to stores. An IndexStore keeps it with the catalog
+	// (nil drops the stored one, which no longer matches); other stores
+	// ignore it.
+	Index []byte
+}
+
+// IndexStore is a Store that keeps the selector's search index beside
+// the catalog (Batch.Index), so that a router can open a stored catalog
+// without rebuilding its index from the records.
+type IndexStore interface {
+	Store
+	// Index returns the meta of the last committed write with the index
+	// stored by it, or a nil Data when that write stored none. Data may
+	// lie in the store's own memory: it stays valid until Release is
+	// called, and must not be written to.
+	Index(ctx context.Context) (*StoredIndex, error)
+}
+
+// StoredIndex is an index as IndexStore.Index returns it.
+type StoredIndex struct {
+	Meta CatalogMeta
+	Data []byte
+	// Release ends the use of Data; it is safe to call more than once.
+	Release func()
 }
 
 // Store persists a catalog. Implementations: store/boltstore (embedded,

@@ -16,7 +16,7 @@ import (
 
 // lexicalRecords returns n tools of random words with their lexical
 // vectors, centroids and radii, and the embedder fitted to them.
-func lexicalRecords(t *testing.T, rng *rand.Rand, n int) ([]habilis.Record, habilis.Embedder) {
+func lexicalRecords(t testing.TB, rng *rand.Rand, n int) ([]habilis.Record, habilis.Embedder) {
 	t.Helper()
 	ctx := context.Background()
 	words := make([]string, 300)

@@ -53,6 +53,18 @@ func (r *Router) Refresh(ctx context.Context) (bool, error) {
 	// catalog read meanwhile.
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if ix, err := r.openStored(ctx); err != nil {
+		return false, fmt.Errorf("selector: refresh: %w", err)
+	} else if ix != nil {
+		old := r.Version()
+		if ix.meta.Version == old {
+			ix.retire()
+			return false, nil
+		}
+		r.swap(ix)
+		r.cfg.Logger.Info("catalog reloaded from the store", "version", ix.meta.Version, "previous", old, "tools", len(ix.tools))
+		return true, nil
+	}
 	snap, err := r.store.Snapshot(ctx)
 	if err != nil {
 		return false, fmt.Errorf("selector: refresh: %w", err)
@@ -72,7 +84,7 @@ func (r *Router) Refresh(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("selector: refresh: catalog version %d: %w", snap.Meta.Version, err)
 	}
-	r.cur.Store(ix)
+	r.swap(ix)
 	r.cfg.Logger.Info("catalog reloaded from the store", "version", snap.Meta.Version, "previous", old, "tools", len(snap.Records))
 	return true, nil
 }

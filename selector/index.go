@@ -37,13 +37,24 @@ type index struct {
 
 	// prior is the calibration's per-tool prior by index, or nil.
 	prior []float32
+	// background and hasBackground are each tool's Background, by index.
+	background    []Background
+	hasBackground []bool
+
+	// defs gives the tools' definitions.
+	defs toolDefs
+	// stored reports an index read from the store's layout; pin, when
+	// set, keeps the memory it reads in place alive (see Router.acquire).
+	stored bool
+	pin    *pin
+	// full is the whole calibration of a stored index, whose cal lacks
+	// the per-tool maps (held by index above), decoded when asked for.
+	fullOnce sync.Once
+	full     Calibration
 	// bg holds each tool's background gates (Background.Gates) by index;
 	// a tool the calibration has no Background for (a store written
 	// before there was one, a model embedder) has none, -Inf.
 	bg [][3]float32
-	// bgEv holds each tool's background mean and deviation of the
-	// evidence, for the no-tool confidence; ok false without one.
-	bgEv []bgMoments
 }
 
 // rocchio returns tool i's Rocchio score from its centroid and description
@@ -63,21 +74,14 @@ func (ix *index) evidence(roc, doc float32) float32 {
 	return roc
 }
 
-// bgMoments are a tool's background mean and standard deviation of one
-// score; ok is false when the tool has no background.
-type bgMoments struct {
-	mean, sd float32
-	ok       bool
-}
-
-// toolInfo is a tool's definition and gate, without vectors.
+// toolInfo is what selection reads of a tool: its name, how many
+// examples it has, and its gate.
 type toolInfo struct {
-	tool          habilis.Tool
-	hash          string
-	radius        float32
-	hasRadius     bool
-	radiusExample string
-	margin        float32
+	name      string
+	examples  int
+	radius    float32
+	hasRadius bool
+	margin    float32
 }
 
 // gate returns tool i's centroid-mode gate (see centroidGate), its radius
@@ -87,7 +91,7 @@ func (ix *index) gate(i int) (threshold, radius float32, source string) {
 	switch {
 	case t.hasRadius:
 		return ix.centroidGate(i), t.radius, "examples"
-	case len(t.tool.Examples) == 1:
+	case t.examples == 1:
 		return ix.centroidGate(i), ix.cal.Threshold + t.margin, "catalog"
 	default:
 		return ix.centroidGate(i), ix.cal.DescriptionThreshold + t.margin, "catalog"
@@ -103,7 +107,7 @@ func (ix *index) centroidGate(i int) float32 {
 	switch {
 	case t.hasRadius:
 		return max(t.radius-t.margin, ix.cal.NoiseFloor, ix.bg[i][bgCentroid])
-	case len(t.tool.Examples) == 1:
+	case t.examples == 1:
 		return max(ix.cal.Threshold, ix.bg[i][bgCentroid])
 	}
 	return ix.descriptionGate(i)
@@ -154,14 +158,17 @@ func newShared(recs []habilis.Record, dim int, merged bool) *shared {
 // description and document into s.sig[i][sigCent], s.sig[i][sigDesc] and
 // s.sig[i][sigDoc], for every tool i (q is the main embedder's vector, ql
 // the lexical one's), with s's other buffers as working space.
-func (sh *shared) scoreAll(q, ql habilis.Vector, s *scratch) {
+//
+// It returns false when a stored index's postings are damaged.
+func (sh *shared) scoreAll(q, ql habilis.Vector, s *scratch) bool {
 	if sh.tri != nil {
-		s.runs = sh.tri.accumulate(q, s.sig, s.runs)
-		return
+		var ok bool
+		s.runs, ok = sh.tri.accumulate(q, s.sig, s.runs)
+		return ok
 	}
-	sh.cent.scoreColumn(q, s.col, s.sig, sigCent)
-	sh.desc.scoreColumn(q, s.col, s.sig, sigDesc)
-	sh.doc.scoreColumn(ql, s.col, s.sig, sigDoc)
+	ok := sh.cent.scoreColumn(q, s.col, s.sig, sigCent)
+	ok = sh.desc.scoreColumn(q, s.col, s.sig, sigDesc) && ok
+	return sh.doc.scoreColumn(ql, s.col, s.sig, sigDoc) && ok
 }
 
 // embedders are the embedders fitted to one catalog.
@@ -189,51 +196,26 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb embedders, recs [
 	ix := &index{meta: meta, cal: cal, embedders: emb, byName: make(map[string]int, len(recs))}
 	dim := meta.Embedder.Dim
 	ix.tools = make([]toolInfo, len(recs))
-	ix.exStart = make([]int32, len(recs)+1)
-	nEx, nnz := 0, 0
-	for i := range recs {
-		nEx += len(recs[i].ExampleVectors)
-		for _, v := range recs[i].ExampleVectors {
-			nnz += len(v.Indices)
-		}
-	}
-	// Sparse example vectors are copied into two arrays of their own: the
-	// records' vectors may share the store's decoding slabs with the
-	// centroids and descriptions, which the spaces below copy, and keeping
-	// one example would keep those slabs whole.
-	var exIdx []uint32
-	var exVal []float32
-	if dim > 0 {
-		ix.exSlab = vec.NewSlab(dim, nEx)
-	} else {
-		ix.exSparse = make([]habilis.Vector, 0, nEx)
-		exIdx, exVal = make([]uint32, 0, nnz), make([]float32, 0, nnz)
-	}
+	defs := make(heapDefs, len(recs))
+	ix.defs = defs
 	for i := range recs {
 		r := &recs[i]
 		if _, dup := ix.byName[r.Tool.Name]; dup {
 			return nil, fmt.Errorf("index: duplicate tool %q: %w", r.Tool.Name, habilis.ErrInvalid)
 		}
 		ix.byName[r.Tool.Name] = i
-		ix.tools[i] = toolInfo{tool: r.Tool, hash: r.Hash, radius: r.Radius, hasRadius: r.HasRadius, radiusExample: r.RadiusExample, margin: r.Margin}
+		ix.tools[i] = toolInfo{name: r.Tool.Name, examples: len(r.Tool.Examples), radius: r.Radius, hasRadius: r.HasRadius, margin: r.Margin}
+		defs[i] = toolDef{Tool: r.Tool, Hash: r.Hash, RadiusExample: r.RadiusExample}
 		if len(r.Tool.Examples) == 0 {
 			ix.bare = append(ix.bare, int32(i))
 		}
-		for _, v := range r.ExampleVectors {
-			if dim > 0 {
-				if len(v.Dense) != dim {
-					return nil, fmt.Errorf("index: tool %q: example vector of dimension %d, want %d: %w", r.Tool.Name, len(v.Dense), dim, habilis.ErrEmbedderMismatch)
-				}
-				ix.exSlab.Append(v.Dense)
-			} else if len(v.Indices) == 0 {
-				ix.exSparse = append(ix.exSparse, habilis.Vector{})
-			} else {
-				lo := len(exIdx)
-				exIdx, exVal = append(exIdx, v.Indices...), append(exVal, v.Values...)
-				ix.exSparse = append(ix.exSparse, habilis.Vector{Indices: exIdx[lo:len(exIdx):len(exIdx)], Values: exVal[lo:len(exVal):len(exVal)]})
-			}
+	}
+	if cal.Weights.Example != 0 {
+		// Selection reads the example vectors only to weight the nearest
+		// example; without that weight they stay in the store.
+		if err := ix.keepExamples(recs, dim); err != nil {
+			return nil, err
 		}
-		ix.exStart[i+1] = ix.exStart[i] + int32(len(r.ExampleVectors))
 	}
 	if sh == nil {
 		sh = newShared(recs, dim, emb.merged(dim))
@@ -245,18 +227,7 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb embedders, recs [
 			ix.prior[i] = cal.Prior[recs[i].Tool.Name]
 		}
 	}
-	ix.bg = make([][3]float32, len(recs))
-	ix.bgEv = make([]bgMoments, len(recs))
-	for i := range recs {
-		b, ok := cal.Background[recs[i].Tool.Name]
-		if !ok {
-			inf := float32(math.Inf(-1))
-			ix.bg[i] = [3]float32{inf, inf, inf}
-			continue
-		}
-		ix.bg[i] = b.Gates(len(recs))
-		ix.bgEv[i] = bgMoments{mean: b.Mean[bgEvidence], sd: b.SD[bgEvidence], ok: true}
-	}
+	ix.setBackground(cal.Background)
 	ix.collides = make([][]string, len(recs))
 	for i := range recs {
 		ix.collides[i] = cal.Collides[recs[i].Tool.Name]
@@ -264,14 +235,95 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb embedders, recs [
 	return ix, nil
 }
 
+// calibration returns the calibration in force, per-tool maps included.
+func (ix *index) calibration() Calibration {
+	if !ix.stored {
+		return ix.cal
+	}
+	ix.fullOnce.Do(func() {
+		c, err := decodeCalibration(ix.meta.Calibration)
+		if err != nil {
+			c = ix.cal
+		}
+		ix.full = c
+	})
+	return ix.full
+}
+
+// keepExamples copies the records' example vectors into the index, for
+// nearestExample. Sparse ones are copied into two arrays of their own:
+// the records' vectors may share the store's decoding slabs with the
+// centroids and descriptions, which the spaces copy, and keeping one
+// example would keep those slabs whole.
+func (ix *index) keepExamples(recs []habilis.Record, dim int) error {
+	ix.exStart = make([]int32, len(recs)+1)
+	nEx, nnz := 0, 0
+	for i := range recs {
+		nEx += len(recs[i].ExampleVectors)
+		for _, v := range recs[i].ExampleVectors {
+			nnz += len(v.Indices)
+		}
+	}
+	var exIdx []uint32
+	var exVal []float32
+	if dim > 0 {
+		ix.exSlab = vec.NewSlab(dim, nEx)
+	} else {
+		ix.exSparse = make([]habilis.Vector, 0, nEx)
+		exIdx, exVal = make([]uint32, 0, nnz), make([]float32, 0, nnz)
+	}
+	for i := range recs {
+		r := &recs[i]
+		for _, v := range r.ExampleVectors {
+			switch {
+			case dim > 0 && len(v.Dense) != dim:
+				return fmt.Errorf("index: tool %q: example vector of dimension %d, want %d: %w", r.Tool.Name, len(v.Dense), dim, habilis.ErrEmbedderMismatch)
+			case dim > 0:
+				ix.exSlab.Append(v.Dense)
+			case len(v.Indices) == 0:
+				ix.exSparse = append(ix.exSparse, habilis.Vector{})
+			default:
+				lo := len(exIdx)
+				exIdx, exVal = append(exIdx, v.Indices...), append(exVal, v.Values...)
+				ix.exSparse = append(ix.exSparse, habilis.Vector{Indices: exIdx[lo:len(exIdx):len(exIdx)], Values: exVal[lo:len(exVal):len(exVal)]})
+			}
+		}
+		ix.exStart[i+1] = ix.exStart[i] + int32(len(r.ExampleVectors))
+	}
+	return nil
+}
+
+// setBackground sets each tool's Background and background gates from
+// bs, by name.
+func (ix *index) setBackground(bs map[string]Background) {
+	n := len(ix.tools)
+	ix.bg = make([][3]float32, n)
+	if len(bs) > 0 {
+		ix.background, ix.hasBackground = make([]Background, n), make([]bool, n)
+	}
+	inf := float32(math.Inf(-1))
+	for i := range ix.tools {
+		b, ok := bs[ix.tools[i].name]
+		if !ok {
+			ix.bg[i] = [3]float32{inf, inf, inf}
+			continue
+		}
+		ix.background[i], ix.hasBackground[i] = b, true
+		ix.bg[i] = b.Gates(n)
+	}
+}
+
 // scoreAll is shared.scoreAll, but for tools without examples, which have
 // no centroid: their centroid score is their description score, so that
 // their gate and their centroid-mode rank use it.
-func (ix *index) scoreAll(q, ql habilis.Vector, s *scratch) {
-	ix.sh.scoreAll(q, ql, s)
+func (ix *index) scoreAll(q, ql habilis.Vector, s *scratch) error {
+	if !ix.sh.scoreAll(q, ql, s) {
+		return errDamaged
+	}
 	for _, i := range ix.bare {
 		s.sig[i][sigCent] = s.sig[i][sigDesc]
 	}
+	return nil
 }
 
 // nearestExample returns the best similarity of q to one of tool i's

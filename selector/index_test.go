@@ -25,7 +25,9 @@ func TestBuildIndexOwnsVectors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			meta := habilis.CatalogMeta{Embedder: habilis.EmbedderInfo{Kind: "test", Dim: tc.dim}}
-			ix, err := buildIndex(meta, Calibration{Weights: defaultWeights}, embedders{emb: emb, lex: emb, sameLex: tc.dim == 0}, tc.recs, nil)
+			w := defaultWeights
+			w.Example = 0.1 // the index keeps example vectors only when they are weighted
+			ix, err := buildIndex(meta, Calibration{Weights: w}, embedders{emb: emb, lex: emb, sameLex: tc.dim == 0}, tc.recs, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,5 +66,20 @@ func TestBuildIndexOwnsVectors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBuildIndexLeavesExamples checks that an index keeps no example
+// vector unless the calibration weights the nearest example: selection
+// reads them for nothing else.
+func TestBuildIndexLeavesExamples(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	recs, emb := lexicalRecords(t, rng, 30)
+	ix, err := buildIndex(habilis.CatalogMeta{}, Calibration{Weights: defaultWeights}, embedders{emb: emb, lex: emb, sameLex: true}, recs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix.exSparse != nil || ix.exSlab != nil || ix.exStart != nil {
+		t.Errorf("index with an unweighted nearest example keeps %d sparse example vectors", len(ix.exSparse))
 	}
 }

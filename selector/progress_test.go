@@ -35,7 +35,7 @@ func TestProgressSteps(t *testing.T) {
 	}
 	want := []selector.Step{
 		selector.StepRead, selector.StepIndex, // New
-		selector.StepRead, selector.StepEmbed, selector.StepCalibrate, selector.StepCollisions, selector.StepWrite, selector.StepIndex,
+		selector.StepRead, selector.StepEmbed, selector.StepCalibrate, selector.StepCollisions, selector.StepIndex, selector.StepWrite,
 	}
 	if diff := cmp.Diff(want, steps); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)

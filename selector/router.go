@@ -62,6 +62,10 @@ type Router struct {
 
 	mu  sync.Mutex // serialises writes
 	cur atomic.Pointer[index]
+	// indexStale reports a store that keeps indexes (an IndexStore)
+	// without a usable one for the catalog served: the next write stores
+	// one even when the catalog is unchanged.
+	indexStale atomic.Bool
 	// bg keeps the background's vectors from a model embedder, whose
 	// vectors do not depend on the catalog, between writes (under mu).
 	bg     *backgroundVectors
@@ -89,6 +93,14 @@ func New(ctx context.Context, store habilis.Store, cfg Config) (*Router, error) 
 		}
 	}
 	r.step(StepRead)
+	ix, err := r.openStored(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if ix != nil {
+		r.cur.Store(ix)
+		return r, nil
+	}
 	snap, err := store.Snapshot(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("selector: open: %w", err)
@@ -107,7 +119,7 @@ func New(ctx context.Context, store habilis.Store, cfg Config) (*Router, error) 
 		return r, nil
 	}
 	r.step(StepIndex)
-	ix, err := r.restore(ctx, snap)
+	ix, err = r.restore(ctx, snap)
 	if err != nil {
 		return nil, err
 	}
@@ -118,16 +130,17 @@ func New(ctx context.Context, store habilis.Store, cfg Config) (*Router, error) 
 // Step is a step of opening a router or of a write, for progress reports.
 type Step string
 
-// The steps, in the order a write takes them. Opening reads the store and
-// indexes it; a write reads the store, embeds what changed, calibrates,
-// analyses collisions, writes the store and indexes the new catalog.
+// The steps, in the order a write takes them. Opening reads the store and,
+// when it holds no index this release reads, indexes it; a write reads the
+// store, embeds what changed, calibrates, analyses collisions, indexes the
+// new catalog and writes the store with its index.
 const (
 	StepRead       Step = "reading the store"
 	StepEmbed      Step = "embedding"
 	StepCalibrate  Step = "calibrating"
 	StepCollisions Step = "analysing collisions"
-	StepWrite      Step = "writing the store"
 	StepIndex      Step = "indexing"
+	StepWrite      Step = "writing the store"
 )
 
 // step reports the start of a step.
@@ -135,6 +148,48 @@ func (r *Router) step(s Step) {
 	if r.cfg.Progress != nil {
 		r.cfg.Progress(s, 0, 0)
 	}
+}
+
+// openStored returns the index stored with the catalog, read in place,
+// or nil when the store keeps none that this router can use: a store
+// that keeps no indexes, an empty catalog, one made by other embedders
+// (which the caller refuses or re-embeds), or an index missing, damaged,
+// of another layout or of another version of the catalog, in which case
+// the caller builds it from the records, and the next write stores it.
+func (r *Router) openStored(ctx context.Context) (*index, error) {
+	is, ok := r.store.(habilis.IndexStore)
+	if !ok {
+		return nil, nil
+	}
+	st, err := is.Index(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("selector: open: %w", err)
+	}
+	if st.Meta.Version == 0 || r.mismatch(st.Meta) != nil {
+		st.Release()
+		return nil, nil
+	}
+	r.indexStale.Store(true)
+	if st.Data == nil {
+		st.Release()
+		r.cfg.Logger.Info("the store holds no index of its catalog (written by an earlier release?): building it from the records; the next write stores it",
+			"version", st.Meta.Version)
+		return nil, nil
+	}
+	emb, err := r.restoreEmbedders(st.Meta)
+	if err != nil {
+		st.Release()
+		return nil, err
+	}
+	ix, err := decodeIndex(st.Data, st.Meta, emb)
+	if err != nil {
+		st.Release()
+		r.cfg.Logger.Warn("stored index not used: building it from the records; the next write stores it", "version", st.Meta.Version, "reason", err)
+		return nil, nil
+	}
+	r.indexStale.Store(false)
+	ix.pin = &pin{release: st.Release}
+	return ix, nil
 }
 
 // compatible reports whether vectors of a stored catalog can be compared
@@ -377,7 +432,7 @@ func (r *Router) SetCalibration(ctx context.Context, cal Calibration) (*LoadRepo
 func (r *Router) Config() Config { return r.cfg }
 
 // Calibration returns the calibration in force.
-func (r *Router) Calibration() Calibration { return r.cur.Load().cal }
+func (r *Router) Calibration() Calibration { return r.cur.Load().calibration() }
 
 // Version returns the catalog version the router serves.
 func (r *Router) Version() uint64 { return r.cur.Load().meta.Version }
@@ -385,12 +440,21 @@ func (r *Router) Version() uint64 { return r.cur.Load().meta.Version }
 // Embedder returns the embedder fitted to the current catalog.
 func (r *Router) Embedder() habilis.Embedder { return r.cur.Load().emb }
 
-// Tools returns the catalog's tools, sorted by name.
+// Tools returns the catalog's tools, sorted by name. A tool whose stored
+// definition cannot be read comes back with its name alone.
 func (r *Router) Tools() []habilis.Tool {
-	ix := r.cur.Load()
+	ix, done := r.acquire()
+	defer done()
+	if ix == nil {
+		return nil
+	}
 	out := make([]habilis.Tool, len(ix.tools))
 	for i := range ix.tools {
-		out[i] = ix.tools[i].tool
+		d, err := ix.defs.def(i)
+		if err != nil {
+			d.Tool = habilis.Tool{Name: ix.tools[i].name}
+		}
+		out[i] = d.Tool
 	}
 	return out
 }
@@ -418,18 +482,26 @@ type ToolInfo struct {
 
 // Tool returns one tool with its gate, or ErrNotFound.
 func (r *Router) Tool(name string) (*ToolInfo, error) {
-	ix := r.cur.Load()
+	ix, done := r.acquire()
+	defer done()
+	if ix == nil {
+		return nil, fmt.Errorf("selector: %w", habilis.ErrClosed)
+	}
 	i, ok := ix.byName[name]
 	if !ok {
 		return nil, fmt.Errorf("tool %q: %w", name, habilis.ErrNotFound)
 	}
+	d, err := ix.defs.def(i)
+	if err != nil {
+		return nil, err
+	}
 	t := &ix.tools[i]
 	thr, radius, src := ix.gate(i)
 	gates := map[habilis.Mode]float32{habilis.ModeDescription: ix.descriptionGate(i), habilis.ModeCentroid: thr, habilis.ModeHybrid: ix.descriptionGate(i)}
-	if len(t.tool.Examples) > 0 {
+	if t.examples > 0 {
 		gates[habilis.ModeHybrid] = ix.hybridGate(i)
 	}
-	return &ToolInfo{Tool: t.tool, Hash: t.hash, Radius: radius, RadiusSource: src, RadiusExample: t.radiusExample,
+	return &ToolInfo{Tool: d.Tool, Hash: d.Hash, Radius: radius, RadiusSource: src, RadiusExample: d.RadiusExample,
 		Margin: t.margin, Threshold: thr, Gates: gates, CollidesWith: nonNil(ix.collides[i])}, nil
 }
 
@@ -471,6 +543,7 @@ func (r *Router) Records(ctx context.Context) ([]habilis.Record, error) {
 // caller owns.
 func (r *Router) Close() error {
 	r.closed.Store(true)
+	r.cur.Load().retire()
 	return nil
 }
 

@@ -61,7 +61,12 @@ func (r *Router) SelectRanked(ctx context.Context, query string, opts habilis.Se
 	if err := r.check(); err != nil {
 		return nil, nil, err
 	}
-	return r.cur.Load().selectQuery(ctx, query, opts)
+	ix, done := r.acquire()
+	defer done()
+	if ix == nil {
+		return nil, nil, fmt.Errorf("selector: %w", habilis.ErrClosed)
+	}
+	return ix.selectQuery(ctx, query, opts)
 }
 
 // Ranking is a selection before the gates: every considered tool with its
@@ -233,7 +238,7 @@ func (ix *index) signalsOf(s *scratch, key, i int) signals {
 	case key == sigDesc:
 		// Description mode gates every tool on its description.
 		sg.gateScore, sg.threshold = sg.desc, ix.descriptionGate(i)
-	case len(ix.tools[i].tool.Examples) > 0:
+	case ix.tools[i].examples > 0:
 		sg.gateScore, sg.threshold = sg.cent, ix.centroidGate(i)
 	default:
 		sg.gateScore, sg.threshold = sg.desc, ix.descriptionGate(i)
@@ -255,7 +260,9 @@ func (ix *index) rank(ctx context.Context, query string, mode habilis.Mode, k in
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
 	s.size(n)
-	ix.scoreAll(q, ql, s)
+	if err := ix.scoreAll(q, ql, s); err != nil {
+		return nil, err
+	}
 	var key int
 	switch mode {
 	case habilis.ModeDescription:
@@ -347,7 +354,7 @@ func (ix *index) hybrid(q habilis.Vector, s *scratch, k int, denied map[int]bool
 		exs := make([]float32, len(sgs))
 		for j := range sgs {
 			i := sgs[j].tool
-			if len(ix.tools[i].tool.Examples) > 0 {
+			if ix.tools[i].examples > 0 {
 				sgs[j].ex = ix.nearestExample(i, q)
 			} else {
 				sgs[j].ex = sgs[j].desc
@@ -386,16 +393,17 @@ func (ix *index) hybrid(q habilis.Vector, s *scratch, k int, denied map[int]bool
 // (AUROC 0.935 against 0.931); on description-only catalogs it did not,
 // so they keep the latter.
 func (ix *index) backgroundConfidence(sgs []signals) (float32, bool) {
-	if len(sgs) == 0 || len(ix.tools[sgs[0].tool].tool.Examples) == 0 {
+	if len(sgs) == 0 || ix.tools[sgs[0].tool].examples == 0 {
 		return 0, false
 	}
 	best, ok := float32(math.Inf(-1)), false
 	for _, sg := range sgs {
-		b := ix.bgEv[sg.tool]
-		if !b.ok || len(ix.tools[sg.tool].tool.Examples) == 0 {
+		i := sg.tool
+		if ix.background == nil || !ix.hasBackground[i] || ix.tools[i].examples == 0 {
 			continue
 		}
-		best, ok = max(best, (sg.gateScore-b.mean)/max(b.sd, 1e-6)), true
+		b := ix.background[i]
+		best, ok = max(best, (sg.gateScore-b.Mean[bgEvidence])/max(b.SD[bgEvidence], 1e-6)), true
 	}
 	if !ok {
 		return 0, false
@@ -480,7 +488,11 @@ func (r *Router) Scores(ctx context.Context, query string) (*Scores, error) {
 	if err := r.check(); err != nil {
 		return nil, err
 	}
-	ix := r.cur.Load()
+	ix, done := r.acquire()
+	defer done()
+	if ix == nil {
+		return nil, fmt.Errorf("selector: %w", habilis.ErrClosed)
+	}
 	q, ql, err := ix.queryVectors(ctx, query)
 	if err != nil {
 		return nil, err
@@ -492,13 +504,15 @@ func (r *Router) Scores(ctx context.Context, query string) (*Scores, error) {
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
 	s.size(n)
-	ix.scoreAll(q, ql, s)
+	if err := ix.scoreAll(q, ql, s); err != nil {
+		return nil, err
+	}
 	sig := s.sig
 	for i := range ix.tools {
 		t := &ix.tools[i]
 		sc.Centroid[i], sc.Description[i], sc.Document[i] = sig[i][sigCent], sig[i][sigDesc], sig[i][sigDoc]
-		sc.Tools[i] = t.tool.Name
-		sc.HasExamples[i] = len(t.tool.Examples) > 0
+		sc.Tools[i] = t.name
+		sc.HasExamples[i] = t.examples > 0
 		sc.Rocchio[i] = ix.rocchio(i, sc.Centroid[i], sc.Description[i])
 		sc.Evidence[i] = ix.evidence(sc.Rocchio[i], sc.Document[i])
 		if t.hasRadius {
@@ -524,7 +538,7 @@ func (ix *index) hybridMatch(sg signals) habilis.Match {
 func (ix *index) hybridSignals(s *scratch, i int) signals {
 	g := &s.sig[i]
 	sg := signals{tool: i, cent: g[sigCent], desc: g[sigDesc], doc: g[sigDoc], roc: g[sigRoc], fused: s.fused[i]}
-	if len(ix.tools[i].tool.Examples) > 0 {
+	if ix.tools[i].examples > 0 {
 		sg.gateScore, sg.threshold = ix.evidence(sg.roc, sg.doc), ix.hybridGate(i)
 	} else {
 		sg.gateScore, sg.threshold = sg.desc, ix.descriptionGate(i)
@@ -537,11 +551,11 @@ func (ix *index) explain(sg signals) habilis.Match {
 	t := &ix.tools[sg.tool]
 	_, radius, src := ix.gate(sg.tool)
 	cent := sg.cent
-	if len(t.tool.Examples) == 0 {
+	if t.examples == 0 {
 		cent = 0
 	}
 	m := habilis.Match{
-		Tool:             t.tool.Name,
+		Tool:             t.name,
 		Score:            sg.fused,
 		CentroidScore:    cent,
 		DescriptionScore: sg.desc,

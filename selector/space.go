@@ -24,6 +24,8 @@ type space struct {
 	offsets []int32
 	prow    []int32
 	pval    []float32
+	// check, for a stored index, checks each run's rows on first use.
+	check *runCheck
 }
 
 // newSpace builds a space over vs; all non-zero vectors must share a form
@@ -82,14 +84,15 @@ func newSpace(vs []habilis.Vector, dim int) *space {
 }
 
 // scoreAll writes the query's score against every row into out, which must
-// have length s.rows.
-func (s *space) scoreAll(q habilis.Vector, out []float32) {
+// have length s.rows. It returns false, scoring nothing, when a stored
+// index's postings are damaged.
+func (s *space) scoreAll(q habilis.Vector, out []float32) bool {
 	clear(out)
 	if s.dense != nil {
 		if len(q.Dense) == s.dense.Dim && s.rows > 0 {
 			s.dense.Scores(q.Dense, out)
 		}
-		return
+		return true
 	}
 	for i, t := range q.Indices {
 		k, ok := s.terms.Find(t)
@@ -99,19 +102,36 @@ func (s *space) scoreAll(q habilis.Vector, out []float32) {
 		w := q.Values[i]
 		lo, hi := s.offsets[k], s.offsets[k+1]
 		rows, vals := s.prow[lo:hi], s.pval[lo:hi]
+		if s.check != nil && !s.check.ok(k, func() bool { return rowsIn(rows, s.rows) }, bytesOf(rows), bytesOf(vals)) {
+			clear(out)
+			return false
+		}
 		for j, r := range rows {
 			out[r] += w * vals[j]
 		}
 	}
+	return true
+}
+
+// rowsIn reports whether every row is in [0, n).
+func rowsIn(rows []int32, n int) bool {
+	for _, r := range rows {
+		if r < 0 || int(r) >= n {
+			return false
+		}
+	}
+	return true
 }
 
 // scoreColumn writes the query's score against every row r into
-// out[r][j]; col is scratch space of length s.rows.
-func (s *space) scoreColumn(q habilis.Vector, col []float32, out [][4]float32, j int) {
-	s.scoreAll(q, col)
+// out[r][j]; col is scratch space of length s.rows. It returns false
+// when a stored index's postings are damaged.
+func (s *space) scoreColumn(q habilis.Vector, col []float32, out [][4]float32, j int) bool {
+	ok := s.scoreAll(q, col)
 	for r, x := range col {
 		out[r][j] = x
 	}
+	return ok
 }
 
 // dot returns a·b for two vectors of the same form, or 0 when their forms
@@ -170,6 +190,8 @@ type triSpace struct {
 	// Term k's postings are postings[offsets[k]:offsets[k+1]].
 	offsets  []int32
 	postings []posting
+	// check, for a stored index, checks each run's postings on first use.
+	check *runCheck
 }
 
 // posting is a row's centroid, description and document weights for a
@@ -302,7 +324,10 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 // The table entries are touched first in a pass of their own
 // (terms.Table.Touch), whose reads do not wait on the lookups' branches:
 // that took adding a query's postings to 0.94-0.98 of its time.
-func (s *triSpace) accumulate(q habilis.Vector, acc [][4]float32, runs []termRun) []termRun {
+//
+// It returns false, adding nothing, when a stored index's postings are
+// damaged.
+func (s *triSpace) accumulate(q habilis.Vector, acc [][4]float32, runs []termRun) ([]termRun, bool) {
 	if len(acc) != s.rows {
 		panic("selector: accumulate into a number of sums other than the rows")
 	}
@@ -318,8 +343,28 @@ func (s *triSpace) accumulate(q habilis.Vector, acc [][4]float32, runs []termRun
 		r := &runs[j]
 		r.lo, r.hi = s.offsets[r.k], s.offsets[r.k+1]
 	}
+	if s.check != nil {
+		for j := range runs {
+			r := &runs[j]
+			ps := s.postings[r.lo:r.hi]
+			if !s.check.ok(r.k, func() bool { return postingsIn(ps, s.rows) }, bytesOf(ps)) {
+				return runs[:0], false
+			}
+		}
+	}
 	addRuns(acc, s.postings, runs)
-	return runs
+	return runs, true
+}
+
+// postingsIn reports whether every posting's row is in [0, n), where
+// the posting loop adds it.
+func postingsIn(ps []posting, n int) bool {
+	for i := range ps {
+		if at := ps[i].at; at < 0 || at%rowBytes != 0 || int(at/rowBytes) >= n {
+			return false
+		}
+	}
+	return true
 }
 
 // termRun is a query term's weight and where its postings lie:

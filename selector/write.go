@@ -71,6 +71,9 @@ type change struct {
 
 	// diff
 	batch *habilis.Batch
+	// storeIndex asks for a write even of an unchanged catalog, to store
+	// the index the store lacks.
+	storeIndex bool
 }
 
 // embedWork is the texts a write embeds, each with the vector it fills.
@@ -107,6 +110,7 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, req writeReq
 		return nil, err
 	}
 	planReuse(c)
+	c.storeIndex = r.indexStale.Load()
 	if c.unchanged() {
 		c.rep.Unchanged, c.rep.Tools, c.rep.Version = len(c.recs), len(c.recs), snap.Meta.Version
 		return c.finish(), r.serveIfIdle(ctx, snap)
@@ -301,7 +305,7 @@ func (c *change) planEmbed(rec int, kind slotKind, ex int, text string) {
 // this comparison).
 func (c *change) unchanged() bool {
 	meta := c.snap.Meta
-	if c.work.total() != 0 || c.req.calibration != nil || len(c.recs) != len(c.snap.Records) {
+	if c.work.total() != 0 || c.req.calibration != nil || c.storeIndex || len(c.recs) != len(c.snap.Records) {
 		return false
 	}
 	for i := range c.recs {
@@ -460,7 +464,7 @@ func diff(c *change) bool {
 	}
 	rep.Tools = len(c.recs)
 	c.batch = b
-	return len(b.Put) > 0 || len(b.Delete) > 0 || snap.Meta.Version == 0 || !c.sameMeta()
+	return len(b.Put) > 0 || len(b.Delete) > 0 || snap.Meta.Version == 0 || c.storeIndex || !c.sameMeta()
 }
 
 // sameMeta reports whether the new meta stores what the stored one does:
@@ -471,20 +475,30 @@ func (c *change) sameMeta() bool {
 		slices.Equal(a.LexicalState, b.LexicalState) && len(a.Calibration) > 0 && sameCalibration(c.stored, c.cal)
 }
 
-// commit is the commit phase: the batch written, the new index built and
-// swapped in.
+// commit is the commit phase: the new index built, the batch written
+// with it (to a store that keeps indexes), and the index swapped in.
 func (r *Router) commit(ctx context.Context, c *change) (*LoadReport, error) {
+	r.step(StepIndex)
+	ix, err := buildIndex(c.meta, c.cal, c.emb, c.recs, c.sh)
+	if err != nil {
+		return nil, err
+	}
+	_, keeps := r.store.(habilis.IndexStore)
+	if keeps && littleEndian {
+		// The store assigns the version the batch's base is one below.
+		if c.batch.Index, err = encodeIndex(ix, c.snap.Meta.Version+1); err != nil {
+			return nil, err
+		}
+	}
 	r.step(StepWrite)
 	newMeta, err := r.store.Write(ctx, c.batch)
 	if err != nil {
 		return nil, fmt.Errorf("selector: write: %w", err)
 	}
-	r.step(StepIndex)
-	ix, err := buildIndex(newMeta, c.cal, c.emb, c.recs, c.sh)
-	if err != nil {
-		return nil, err
-	}
-	r.cur.Store(ix)
+	c.batch.Index = nil
+	ix.meta = newMeta
+	r.indexStale.Store(keeps && !littleEndian)
+	r.swap(ix)
 	rep := c.rep
 	rep.Version = newMeta.Version
 	rep.countExamples(c.recs)

@@ -56,23 +56,35 @@ func openBackend(ctx context.Context, g *globalOptions, write bool) (backend, er
 	if err != nil {
 		return nil, err
 	}
-	return &localBackend{r: r, close: closeFn}, nil
+	return &localBackend{r: r, close: closeFn, store: g.store}, nil
 }
 
 // localBackend adapts a router over the local store to backend.
 type localBackend struct {
 	r     *selector.Router
 	close func() error
+	store string
+}
+
+// named names the store in an error that reports damage found in it
+// after opening (the stored index, which selection reads where it lies).
+func (b *localBackend) named(err error) error {
+	if errors.Is(err, habilis.ErrDamaged) {
+		return fmt.Errorf("%s: %w", b.store, err)
+	}
+	return err
 }
 
 func (b *localBackend) Select(ctx context.Context, query string, opts habilis.SelectOptions) (*habilis.Decision, error) {
-	return b.r.Select(ctx, query, opts)
+	d, err := b.r.Select(ctx, query, opts)
+	return d, b.named(err)
 }
 
 func (b *localBackend) Tools(context.Context) ([]habilis.Tool, error) { return b.r.Tools(), nil }
 
 func (b *localBackend) Tool(_ context.Context, name string) (*selector.ToolInfo, error) {
-	return b.r.Tool(name)
+	t, err := b.r.Tool(name)
+	return t, b.named(err)
 }
 
 func (b *localBackend) DeleteTools(ctx context.Context, names []string) (*selector.LoadReport, error) {

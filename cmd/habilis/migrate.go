@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/qdrantstore"
 	"github.com/spf13/cobra"
 )
@@ -114,7 +116,7 @@ func runMigrate(ctx context.Context, o *migrateOptions, stdout io.Writer) error 
 		created = errors.Is(err, fs.ErrNotExist)
 	}
 	p.set("writing "+o.to, 0, 0)
-	rep, err := migrate(ctx, o, snap)
+	rep, err := migrate(ctx, o, snap, storedIndex(ctx, src, snap.Meta.Version))
 	p.finish()
 	if err != nil {
 		if created {
@@ -137,7 +139,10 @@ func runMigrate(ctx context.Context, o *migrateOptions, stdout io.Writer) error 
 // migrate writes snap over the destination's catalog in one replacing
 // write based on the version it read, so that a concurrent writer makes it
 // fail with ErrConflict rather than be overwritten unseen.
-func migrate(ctx context.Context, o *migrateOptions, snap *habilis.Snapshot) (*migrateReport, error) {
+//
+// index, when not nil, is the index stored with snap in the source; it
+// goes with the catalog, restamped with the destination's version.
+func migrate(ctx context.Context, o *migrateOptions, snap *habilis.Snapshot, index []byte) (*migrateReport, error) {
 	dst, err := openStore(ctx, o.to, true)
 	if err != nil {
 		return nil, err
@@ -151,7 +156,8 @@ func migrate(ctx context.Context, o *migrateOptions, snap *habilis.Snapshot) (*m
 		me := &habilis.MismatchError{Stored: cur.Meta.Embedder, Configured: snap.Meta.Embedder}
 		return nil, fmt.Errorf("replace the catalog of %s: it was %w (pass --force to replace it with %s's)", o.to, me, o.from)
 	}
-	b := &habilis.Batch{BaseVersion: cur.Meta.Version, Replace: true, Put: snap.Records, Meta: snap.Meta}
+	b := &habilis.Batch{BaseVersion: cur.Meta.Version, Replace: true, Put: snap.Records, Meta: snap.Meta,
+		Index: selector.IndexAt(index, cur.Meta.Version+1)}
 	meta, err := dst.Write(ctx, b)
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", o.to, err)
@@ -162,6 +168,24 @@ func migrate(ctx context.Context, o *migrateOptions, snap *habilis.Snapshot) (*m
 		rep.Examples += len(snap.Records[i].Tool.Examples)
 	}
 	return rep, nil
+}
+
+// storedIndex returns a copy of the index st keeps with catalog version
+// v, or nil.
+func storedIndex(ctx context.Context, st habilis.Store, v uint64) []byte {
+	is, ok := st.(habilis.IndexStore)
+	if !ok {
+		return nil
+	}
+	si, err := is.Index(ctx)
+	if err != nil {
+		return nil
+	}
+	defer si.Release()
+	if si.Meta.Version != v {
+		return nil
+	}
+	return bytes.Clone(si.Data)
 }
 
 // storeLocation names the store spec points at, with defaults applied, so

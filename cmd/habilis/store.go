@@ -44,7 +44,8 @@ func newStoreCheckCmd(g *globalOptions) *cobra.Command {
 nothing: its pages (each reached once, inside the file, none lost), bbolt's own
 consistency check, then every record: that it decodes, that the catalog meta is
 there, that each tool's examples are all there, that each tool's definition
-matches its hash and each vector is unit length.
+matches its hash and each vector is unit length; and the selector's index stored
+with the catalog, against its checksums.
 
 It exits 0 when the store is sound and 1 when it is not, listing one problem a
 line (up to --limit). A writer holding the file (habilis serve) must stop first.`,
@@ -68,7 +69,8 @@ func runStoreCheck(ctx context.Context, o *storeCheckOptions, stdout io.Writer) 
 	if o.limit < 1 {
 		return usagef("store check: --limit %d: want at least 1", o.limit)
 	}
-	rep, err := boltstore.Check(ctx, path, boltstore.CheckOptions{Limit: o.limit, Timeout: storeTimeout, Records: selector.CheckSnapshot})
+	rep, err := boltstore.Check(ctx, path, boltstore.CheckOptions{Limit: o.limit, Timeout: storeTimeout, Records: selector.CheckSnapshot,
+		Index: selector.CheckIndex})
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("store check: store %s does not exist: %w", path, habilis.ErrNotFound)

@@ -2,7 +2,12 @@
 // distinct ones, and a Table maps each to its slot.
 package terms
 
-import "github.com/habilis-router/habilis/internal/radix"
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/habilis-router/habilis/internal/radix"
+)
 
 // Table maps the terms of an inverted index to their slots: an
 // open-addressing hash table with linear probing, a third to two thirds
@@ -146,4 +151,45 @@ func (s *Set) Sorted() []uint32 {
 	}
 	radix.Sort(out, nil)
 	return out
+}
+
+// Raw returns the table's entries as it keeps them, two words each (the
+// term, then its slot + 1, 0 for an empty entry), without copying: the
+// form a stored index keeps the table in.
+func (t *Table) Raw() []uint32 {
+	if len(t.entries) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(t.entries))), 2*len(t.entries))
+}
+
+// FromRaw returns the table whose Raw is raw, using raw in place, for
+// terms in slots [0, slots). It returns an error for words that no table
+// has: a number of entries other than a power of two, a slot out of
+// range, or no empty entry (Find would search forever).
+func FromRaw(raw []uint32, slots int) (Table, error) {
+	if len(raw) == 0 {
+		return Table{}, nil
+	}
+	n := len(raw) / 2
+	if len(raw)%2 != 0 || n&(n-1) != 0 {
+		return Table{}, fmt.Errorf("terms: %d words make no table", len(raw))
+	}
+	if uintptr(unsafe.Pointer(unsafe.SliceData(raw)))%unsafe.Alignof(entry{}) != 0 {
+		return Table{}, fmt.Errorf("terms: table not aligned")
+	}
+	entries := unsafe.Slice((*entry)(unsafe.Pointer(unsafe.SliceData(raw))), n)
+	empty := false
+	for _, e := range entries {
+		switch {
+		case e.slot == 0:
+			empty = true
+		case e.slot < 0 || int(e.slot) > slots:
+			return Table{}, fmt.Errorf("terms: slot %d of %d", e.slot-1, slots)
+		}
+	}
+	if !empty {
+		return Table{}, fmt.Errorf("terms: a table without an empty entry")
+	}
+	return Table{entries: entries}, nil
 }

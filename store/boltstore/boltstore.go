@@ -78,6 +78,7 @@ type Store struct {
 	mu     sync.RWMutex
 	closed bool
 	db     *bolt.DB
+	views  views
 }
 
 var _ habilis.Store = (*Store)(nil)
@@ -298,6 +299,9 @@ func checkFormat(tx *bolt.Tx) error {
 	if meta == nil {
 		var other []byte
 		tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+			if string(name) == bucketIndex {
+				return nil // the selector's index, which a store may lose with the rest
+			}
 			other = slices.Clone(name)
 			return errFresh // stop at the first bucket
 		})
@@ -346,7 +350,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	if err := s.db.Close(); err != nil {
+	if err := s.closeDB(); err != nil {
 		return fmt.Errorf("boltstore: close: %w", err)
 	}
 	return nil
@@ -700,6 +704,9 @@ func write(ctx context.Context, tx *bolt.Tx, b *habilis.Batch) (habilis.CatalogM
 	meta.UpdatedAt = time.Now().UTC().Round(0)
 	if err := tx.Bucket([]byte(bucketMeta)).Put([]byte(keyCatalog), appendMeta(nil, meta)); err != nil {
 		return habilis.CatalogMeta{}, fmt.Errorf("catalog meta: %w", err)
+	}
+	if err := writeIndex(tx, b.Index); err != nil {
+		return habilis.CatalogMeta{}, err
 	}
 	// The caller's meta must not alias the batch, which it may reuse.
 	meta.EmbedderState = bytes.Clone(meta.EmbedderState)

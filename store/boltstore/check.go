@@ -21,6 +21,9 @@ type CheckOptions struct {
 	// records mean, which this package does not know) and returns its
 	// problems. It runs only when the store reads whole.
 	Records func(*habilis.Snapshot) []string
+	// Index, when set, checks the index stored with the catalog, if any,
+	// and returns its problems. It runs only when the store reads whole.
+	Index func(data []byte) []string
 }
 
 // CheckReport is what Check found.
@@ -130,6 +133,19 @@ func Check(ctx context.Context, path string, opts CheckOptions) (*CheckReport, e
 	}
 	if opts.Records != nil {
 		add(opts.Records(snap)...)
+	}
+	if opts.Index != nil {
+		si, err := s.Index(ctx)
+		if err != nil {
+			add(err.Error())
+			return rep, nil
+		}
+		if si.Data != nil {
+			for _, p := range opts.Index(si.Data) {
+				add("index: " + p)
+			}
+		}
+		si.Release()
 	}
 	return rep, nil
 }

@@ -1,0 +1,707 @@
+package selector
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/terms"
+	"github.com/habilis-router/habilis/internal/vec"
+)
+
+// An index is stored beside its catalog (habilis.Batch.Index) in a layout
+// that selection reads where it lies, so that opening a stored catalog
+// costs what a query touches rather than a rebuild from every record:
+//
+//	header   64 bytes: "habilisx", the layout version, the number of
+//	         sections, the catalog version, tools, dimension, flags and
+//	         a CRC-32C of the header and the section table
+//	table    per section its id, CRC-32C, offset and length
+//	sections each at a multiple of 64 bytes, arrays of little-endian
+//	         words as the index holds them in memory
+//
+// The calibration, per-tool rows, names, collisions, priors, background
+// gates, norms, term tables and offsets are checked against their CRCs
+// on open; they are small beside the postings. The postings and dense
+// values of sparse spaces, which make up most of a lexical index, are not
+// read on open: a run is checked on its first use (runCheck) against a
+// CRC of its own and to point inside the accumulator, so that opening
+// costs what the queries touch. Dense rows are checked on open, as every
+// query reads them all anyway. Tool definitions are checked when first
+// asked for. CheckIndex checks everything.
+//
+// layoutVersion changes whenever the bytes would be read differently:
+// a section's form, the posting layout, the term table's hash
+// (terms.Slot). A stored index of another version is not read: the
+// router builds the index from the records, as it does for a store
+// written before indexes were stored, and the next write stores it anew.
+const (
+	layoutMagic   = "habilisx"
+	layoutVersion = 1
+	headerSize    = 64
+	entrySize     = 24
+	sectionAlign  = 64
+)
+
+// Section ids.
+const (
+	secCalibration uint32 = iota + 1
+	secTools
+	secNameEnds
+	secNames
+	secDefEnds
+	secDefs
+	secCollideEnds
+	secCollides
+	secPrior
+	secBackground
+	secSumNorm
+	secRocchioNorm
+	secTriTerms
+	secTriOffsets
+	secTriPostings
+	secTriRunSums
+	// A space of its own (no merged space) takes six ids from its base:
+	// dense rows, or term table, offsets, rows, values and run CRCs.
+	secCent = 32
+	secDesc = 40
+	secDoc  = 48
+)
+
+const (
+	spDense = iota
+	spTerms
+	spOffsets
+	spRows
+	spVals
+	spRunSums
+)
+
+// lazySection reports the sections not checked against their CRC on
+// open (see the layout comment).
+func lazySection(id uint32) bool {
+	switch id {
+	case secTriPostings, secDefs:
+		return true
+	}
+	if id >= secCent {
+		k := (id - secCent) % 8
+		return k == spRows || k == spVals
+	}
+	return false
+}
+
+const flagMerged = 1
+
+// toolRow is a tool's fixed-size part of a stored index.
+type toolRow struct {
+	examples       uint32
+	radius, margin float32
+	flags          uint32 // 1: has a radius
+}
+
+// backgroundRow is a tool's Background, has 1 when it has one.
+type backgroundRow struct {
+	has      uint32
+	mean, sd [3]float32
+}
+
+// toolDef is what Tool returns beyond the figures selection reads.
+type toolDef struct {
+	Tool          habilis.Tool `json:"tool"`
+	Hash          string       `json:"hash"`
+	RadiusExample string       `json:"radius_example,omitempty"`
+}
+
+// littleEndian reports whether this machine stores words as the layout
+// does; elsewhere indexes are neither stored nor read.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// errLayout wraps every reason a stored index is not used.
+var errLayout = errors.New("stored index")
+
+func bytesOf[T any](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	var zero T
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(zero)))
+}
+
+// viewOf returns b as a slice of T, in place.
+func viewOf[T any](b []byte) ([]T, error) {
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	if len(b)%size != 0 {
+		return nil, fmt.Errorf("%w: a section of %d bytes holds no whole %d-byte words", errLayout, len(b), size)
+	}
+	if len(b) == 0 {
+		return nil, nil
+	}
+	if uintptr(unsafe.Pointer(unsafe.SliceData(b)))%unsafe.Alignof(zero) != 0 {
+		return nil, fmt.Errorf("%w: a section not aligned", errLayout)
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/size), nil
+}
+
+// section is one section to encode.
+type section struct {
+	id   uint32
+	data []byte
+}
+
+// encodeIndex returns ix in the stored layout, for the catalog version
+// the write will commit.
+func encodeIndex(ix *index, version uint64) ([]byte, error) {
+	secs, err := indexSections(ix)
+	if err != nil {
+		return nil, err
+	}
+	off := headerSize + entrySize*len(secs)
+	offs := make([]int, len(secs))
+	for i, s := range secs {
+		off = (off + sectionAlign - 1) &^ (sectionAlign - 1)
+		offs[i] = off
+		off += len(s.data)
+	}
+	buf := make([]byte, off)
+	copy(buf, layoutMagic)
+	le := binary.LittleEndian
+	le.PutUint32(buf[8:], layoutVersion)
+	le.PutUint32(buf[12:], uint32(len(secs)))
+	le.PutUint64(buf[16:], version)
+	le.PutUint32(buf[24:], uint32(len(ix.tools)))
+	le.PutUint32(buf[28:], uint32(ix.meta.Embedder.Dim))
+	if ix.sh.tri != nil {
+		le.PutUint32(buf[32:], flagMerged)
+	}
+	for i, s := range secs {
+		e := buf[headerSize+entrySize*i:]
+		le.PutUint32(e, s.id)
+		le.PutUint32(e[4:], crc32.Checksum(s.data, castagnoli))
+		le.PutUint64(e[8:], uint64(offs[i]))
+		le.PutUint64(e[16:], uint64(len(s.data)))
+		copy(buf[offs[i]:], s.data)
+	}
+	le.PutUint32(buf[60:], tableCRC(buf, len(secs)))
+	return buf, nil
+}
+
+// tableCRC is the CRC of the header before its CRC and of the table.
+func tableCRC(buf []byte, n int) uint32 {
+	c := crc32.Update(0, castagnoli, buf[:60])
+	return crc32.Update(c, castagnoli, buf[headerSize:headerSize+entrySize*n])
+}
+
+// indexSections returns ix's sections.
+func indexSections(ix *index) ([]section, error) {
+	n := len(ix.tools)
+	cal := ix.cal
+	cal.Prior, cal.Background, cal.Collides = nil, nil, nil
+	calJSON, err := json.Marshal(cal)
+	if err != nil {
+		return nil, fmt.Errorf("selector: encode index: %w", err)
+	}
+	rows := make([]toolRow, n)
+	nameEnds := make([]uint32, n)
+	var names []byte
+	defEnds := make([]uint32, n)
+	var defs []byte
+	collideEnds := make([]uint32, n)
+	var collides []uint32
+	for i := range ix.tools {
+		t := &ix.tools[i]
+		rows[i] = toolRow{examples: uint32(t.examples), radius: t.radius, margin: t.margin}
+		if t.hasRadius {
+			rows[i].flags = 1
+		}
+		names = append(names, t.name...)
+		nameEnds[i] = uint32(len(names))
+		d, err := ix.defs.def(i)
+		if err != nil {
+			return nil, err
+		}
+		if defs, err = appendJSON(defs, d); err != nil {
+			return nil, fmt.Errorf("selector: encode index: %w", err)
+		}
+		defEnds[i] = uint32(len(defs))
+		for _, c := range ix.collides[i] {
+			if j, ok := ix.byName[c]; ok {
+				collides = append(collides, uint32(j))
+			}
+		}
+		collideEnds[i] = uint32(len(collides))
+	}
+	var bg []backgroundRow
+	if ix.background != nil {
+		bg = make([]backgroundRow, n)
+		for i, b := range ix.background {
+			if ix.hasBackground[i] {
+				bg[i] = backgroundRow{has: 1, mean: b.Mean, sd: b.SD}
+			}
+		}
+	}
+	secs := []section{
+		{secCalibration, calJSON}, {secTools, bytesOf(rows)}, {secNameEnds, bytesOf(nameEnds)}, {secNames, names},
+		{secDefEnds, bytesOf(defEnds)}, {secDefs, defs}, {secCollideEnds, bytesOf(collideEnds)}, {secCollides, bytesOf(collides)},
+		{secPrior, bytesOf(ix.prior)}, {secBackground, bytesOf(bg)},
+		{secSumNorm, bytesOf(ix.sh.sumNorm)}, {secRocchioNorm, bytesOf(ix.sh.rocchioNorm)},
+	}
+	if tri := ix.sh.tri; tri != nil {
+		return append(secs, section{secTriTerms, bytesOf(tri.terms.Raw())}, section{secTriOffsets, bytesOf(tri.offsets)},
+			section{secTriPostings, bytesOf(tri.postings)}, section{secTriRunSums, bytesOf(runSums(tri.offsets, tri.postings))}), nil
+	}
+	for _, sp := range []struct {
+		base uint32
+		s    *space
+	}{{secCent, ix.sh.cent}, {secDesc, ix.sh.desc}, {secDoc, ix.sh.doc}} {
+		if sp.s.dense != nil {
+			secs = append(secs, section{sp.base + spDense, bytesOf(sp.s.dense.Data)})
+			continue
+		}
+		secs = append(secs, section{sp.base + spTerms, bytesOf(sp.s.terms.Raw())}, section{sp.base + spOffsets, bytesOf(sp.s.offsets)},
+			section{sp.base + spRows, bytesOf(sp.s.prow)}, section{sp.base + spVals, bytesOf(sp.s.pval)},
+			section{sp.base + spRunSums, bytesOf(spaceRunSums(sp.s))})
+	}
+	return secs, nil
+}
+
+// runSums returns the CRC of each run of postings.
+func runSums(offsets []int32, postings []posting) []uint32 {
+	sums := make([]uint32, max(len(offsets)-1, 0))
+	for k := range sums {
+		sums[k] = crc32.Checksum(bytesOf(postings[offsets[k]:offsets[k+1]]), castagnoli)
+	}
+	return sums
+}
+
+// spaceRunSums returns the CRC of each run of a sparse space's rows and
+// values.
+func spaceRunSums(s *space) []uint32 {
+	sums := make([]uint32, max(len(s.offsets)-1, 0))
+	for k := range sums {
+		lo, hi := s.offsets[k], s.offsets[k+1]
+		sums[k] = crc32.Update(crc32.Checksum(bytesOf(s.prow[lo:hi]), castagnoli), castagnoli, bytesOf(s.pval[lo:hi]))
+	}
+	return sums
+}
+
+func appendJSON(b []byte, v any) ([]byte, error) {
+	j, err := json.Marshal(v)
+	return append(b, j...), err
+}
+
+// IndexAt returns a stored index (habilis.Batch.Index) restamped as the
+// index of catalog version v, or nil when data is not an index of the
+// layout this release reads. An index names the catalog version it
+// describes; a copy of a catalog (migrate) stores its index under the
+// destination's version.
+func IndexAt(data []byte, v uint64) []byte {
+	if _, err := parseLayout(data); err != nil {
+		return nil
+	}
+	out := slices.Clone(data)
+	binary.LittleEndian.PutUint64(out[16:], v)
+	n := int(binary.LittleEndian.Uint32(out[12:]))
+	binary.LittleEndian.PutUint32(out[60:], tableCRC(out, n))
+	return out
+}
+
+// CheckIndex checks a stored index whole, every section against its CRC
+// and every run against its own, and returns its problems: what `store
+// check` reports beyond the records.
+func CheckIndex(data []byte) []string {
+	l, err := parseLayout(data)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for id, b := range l.secs {
+		if crc32.Checksum(b, castagnoli) != l.sums[id] {
+			out = append(out, fmt.Sprintf("%v: section %d damaged (checksum)", errLayout, id))
+		}
+	}
+	return out
+}
+
+// storedLayout is a stored index's header and sections, checked.
+type storedLayout struct {
+	version uint64
+	tools   int
+	dim     int
+	merged  bool
+	secs    map[uint32][]byte
+	sums    map[uint32]uint32 // each section's CRC
+}
+
+// parseLayout reads and checks data's header, table and eager sections.
+func parseLayout(data []byte) (*storedLayout, error) {
+	if len(data) < headerSize || string(data[:8]) != layoutMagic {
+		return nil, fmt.Errorf("%w: not an index", errLayout)
+	}
+	le := binary.LittleEndian
+	if v := le.Uint32(data[8:]); v != layoutVersion {
+		return nil, fmt.Errorf("%w: layout %d, this release reads %d", errLayout, v, layoutVersion)
+	}
+	n := int(le.Uint32(data[12:]))
+	if n > 64 || headerSize+entrySize*n > len(data) {
+		return nil, fmt.Errorf("%w: damaged header", errLayout)
+	}
+	if le.Uint32(data[60:]) != tableCRC(data, n) {
+		return nil, fmt.Errorf("%w: damaged header (checksum)", errLayout)
+	}
+	l := &storedLayout{version: le.Uint64(data[16:]), tools: int(le.Uint32(data[24:])), dim: int(le.Uint32(data[28:])),
+		merged: le.Uint32(data[32:])&flagMerged != 0, secs: make(map[uint32][]byte, n), sums: make(map[uint32]uint32, n)}
+	for i := range n {
+		e := data[headerSize+entrySize*i:]
+		id, sum, off, size := le.Uint32(e), le.Uint32(e[4:]), le.Uint64(e[8:]), le.Uint64(e[16:])
+		if off > uint64(len(data)) || size > uint64(len(data))-off {
+			return nil, fmt.Errorf("%w: section %d out of bounds", errLayout, id)
+		}
+		b := data[off : off+size : off+size]
+		if !lazySection(id) && crc32.Checksum(b, castagnoli) != sum {
+			return nil, fmt.Errorf("%w: section %d damaged (checksum)", errLayout, id)
+		}
+		l.secs[id], l.sums[id] = b, sum
+	}
+	return l, nil
+}
+
+// view returns section id as a slice of T of length want (any length
+// when want < 0).
+func view[T any](l *storedLayout, id uint32, want int) ([]T, error) {
+	v, err := viewOf[T](l.secs[id])
+	if err != nil {
+		return nil, fmt.Errorf("section %d: %w", id, err)
+	}
+	if want >= 0 && len(v) != want {
+		return nil, fmt.Errorf("%w: section %d holds %d words, want %d", errLayout, id, len(v), want)
+	}
+	return v, nil
+}
+
+// ends checks that ends are the ascending end offsets of n pieces of a
+// section of size bytes.
+func checkEnds(ends []uint32, size int) error {
+	prev := uint32(0)
+	for _, e := range ends {
+		if e < prev || int(e) > size {
+			return fmt.Errorf("%w: damaged offsets", errLayout)
+		}
+		prev = e
+	}
+	return nil
+}
+
+// decodeIndex returns the index a stored layout describes, its large
+// arrays in place in data, for a catalog of meta and the embedders emb.
+// An index that cannot be read, or was built for another catalog version
+// or other embedders, returns an error wrapping errLayout.
+func decodeIndex(data []byte, meta habilis.CatalogMeta, emb embedders) (*index, error) {
+	if !littleEndian {
+		return nil, fmt.Errorf("%w: this machine is big-endian", errLayout)
+	}
+	l, err := parseLayout(data)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case l.version != meta.Version:
+		return nil, fmt.Errorf("%w: of catalog version %d, the catalog is at %d", errLayout, l.version, meta.Version)
+	case l.dim != meta.Embedder.Dim || l.merged != emb.merged(l.dim):
+		return nil, fmt.Errorf("%w: built for other embedders", errLayout)
+	}
+	ix := &index{meta: meta, embedders: emb, stored: true}
+	if err := json.Unmarshal(l.secs[secCalibration], &ix.cal); err != nil {
+		return nil, fmt.Errorf("%w: calibration: %v", errLayout, err)
+	}
+	if ix.cal.Weights.Example != 0 {
+		// The nearest example needs the example vectors, which a stored
+		// index leaves out.
+		return nil, fmt.Errorf("%w: the calibration weights the nearest example", errLayout)
+	}
+	if err := decodeTools(l, ix); err != nil {
+		return nil, err
+	}
+	if ix.sh, err = decodeShared(l); err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+// decodeTools reads the per-tool sections into ix.
+func decodeTools(l *storedLayout, ix *index) error {
+	n := l.tools
+	rows, err := view[toolRow](l, secTools, n)
+	if err != nil {
+		return err
+	}
+	nameEnds, err := view[uint32](l, secNameEnds, n)
+	if err != nil {
+		return err
+	}
+	names := string(l.secs[secNames]) // one copy: names outlive the stored index
+	if err := checkEnds(nameEnds, len(names)); err != nil {
+		return err
+	}
+	ix.tools = make([]toolInfo, n)
+	ix.byName = make(map[string]int, n)
+	start := uint32(0)
+	for i := range n {
+		name := names[start:nameEnds[i]]
+		start = nameEnds[i]
+		if i > 0 && name <= ix.tools[i-1].name {
+			return fmt.Errorf("%w: tool names out of order", errLayout)
+		}
+		r := rows[i]
+		ix.tools[i] = toolInfo{name: name, examples: int(r.examples), radius: r.radius, hasRadius: r.flags&1 != 0, margin: r.margin}
+		ix.byName[name] = i
+		if r.examples == 0 {
+			ix.bare = append(ix.bare, int32(i))
+		}
+	}
+	if err := decodeCollides(l, ix); err != nil {
+		return err
+	}
+	if ix.prior, err = view[float32](l, secPrior, -1); err != nil {
+		return err
+	}
+	if len(ix.prior) != 0 && len(ix.prior) != n {
+		return fmt.Errorf("%w: priors of %d tools", errLayout, len(ix.prior))
+	}
+	if len(ix.prior) == 0 {
+		ix.prior = nil
+	}
+	if err := decodeBackground(l, ix); err != nil {
+		return err
+	}
+	defEnds, err := view[uint32](l, secDefEnds, n)
+	if err != nil {
+		return err
+	}
+	if err := checkEnds(defEnds, len(l.secs[secDefs])); err != nil {
+		return err
+	}
+	ix.defs = &storedDefs{ends: defEnds, data: l.secs[secDefs], sum: l.sums[secDefs]}
+	return nil
+}
+
+func decodeCollides(l *storedLayout, ix *index) error {
+	n := l.tools
+	ends, err := view[uint32](l, secCollideEnds, n)
+	if err != nil {
+		return err
+	}
+	targets, err := view[uint32](l, secCollides, -1)
+	if err != nil {
+		return err
+	}
+	if err := checkEnds(ends, len(targets)); err != nil {
+		return err
+	}
+	ix.collides = make([][]string, n)
+	start := uint32(0)
+	for i, end := range ends {
+		for _, j := range targets[start:end] {
+			if int(j) >= n {
+				return fmt.Errorf("%w: a collision with tool %d of %d", errLayout, j, n)
+			}
+			ix.collides[i] = append(ix.collides[i], ix.tools[j].name)
+		}
+		start = end
+	}
+	return nil
+}
+
+func decodeBackground(l *storedLayout, ix *index) error {
+	n := l.tools
+	rows, err := view[backgroundRow](l, secBackground, -1)
+	if err != nil {
+		return err
+	}
+	if len(rows) != 0 && len(rows) != n {
+		return fmt.Errorf("%w: backgrounds of %d tools", errLayout, len(rows))
+	}
+	bs := make(map[string]Background, len(rows))
+	for i, r := range rows {
+		if r.has != 0 {
+			bs[ix.tools[i].name] = Background{Mean: r.mean, SD: r.sd}
+		}
+	}
+	ix.setBackground(bs)
+	return nil
+}
+
+// decodeShared reads the norms and the spaces.
+func decodeShared(l *storedLayout) (*shared, error) {
+	n := l.tools
+	sh := &shared{}
+	var err error
+	if sh.sumNorm, err = view[float32](l, secSumNorm, n); err != nil {
+		return nil, err
+	}
+	if sh.rocchioNorm, err = view[float32](l, secRocchioNorm, n); err != nil {
+		return nil, err
+	}
+	if l.merged {
+		sh.tri, err = decodeTri(l)
+		return sh, err
+	}
+	if sh.cent, err = decodeSpace(l, secCent, l.dim); err != nil {
+		return nil, err
+	}
+	if sh.desc, err = decodeSpace(l, secDesc, l.dim); err != nil {
+		return nil, err
+	}
+	sh.doc, err = decodeSpace(l, secDoc, 0)
+	return sh, err
+}
+
+// postingRuns reads a term table and its offsets into postings runs of
+// total postings.
+func postingRuns(l *storedLayout, termsID, offsetsID uint32, total int) (terms.Table, []int32, error) {
+	offsets, err := view[int32](l, offsetsID, -1)
+	if err != nil {
+		return terms.Table{}, nil, err
+	}
+	if len(offsets) == 0 || offsets[0] != 0 || int(offsets[len(offsets)-1]) != total || !slices.IsSorted(offsets) {
+		return terms.Table{}, nil, fmt.Errorf("%w: damaged posting offsets", errLayout)
+	}
+	raw, err := view[uint32](l, termsID, -1)
+	if err != nil {
+		return terms.Table{}, nil, err
+	}
+	t, err := terms.FromRaw(raw, len(offsets)-1)
+	if err != nil {
+		return terms.Table{}, nil, fmt.Errorf("%w: %v", errLayout, err)
+	}
+	return t, offsets, nil
+}
+
+func decodeTri(l *storedLayout) (*triSpace, error) {
+	postings, err := view[posting](l, secTriPostings, -1)
+	if err != nil {
+		return nil, err
+	}
+	t, offsets, err := postingRuns(l, secTriTerms, secTriOffsets, len(postings))
+	if err != nil {
+		return nil, err
+	}
+	sums, err := view[uint32](l, secTriRunSums, len(offsets)-1)
+	if err != nil {
+		return nil, err
+	}
+	return &triSpace{rows: l.tools, terms: t, offsets: offsets, postings: postings, check: newRunCheck(sums)}, nil
+}
+
+func decodeSpace(l *storedLayout, base uint32, dim int) (*space, error) {
+	s := &space{rows: l.tools}
+	if dim > 0 {
+		data, err := view[float32](l, base+spDense, l.tools*dim)
+		if err != nil {
+			return nil, err
+		}
+		s.dense = &vec.Slab{Dim: dim, Data: data}
+		return s, nil
+	}
+	var err error
+	if s.prow, err = view[int32](l, base+spRows, -1); err != nil {
+		return nil, err
+	}
+	if s.pval, err = view[float32](l, base+spVals, len(s.prow)); err != nil {
+		return nil, err
+	}
+	if s.terms, s.offsets, err = postingRuns(l, base+spTerms, base+spOffsets, len(s.prow)); err != nil {
+		return nil, err
+	}
+	sums, err := view[uint32](l, base+spRunSums, len(s.offsets)-1)
+	if err != nil {
+		return nil, err
+	}
+	s.check = newRunCheck(sums)
+	return s, nil
+}
+
+// runCheck remembers which runs of a stored index have been checked
+// against their CRC and to point inside the accumulator, so that each is
+// checked once, on its first use: a damaged stored index fails the
+// selection that reaches the damage (errDamaged) instead of moving a
+// score or writing outside its memory.
+type runCheck struct {
+	sums []uint32
+	done []atomic.Uint64
+}
+
+func newRunCheck(sums []uint32) *runCheck {
+	return &runCheck{sums: sums, done: make([]atomic.Uint64, (len(sums)+63)/64)}
+}
+
+// ok reports whether run k is sound: the CRC of its bytes is its sum, and
+// valid (its rows are in range). Both are checked the first time only.
+func (c *runCheck) ok(k int32, valid func() bool, bytes ...[]byte) bool {
+	w, bit := &c.done[k>>6], uint64(1)<<(k&63)
+	if w.Load()&bit != 0 {
+		return true
+	}
+	var sum uint32
+	for _, b := range bytes {
+		sum = crc32.Update(sum, castagnoli, b)
+	}
+	if sum != c.sums[k] || !valid() {
+		return false
+	}
+	w.Or(bit)
+	return true
+}
+
+// errDamaged is what a selection reaching a damaged stored index returns.
+var errDamaged = fmt.Errorf("selector: the stored index is damaged: %w", habilis.ErrDamaged)
+
+// toolDefs gives tools' definitions by index.
+type toolDefs interface {
+	def(i int) (toolDef, error)
+}
+
+// heapDefs are the definitions of an index built from records.
+type heapDefs []toolDef
+
+func (d heapDefs) def(i int) (toolDef, error) { return d[i], nil }
+
+// storedDefs are the definitions in a stored index, checked against their
+// CRC on first use and decoded one at a time.
+type storedDefs struct {
+	ends []uint32
+	data []byte
+	sum  uint32
+	once sync.Once
+	err  error
+}
+
+func (d *storedDefs) def(i int) (toolDef, error) {
+	d.once.Do(func() {
+		if crc32.Checksum(d.data, castagnoli) != d.sum {
+			d.err = fmt.Errorf("selector: the stored index is damaged: tool definitions (checksum): %w", habilis.ErrDamaged)
+		}
+	})
+	if d.err != nil {
+		return toolDef{}, d.err
+	}
+	start := uint32(0)
+	if i > 0 {
+		start = d.ends[i-1]
+	}
+	var t toolDef
+	if err := json.Unmarshal(d.data[start:d.ends[i]], &t); err != nil {
+		return t, fmt.Errorf("selector: the stored index is damaged: tool %d: %v: %w", i, err, habilis.ErrDamaged)
+	}
+	return t, nil
+}

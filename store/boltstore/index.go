@@ -1,0 +1,119 @@
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/habilis-router/habilis"
+	bolt "go.etcd.io/bbolt"
+)
+
+// The selector's index lives in its own bucket under one key, replaced by
+// every write (see writeIndex).
+const (
+	bucketIndex = "index"
+	keyIndex    = "selector"
+)
+
+var _ habilis.IndexStore = (*Store)(nil)
+
+// views counts the indexes handed out in place (Index on a read-only
+// store), each holding a read transaction; Close waits for none of them
+// but leaves closing the file to the last one released, since unmapping
+// it under a reader would take the reader's memory away.
+type views struct {
+	mu      sync.Mutex
+	open    int
+	closing bool
+}
+
+// Index returns the catalog meta with the index the last write stored.
+// On a read-only store the index is read where it lies in the memory map,
+// inside a read transaction that Release ends: nothing can write to the
+// file meanwhile (this process opened it read-only, and bbolt's file lock
+// keeps writers of other processes out). On a writable store it is
+// copied out, since a write of this process that grows the file remaps
+// it, which waits for every open read transaction: one held for the life
+// of an index would block the next write for good.
+func (s *Store) Index(ctx context.Context) (*habilis.StoredIndex, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("boltstore: index: %w", err)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, fmt.Errorf("boltstore: index: %w", habilis.ErrClosed)
+	}
+	var tx *bolt.Tx
+	var meta habilis.CatalogMeta
+	var data []byte
+	err := s.guard(func() error {
+		var err error
+		if tx, err = s.db.Begin(false); err != nil {
+			return err
+		}
+		if meta, err = readMeta(tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if b := tx.Bucket([]byte(bucketIndex)); b != nil {
+			data = b.Get([]byte(keyIndex))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("boltstore: index: %w", s.damaged(err))
+	}
+	if !s.readOnly || data == nil {
+		data = bytes.Clone(data)
+		tx.Rollback()
+		return &habilis.StoredIndex{Meta: meta, Data: data, Release: func() {}}, nil
+	}
+	s.views.mu.Lock()
+	s.views.open++
+	s.views.mu.Unlock()
+	release := sync.OnceFunc(func() {
+		tx.Rollback()
+		s.views.mu.Lock()
+		defer s.views.mu.Unlock()
+		s.views.open--
+		if s.views.open == 0 && s.views.closing {
+			s.db.Close()
+		}
+	})
+	return &habilis.StoredIndex{Meta: meta, Data: data, Release: release}, nil
+}
+
+// closeDB closes the file now, or leaves it to the last index released.
+func (s *Store) closeDB() error {
+	s.views.mu.Lock()
+	defer s.views.mu.Unlock()
+	if s.views.open > 0 {
+		s.views.closing = true
+		return nil
+	}
+	return s.db.Close()
+}
+
+// writeIndex stores the batch's index in tx, or drops the stored one when
+// the batch has none: an index always describes the catalog beside it.
+// An index too large for one bbolt value is not stored; routers then
+// build it from the records.
+func writeIndex(tx *bolt.Tx, index []byte) error {
+	b, err := tx.CreateBucketIfNotExists([]byte(bucketIndex))
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	if len(index) == 0 || len(index) > bolt.MaxValueSize {
+		if err := b.Delete([]byte(keyIndex)); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+		return nil
+	}
+	if err := b.Put([]byte(keyIndex), index); err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	return nil
+}
