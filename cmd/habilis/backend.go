@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/embed/embedcache"
 	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/embed/ollamaembed"
 	"github.com/habilis-router/habilis/embed/openaiembed"
@@ -193,8 +196,57 @@ func (g *globalOptions) routerConfig() (selector.Config, error) {
 	return cfg, nil
 }
 
-// newEmbedder parses --embedder.
+// newEmbedder parses --embedder and puts a model embedder behind the
+// embedding cache, unless --no-embed-cache.
 func (g *globalOptions) newEmbedder() (habilis.Embedder, error) {
+	emb, err := g.parseEmbedder()
+	if err != nil {
+		return nil, err
+	}
+	dir := g.embedCacheDir()
+	if _, lexical := emb.(*lexical.Embedder); lexical || dir == "" {
+		return emb, nil
+	}
+	c, err := embedcache.New(emb, embedcache.Options{Dir: dir, Queries: !g.serving, Logger: g.logger})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// embedCacheDir returns the embedding cache's directory: HABILIS_EMBED_CACHE,
+// else habilis/embeddings in the user's cache directory (as
+// os.UserCacheDir finds it, through getenv), or "" for none: with
+// --no-embed-cache, or when there is no such directory.
+func (g *globalOptions) embedCacheDir() string {
+	if g.noEmbedCache {
+		return ""
+	}
+	if d := g.getenv("HABILIS_EMBED_CACHE"); d != "" {
+		return d
+	}
+	var base string
+	switch runtime.GOOS {
+	case "windows":
+		base = g.getenv("LocalAppData")
+	case "darwin", "ios":
+		if h := g.getenv("HOME"); h != "" {
+			base = filepath.Join(h, "Library", "Caches")
+		}
+	default:
+		base = g.getenv("XDG_CACHE_HOME")
+		if h := g.getenv("HOME"); base == "" && h != "" {
+			base = filepath.Join(h, ".cache")
+		}
+	}
+	if base == "" || !filepath.IsAbs(base) {
+		return ""
+	}
+	return filepath.Join(base, "habilis", "embeddings")
+}
+
+// parseEmbedder returns the embedder --embedder names.
+func (g *globalOptions) parseEmbedder() (habilis.Embedder, error) {
 	spec := strings.TrimSpace(g.embedder)
 	kind, rest, _ := strings.Cut(spec, ":")
 	model, addr, _ := strings.Cut(rest, "@")

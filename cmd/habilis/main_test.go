@@ -21,8 +21,9 @@ import (
 	"github.com/habilis-router/habilis/store/storetest"
 )
 
-// binary is the habilis binary TestMain builds once for every test.
-var binary string
+// binary is the habilis binary TestMain builds once for every test, and
+// embedCache the embedding cache every run of it shares.
+var binary, embedCache string
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(testUpstreamEnv); mode != "" {
@@ -39,6 +40,7 @@ func buildAndRun(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binary = filepath.Join(dir, "habilis")
+	embedCache = filepath.Join(dir, "embeddings")
 	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
@@ -54,7 +56,8 @@ type result struct {
 }
 
 // habilisCmd returns a command running the binary with args and the
-// test's environment, less every HABILIS_ variable.
+// test's environment, less every HABILIS_ variable, with an embedding
+// cache of the tests' own.
 func habilisCmd(args ...string) *exec.Cmd {
 	cmd := exec.Command(binary, args...)
 	for _, kv := range os.Environ() {
@@ -62,6 +65,7 @@ func habilisCmd(args ...string) *exec.Cmd {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
+	cmd.Env = append(cmd.Env, "HABILIS_EMBED_CACHE="+embedCache)
 	return cmd
 }
 

@@ -156,6 +156,7 @@ func (o *mcpOptions) gatewayOptions() ([]mcpgate.Server, mcpgate.Options, error)
 			return nil, opts, fmt.Errorf("--overlay: %w", err)
 		}
 	}
+	o.g.serving = true
 	if opts.Router, err = o.g.routerConfig(); err != nil {
 		return nil, opts, err
 	}

@@ -39,6 +39,13 @@ type globalOptions struct {
 	// reindex re-embeds a store built by another embedder instead of
 	// refusing it.
 	reindex bool
+	// noEmbedCache turns off the on-disk cache of a model embedder's
+	// vectors (see embedCacheDir).
+	noEmbedCache bool
+	// serving is set by the commands that serve requests (serve, proxy,
+	// mcp) before they build the embedder: their users' requests are not
+	// written to the embedding cache, only catalog texts are.
+	serving bool
 	// remote is the address of a habilis server; "" means the local store.
 	remote string
 	// json prints results as JSON instead of tables.
@@ -171,6 +178,7 @@ func (g *globalOptions) addFlags(root *cobra.Command) {
 		"embedder: lexical, ollama:MODEL[@HOST] or openai:MODEL[@BASEURL] (env HABILIS_EMBEDDER)")
 	f.StringVar(&g.apiKeyFile, "api-key-file", "", "file holding the openai embedder's API key (default: env OPENAI_API_KEY)")
 	f.BoolVar(&g.reindex, "reindex", false, "re-embed a store built by another embedder instead of refusing it")
+	f.BoolVar(&g.noEmbedCache, "no-embed-cache", false, "do not keep a model embedder's vectors on disk (default dir: env HABILIS_EMBED_CACHE, else the user's cache dir)")
 	f.StringVar(&g.remote, "remote", "", "address of a habilis server to query instead of the local store")
 	f.BoolVar(&g.json, "json", false, "print results as JSON")
 	f.StringVar(&g.logLevel, "log-level", "warn", "log level: debug, info, warn or error")

@@ -220,6 +220,7 @@ func runServe(ctx context.Context, o *serveOptions, stdout io.Writer) error {
 			return fmt.Errorf("%s: --tools %s: %w", o.cmd, o.tools, err)
 		}
 	}
+	o.g.serving = true
 	access := accessWrite
 	if o.follow > 0 {
 		access = accessShared
