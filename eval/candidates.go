@@ -90,17 +90,11 @@ func RunCandidates(ctx context.Context, newRouter NewRouter, tools []habilis.Too
 			r.Close()
 			return nil, fmt.Errorf("eval: load the catalog of query %d: %w", g.queries[0]+1, err)
 		}
-		for _, qi := range g.queries {
-			if err := t.route(ctx, r, qi, qs[qi], mode); err != nil {
-				r.Close()
-				return nil, err
-			}
-			done++
-			if opts.Progress != nil {
-				opts.Progress(done, len(qs))
-			}
-		}
+		err = t.routeAll(ctx, r, qs, g.queries, mode, &done, len(qs))
 		r.Close()
+		if err != nil {
+			return nil, err
+		}
 	}
 	return t.report(len(tools), mode), nil
 }

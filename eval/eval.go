@@ -206,7 +206,10 @@ type NoTool struct {
 	AcceptedRate float64 `json:"accepted_rate"`
 }
 
-// Latency holds selection latency percentiles in microseconds.
+// Latency holds selection latency percentiles in microseconds. Queries
+// are embedded in batches (model embedders answer batches at a fraction
+// of the cost of one request a query); a query's latency is its selection
+// plus its share of embedding its batch.
 type Latency struct {
 	P50 float64 `json:"p50"`
 	P99 float64 `json:"p99"`
@@ -241,18 +244,51 @@ func Run(ctx context.Context, r *selector.Router, qs []Query, opts Options) (*Re
 		return nil, err
 	}
 	t := newTally(opts)
-	for qi, q := range qs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if err := t.route(ctx, r, qi, q, mode); err != nil {
-			return nil, err
-		}
-		if opts.Progress != nil {
-			opts.Progress(qi+1, len(qs))
-		}
+	idx := make([]int, len(qs))
+	for i := range idx {
+		idx[i] = i
+	}
+	done := 0
+	if err := t.routeAll(ctx, r, qs, idx, mode, &done, len(qs)); err != nil {
+		return nil, err
 	}
 	return t.report(len(r.Tools()), mode), nil
+}
+
+// embedBatch is how many queries are embedded together: enough for a
+// model embedder to fill its requests, few enough to report progress.
+const embedBatch = 256
+
+// routeAll selects the queries qs[idx...] with r, embedding them in
+// batches of embedBatch, and adds the outcomes; done counts the queries
+// routed so far, of total, for progress.
+func (t *tally) routeAll(ctx context.Context, r *selector.Router, qs []Query, idx []int, mode habilis.Mode, done *int, total int) error {
+	for lo := 0; lo < len(idx); lo += embedBatch {
+		chunk := idx[lo:min(lo+embedBatch, len(idx))]
+		texts := make([]string, len(chunk))
+		for j, qi := range chunk {
+			texts[j] = qs[qi].Query
+		}
+		start := time.Now()
+		b, err := r.EmbedQueries(ctx, texts)
+		if err != nil {
+			return fmt.Errorf("eval: queries %d to %d: %w", chunk[0]+1, chunk[len(chunk)-1]+1, err)
+		}
+		share := time.Since(start) / time.Duration(len(chunk))
+		for j, qi := range chunk {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := t.route(ctx, b, j, share, qi, qs[qi], mode); err != nil {
+				return err
+			}
+			*done++
+			if t.opts.Progress != nil {
+				t.opts.Progress(*done, total)
+			}
+		}
+	}
+	return nil
 }
 
 // resolve fills in the defaults of opts and parses its mode.
@@ -286,14 +322,16 @@ func newTally(opts Options) *tally {
 	return &tally{opts: opts, perTool: map[string]*PerTool{}, conf: map[[2]string]*Confusion{}}
 }
 
-// route selects q (the qi-th query) with r and adds the outcome.
-func (t *tally) route(ctx context.Context, r *selector.Router, qi int, q Query, mode habilis.Mode) error {
+// route selects q, the qi-th query and the j-th of the batch b, and adds
+// the outcome. Its latency is the selection's plus share, its part of
+// embedding the batch.
+func (t *tally) route(ctx context.Context, b *selector.QueryBatch, j int, share time.Duration, qi int, q Query, mode habilis.Mode) error {
 	start := time.Now()
 	// One embedding and one scan give the decision (first match or
 	// abstention) and the ranking before the gates (recall, rank and
 	// confidence).
-	d, rk, err := r.SelectRanked(ctx, q.Query, habilis.SelectOptions{K: t.opts.K, Mode: mode})
-	t.lat = append(t.lat, float64(time.Since(start).Nanoseconds())/1e3)
+	d, rk, err := b.SelectRanked(ctx, j, habilis.SelectOptions{K: t.opts.K, Mode: mode})
+	t.lat = append(t.lat, float64((time.Since(start)+share).Nanoseconds())/1e3)
 	if err != nil {
 		return fmt.Errorf("eval: query %d %q: %w", qi+1, q.Query, err)
 	}

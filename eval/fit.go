@@ -250,12 +250,20 @@ func tune(ctx context.Context, r *selector.Router, qs []Query, c map[string]int)
 		sc       *selector.Scores
 		expected []string
 	}
+	texts := make([]string, len(qs))
+	for i, q := range qs {
+		texts[i] = q.Query
+	}
+	b, err := r.EmbedQueries(ctx, texts)
+	if err != nil {
+		return cal, TuningFigures{}, 0, fmt.Errorf("fit: %w", err)
+	}
 	rows := make([]row, 0, len(qs))
-	for _, q := range qs {
+	for i, q := range qs {
 		if err := ctx.Err(); err != nil {
 			return cal, TuningFigures{}, 0, err
 		}
-		sc, err := r.Scores(ctx, q.Query)
+		sc, err := b.Scores(ctx, i)
 		if err != nil {
 			return cal, TuningFigures{}, 0, fmt.Errorf("fit: score %q: %w", q.Query, err)
 		}

@@ -180,6 +180,15 @@ type embedders struct {
 	sameLex bool
 }
 
+// infos returns the Info of the main and the lexical embedder (zero
+// without one): what the vectors of a query depend on.
+func (e embedders) infos() (emb, lex habilis.EmbedderInfo) {
+	if e.lex != nil {
+		lex = e.lex.Info()
+	}
+	return e.emb.Info(), lex
+}
+
 // merged reports whether a catalog of vectors of dimension dim (0 for
 // sparse ones) is scored in one merged space: when the lexical embedder is
 // the only one.

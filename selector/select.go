@@ -69,6 +69,119 @@ func (r *Router) SelectRanked(ctx context.Context, query string, opts habilis.Se
 	return ix.selectQuery(ctx, query, opts)
 }
 
+// selectQuery embeds query and decides on it.
+func (ix *index) selectQuery(ctx context.Context, query string, opts habilis.SelectOptions) (*habilis.Decision, *Ranking, error) {
+	sel, err := ix.selection(query, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	var q, ql habilis.Vector
+	if len(ix.tools) > 0 {
+		qs, qls, err := ix.queryVectors(ctx, []string{query})
+		if err != nil {
+			return nil, nil, err
+		}
+		q, ql = qs[0], qls[0]
+	}
+	return ix.decide(ctx, query, q, ql, sel)
+}
+
+// QueryBatch is queries embedded together, to be selected or scored one
+// at a time: a model embedder sends them as a few batched requests
+// instead of one request a query. Their vectors serve as long as the
+// catalog's embedders are fitted as they were (always, for a model's
+// vectors); a query is embedded again, alone, when they are not.
+type QueryBatch struct {
+	r        *Router
+	texts    []string
+	emb, lex habilis.EmbedderInfo // the embedders that made q and ql
+	q, ql    []habilis.Vector
+}
+
+// EmbedQueries embeds queries for selection with the catalog as it is
+// now. It returns ErrInvalid for an empty query.
+func (r *Router) EmbedQueries(ctx context.Context, queries []string) (*QueryBatch, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	for i, query := range queries {
+		if strings.TrimSpace(query) == "" {
+			return nil, fmt.Errorf("select: query %d: must not be empty: %w", i+1, habilis.ErrInvalid)
+		}
+	}
+	ix, done := r.acquire()
+	defer done()
+	if ix == nil {
+		return nil, fmt.Errorf("selector: %w", habilis.ErrClosed)
+	}
+	b := &QueryBatch{r: r, texts: queries}
+	if len(ix.tools) == 0 || len(queries) == 0 {
+		return b, nil
+	}
+	b.emb, b.lex = ix.infos()
+	var err error
+	if b.q, b.ql, err = ix.queryVectors(ctx, queries); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Len returns how many queries b holds.
+func (b *QueryBatch) Len() int { return len(b.texts) }
+
+// SelectRanked is Router.SelectRanked of query i.
+func (b *QueryBatch) SelectRanked(ctx context.Context, i int, opts habilis.SelectOptions) (*habilis.Decision, *Ranking, error) {
+	if err := b.r.check(); err != nil {
+		return nil, nil, err
+	}
+	ix, done := b.r.acquire()
+	defer done()
+	if ix == nil {
+		return nil, nil, fmt.Errorf("selector: %w", habilis.ErrClosed)
+	}
+	sel, err := ix.selection(b.texts[i], opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	var q, ql habilis.Vector
+	if len(ix.tools) > 0 {
+		if q, ql, err = b.vectors(ctx, ix, i); err != nil {
+			return nil, nil, err
+		}
+	}
+	return ix.decide(ctx, b.texts[i], q, ql, sel)
+}
+
+// Scores is Router.Scores of query i.
+func (b *QueryBatch) Scores(ctx context.Context, i int) (*Scores, error) {
+	if err := b.r.check(); err != nil {
+		return nil, err
+	}
+	ix, done := b.r.acquire()
+	defer done()
+	if ix == nil {
+		return nil, fmt.Errorf("selector: %w", habilis.ErrClosed)
+	}
+	q, ql, err := b.vectors(ctx, ix, i)
+	if err != nil {
+		return nil, err
+	}
+	return ix.scores(q, ql)
+}
+
+// vectors returns query i's vectors for ix: the batch's when ix's
+// embedders made them, else embedded now.
+func (b *QueryBatch) vectors(ctx context.Context, ix *index, i int) (q, ql habilis.Vector, err error) {
+	if emb, lex := ix.infos(); b.q != nil && emb == b.emb && lex == b.lex {
+		return b.q[i], b.ql[i], nil
+	}
+	qs, qls, err := ix.queryVectors(ctx, b.texts[i:i+1])
+	if err != nil {
+		return q, ql, err
+	}
+	return qs[0], qls[0], nil
+}
+
 // Ranking is a selection before the gates: every considered tool with its
 // figures, best first. Evaluation reads it to measure recall and
 // abstention separately from the decision.
@@ -85,43 +198,58 @@ type Ranking struct {
 	rival string
 }
 
-func (ix *index) selectQuery(ctx context.Context, query string, opts habilis.SelectOptions) (*habilis.Decision, *Ranking, error) {
+// selection is a selection's options, checked against the catalog.
+type selection struct {
+	mode   habilis.Mode
+	k      int
+	denied map[int]bool
+	pinned []int
+	opts   habilis.SelectOptions
+}
+
+// selection checks query and opts against the catalog.
+func (ix *index) selection(query string, opts habilis.SelectOptions) (*selection, error) {
 	if strings.TrimSpace(query) == "" {
-		return nil, nil, fmt.Errorf("select: query: must not be empty: %w", habilis.ErrInvalid)
+		return nil, fmt.Errorf("select: query: must not be empty: %w", habilis.ErrInvalid)
 	}
 	mode, err := habilis.ParseMode(string(opts.Mode))
 	if err != nil {
-		return nil, nil, fmt.Errorf("select: %w", err)
+		return nil, fmt.Errorf("select: %w", err)
 	}
-	k := opts.K
-	if k < 0 {
-		return nil, nil, fmt.Errorf("select: k %d: must not be negative: %w", k, habilis.ErrInvalid)
+	sel := &selection{mode: mode, k: opts.K, denied: make(map[int]bool, len(opts.Denied)), opts: opts}
+	if sel.k < 0 {
+		return nil, fmt.Errorf("select: k %d: must not be negative: %w", sel.k, habilis.ErrInvalid)
 	}
-	if k == 0 {
-		k = DefaultK
+	if sel.k == 0 {
+		sel.k = DefaultK
 	}
-	denied := make(map[int]bool, len(opts.Denied))
 	for _, n := range opts.Denied {
 		i, ok := ix.byName[n]
 		if !ok {
-			return nil, nil, fmt.Errorf("select: denied tool %q: %w", n, habilis.ErrNotFound)
+			return nil, fmt.Errorf("select: denied tool %q: %w", n, habilis.ErrNotFound)
 		}
-		denied[i] = true
+		sel.denied[i] = true
 	}
-	pinned := make([]int, 0, len(opts.Pinned))
+	sel.pinned = make([]int, 0, len(opts.Pinned))
 	for _, n := range opts.Pinned {
 		i, ok := ix.byName[n]
 		if !ok {
-			return nil, nil, fmt.Errorf("select: pinned tool %q: %w", n, habilis.ErrNotFound)
+			return nil, fmt.Errorf("select: pinned tool %q: %w", n, habilis.ErrNotFound)
 		}
-		pinned = append(pinned, i)
+		sel.pinned = append(sel.pinned, i)
 	}
-	d := &habilis.Decision{Query: query, Mode: mode, Matches: []habilis.Match{}, CatalogVersion: ix.meta.Version}
+	return sel, nil
+}
+
+// decide makes the decision on query, embedded as q (and ql for the
+// lexical signal).
+func (ix *index) decide(ctx context.Context, query string, q, ql habilis.Vector, sel *selection) (*habilis.Decision, *Ranking, error) {
+	d := &habilis.Decision{Query: query, Mode: sel.mode, Matches: []habilis.Match{}, CatalogVersion: ix.meta.Version}
 	if len(ix.tools) == 0 {
 		d.Abstained, d.Reason = true, "the catalog is empty"
 		return d, &Ranking{Matches: []habilis.Match{}}, nil
 	}
-	rk, err := ix.rank(ctx, query, mode, k, denied, pinned)
+	rk, err := ix.rank(ctx, q, ql, sel.mode, sel.k, sel.denied, sel.pinned)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -142,15 +270,15 @@ func (ix *index) selectQuery(ctx context.Context, query string, opts habilis.Sel
 		d.Reason = fmt.Sprintf("ambiguous: %s and %s both fit and their regions overlap", passed[0].Tool, rk.rival)
 	}
 	switch {
-	case opts.FailOpen:
+	case sel.opts.FailOpen:
 		// Fail-open hands over the k best whatever their gates say; each
 		// match says whether it passed.
 		d.Matches = rk.Matches
 	case !d.Abstained:
 		d.Matches = passed
 	}
-	if len(d.Matches) > k {
-		d.Matches = d.Matches[:k]
+	if len(d.Matches) > sel.k {
+		d.Matches = d.Matches[:sel.k]
 	}
 	for _, m := range rk.pinned {
 		if !slices.ContainsFunc(d.Matches, func(x habilis.Match) bool { return x.Tool == m.Tool }) {
@@ -200,30 +328,30 @@ type signals struct {
 	gateScore, threshold float32
 }
 
-// queryVectors embeds the query for the main and the lexical embedder.
-func (ix *index) queryVectors(ctx context.Context, query string) (q, ql habilis.Vector, err error) {
-	vs, err := ix.emb.Embed(ctx, []string{query}, habilis.Query)
+// queryVectors embeds the queries for the main and the lexical embedder,
+// in one call to each.
+func (ix *index) queryVectors(ctx context.Context, queries []string) (qs, qls []habilis.Vector, err error) {
+	qs, err = ix.emb.Embed(ctx, queries, habilis.Query)
 	if err != nil {
-		return q, ql, fmt.Errorf("select: embed query: %w", err)
+		return nil, nil, fmt.Errorf("select: embed query: %w", err)
 	}
-	if len(vs) != 1 {
-		return q, ql, fmt.Errorf("select: embed query: %d vectors for 1 text: %w", len(vs), habilis.ErrUnavailable)
+	if len(qs) != len(queries) {
+		return nil, nil, fmt.Errorf("select: embed query: %d vectors for %d texts: %w", len(qs), len(queries), habilis.ErrUnavailable)
 	}
-	q = vs[0]
 	switch {
 	case ix.lex == nil:
+		qls = make([]habilis.Vector, len(queries))
 	case ix.sameLex:
-		ql = q
+		qls = qs
 	default:
-		ls, err := ix.lex.Embed(ctx, []string{query}, habilis.Query)
-		if err != nil {
-			return q, ql, fmt.Errorf("select: embed query lexically: %w", err)
+		if qls, err = ix.lex.Embed(ctx, queries, habilis.Query); err != nil {
+			return nil, nil, fmt.Errorf("select: embed query lexically: %w", err)
 		}
-		if len(ls) == 1 {
-			ql = ls[0]
+		if len(qls) != len(queries) {
+			return nil, nil, fmt.Errorf("select: embed query lexically: %d vectors for %d texts: %w", len(qls), len(queries), habilis.ErrUnavailable)
 		}
 	}
-	return q, ql, nil
+	return qs, qls, nil
 }
 
 // signalsOf returns tool i's signals in description and centroid modes,
@@ -246,17 +374,14 @@ func (ix *index) signalsOf(s *scratch, key, i int) signals {
 	return sg
 }
 
-// rank scores every tool and returns the best k (denied tools excluded).
-func (ix *index) rank(ctx context.Context, query string, mode habilis.Mode, k int, denied map[int]bool, pinned []int) (*Ranking, error) {
+// rank scores every tool for the query embedded as q and ql and returns
+// the best k (denied tools excluded).
+func (ix *index) rank(ctx context.Context, q, ql habilis.Vector, mode habilis.Mode, k int, denied map[int]bool, pinned []int) (*Ranking, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("select: %w", err)
 	}
 	n := len(ix.tools)
 	k = min(k, n)
-	q, ql, err := ix.queryVectors(ctx, query)
-	if err != nil {
-		return nil, err
-	}
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
 	s.size(n)
@@ -493,10 +618,15 @@ func (r *Router) Scores(ctx context.Context, query string) (*Scores, error) {
 	if ix == nil {
 		return nil, fmt.Errorf("selector: %w", habilis.ErrClosed)
 	}
-	q, ql, err := ix.queryVectors(ctx, query)
+	qs, qls, err := ix.queryVectors(ctx, []string{query})
 	if err != nil {
 		return nil, err
 	}
+	return ix.scores(qs[0], qls[0])
+}
+
+// scores returns the raw signals of the query embedded as q and ql.
+func (ix *index) scores(q, ql habilis.Vector) (*Scores, error) {
 	n := len(ix.tools)
 	sc := &Scores{Tools: make([]string, n), Centroid: make([]float32, n), Description: make([]float32, n),
 		Document: make([]float32, n), Rocchio: make([]float32, n), Evidence: make([]float32, n), Gate: make([]float32, n),

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"testing"
 
 	"github.com/habilis-router/habilis"
@@ -48,5 +49,34 @@ func BenchmarkQueryRaw(b *testing.B) {
 	post()
 	for b.Loop() {
 		post()
+	}
+}
+
+// BenchmarkServer embeds 256 catalog examples per op through the
+// OpenAI-compatible server at HABILIS_OPENAI_BASEURL, serving the model
+// HABILIS_OPENAI_MODEL, batched as the embedder does by default and one
+// text a request: what batching gains on a real model server. It skips
+// without them, e.g.:
+//
+//	HABILIS_OPENAI_BASEURL=http://127.0.0.1:11500/v1 HABILIS_OPENAI_MODEL=use-lite \
+//	  go test -run XXX -bench Server -benchtime 2x ./embed/openaiembed
+func BenchmarkServer(b *testing.B) {
+	base, model := os.Getenv("HABILIS_OPENAI_BASEURL"), os.Getenv("HABILIS_OPENAI_MODEL")
+	if base == "" || model == "" {
+		b.Skip("set HABILIS_OPENAI_BASEURL and HABILIS_OPENAI_MODEL to measure a model server")
+	}
+	texts := ollamatest.BenchExamples(256)
+	for _, bc := range []struct {
+		name               string
+		batch, concurrency int
+	}{
+		{"batch=64,concurrency=2", 0, 0},
+		{"batch=1,concurrency=1", 1, 1},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			e := newEmbedder(b, Options{BaseURL: base, Model: model, BatchSize: bc.batch, Concurrency: bc.concurrency})
+			ollamatest.BenchEmbed(b, e, texts, habilis.Document)
+			b.ReportMetric(float64(len(texts)*b.N)/b.Elapsed().Seconds(), "examples/s")
+		})
 	}
 }
