@@ -42,6 +42,16 @@ func documentText(desc string, examples []string) string {
 	return b.String()
 }
 
+// toolDocument is the text of tool t's document vector, desc being its
+// description text: documentText with its examples, or summaryText
+// without any.
+func toolDocument(desc string, t habilis.Tool) string {
+	if len(t.Examples) == 0 {
+		return summaryText(t)
+	}
+	return documentText(desc, t.Examples)
+}
+
 // heldOutDocuments returns, for each of t's first maxCalibrationExamples
 // examples, the lexical vector of t's document without that example: what
 // the document signal would be had the example been a new request. It
@@ -83,4 +93,21 @@ func arguments(schema json.RawMessage) []argument {
 	}
 	sort.Slice(args, func(i, j int) bool { return args[i].name < args[j].name })
 	return args
+}
+
+// summaryText is the document of a tool without examples, the lexical
+// signal's view of it beside its description text: its name, twice, and
+// the first sentence of its description. Descriptions of MCP tools run to
+// paragraphs of usage notes, in which the few words that say what the tool
+// does weigh little once the vector is normalised; the name and the first
+// sentence say it. On the MCP development catalogs (tuning part) it raised
+// ranking top-1 from 55.7 to 58.1 % and recall@5 from 80.5 to 82.3 %, and
+// ranking on the description-only sub-catalogs and BFCL's candidates a
+// little (docs/quality.md).
+func summaryText(t habilis.Tool) string {
+	d := strings.TrimSpace(t.Description)
+	if i := strings.IndexAny(d, ".\n"); i > 0 {
+		d = d[:i]
+	}
+	return t.Name + ". " + t.Name + ". " + d
 }

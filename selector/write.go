@@ -251,8 +251,8 @@ func planReuse(c *change) {
 		if c.emb.lex == nil {
 			continue
 		}
-		doc := documentText(c.descTexts[i], t.Examples)
-		if o != nil && sameLex && documentText(oldDesc, o.Tool.Examples) == doc {
+		doc := toolDocument(c.descTexts[i], t)
+		if o != nil && sameLex && toolDocument(oldDesc, o.Tool) == doc {
 			c.recs[i].DocumentVector = o.DocumentVector
 			c.rep.Reused++
 		} else {

@@ -28,7 +28,7 @@ import (
 // until it is re-embedded. Stores written under "1" may hold vectors of
 // any of the tokenisers and weightings that releases used before the
 // algorithm was checked, so "2" marks the first checked one.
-const Algorithm = "2"
+const Algorithm = "3"
 
 // Default family weights, chosen on half of the MetaTool dev queries and
 // checked on the other half.
@@ -52,12 +52,14 @@ type Options struct {
 }
 
 // Feature families occupy the top two bits of a feature id, so features
-// of different families never collide.
+// of different families never collide. Concept features (concepts.go) have
+// ids of their own but weigh and normalise with the words.
 const (
 	famWord = iota
 	famChar
 	famBigram
 	numFamilies
+	famConcept = numFamilies
 
 	famShift = 30
 	hashMask = 1<<famShift - 1
@@ -309,7 +311,10 @@ func (e *Embedder) embed(s *scratch, text string, p habilis.Purpose) habilis.Vec
 			idf *= math.Sqrt(idf)
 		}
 		w := sublinear(j-i) * idf
-		sumsq[id>>famShift] += w * w
+		if id>>famShift == famConcept {
+			w *= conceptWeight
+		}
+		sumsq[family(id)] += w * w
 		s.feats[n] = id
 		s.w = append(s.w, w)
 		n++
@@ -333,9 +338,17 @@ func (e *Embedder) embed(s *scratch, text string, p habilis.Purpose) habilis.Vec
 	v := habilis.Vector{Indices: make([]uint32, n), Values: make([]float32, n)}
 	copy(v.Indices, s.feats[:n])
 	for i, id := range v.Indices {
-		v.Values[i] = float32(s.w[i] * scale[id>>famShift])
+		v.Values[i] = float32(s.w[i] * scale[family(id)])
 	}
 	return v
+}
+
+// family returns the family a feature weighs and normalises with.
+func family(id uint32) uint32 {
+	if f := id >> famShift; f != famConcept {
+		return f
+	}
+	return famWord
 }
 
 // scratch is the working memory of one embedding, reused across texts.
@@ -368,18 +381,29 @@ const (
 func (s *scratch) features(weights *[numFamilies]float32) {
 	words, chars, bigrams := weights[famWord] > 0, weights[famChar] > 0, weights[famBigram] > 0
 	prev := -1 // previous part, for bigrams
+	cs := conceptTable()
 	for i := range s.toks {
 		t := &s.toks[i]
 		stem := s.buf[t.stemOff:t.stemEnd]
 		if words {
-			s.feats = append(s.feats, famWord<<famShift|hash(stem, nil))
+			h := hash(stem, nil)
+			s.feats = append(s.feats, famWord<<famShift|h)
+			if id, ok := cs.words[h]; ok {
+				s.feats = append(s.feats, id)
+			}
 		}
 		if t.joined {
 			continue
 		}
-		if bigrams && prev >= 0 {
+		if prev >= 0 && (bigrams || words) {
 			p := &s.toks[prev]
-			s.feats = append(s.feats, famBigram<<famShift|hash(s.buf[p.stemOff:p.stemEnd], stem))
+			h := hash(s.buf[p.stemOff:p.stemEnd], stem)
+			if bigrams {
+				s.feats = append(s.feats, famBigram<<famShift|h)
+			}
+			if id, ok := cs.pairs[h]; ok && words {
+				s.feats = append(s.feats, id)
+			}
 		}
 		prev = i
 		if chars {

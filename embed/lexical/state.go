@@ -82,7 +82,7 @@ func decodeState(b []byte) (weights [numFamilies]float32, docs uint32, ids, dfs 
 			return fail("feature %d: ids not ascending", i)
 		}
 		id := prev + uint64(gap)
-		if id>>famShift >= numFamilies {
+		if id>>famShift > famConcept {
 			return fail("feature %d: id %#x out of range", i, id)
 		}
 		if df == 0 || df > docs {
