@@ -13,6 +13,7 @@ import (
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/selector"
+	"github.com/habilis-router/habilis/store/boltstore"
 )
 
 // synth makes a catalog of n tools with nEx examples each, and queries
@@ -256,5 +257,55 @@ func BenchmarkMemory(b *testing.B) {
 		b.ReportMetric(float64(raw)/(1<<20), "raw-MiB")
 		runtime.KeepAlive(r2)
 		st2.Close()
+	}
+}
+
+// BenchmarkOpen measures what a CLI selection costs beyond its query on a
+// stored catalog (tools × 8 examples): opening the store read-only, the
+// router over it, and the first selection. The 30,000-tool catalog is
+// skipped with -short; HABILIS_BENCH_DIR keeps both between runs.
+func BenchmarkOpen(b *testing.B) {
+	for _, n := range []int{10_000, 30_000} {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			if n > 10_000 && testing.Short() {
+				b.Skip("30,000 tools: run without -short")
+			}
+			dir := os.Getenv("HABILIS_BENCH_DIR")
+			if dir == "" {
+				dir = b.TempDir()
+			}
+			path := filepath.Join(dir, fmt.Sprintf("bench-open-%d-8.db", n))
+			tools, qs := synth(n, 8, 1)
+			st, err := boltstore.Open(path, boltstore.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			r, err := selector.New(context.Background(), st, selector.Config{Embedder: lexical.New(lexical.Options{}), Reindex: true})
+			if err == nil {
+				_, err = r.Load(context.Background(), tools, selector.LoadOptions{})
+			}
+			st.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			i := 0
+			for b.Loop() {
+				st, err := boltstore.Open(path, boltstore.Options{ReadOnly: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				r, err := selector.New(ctx, st, selector.Config{Embedder: lexical.New(lexical.Options{})})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := r.Select(ctx, qs[i%len(qs)], habilis.SelectOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				r.Close()
+				st.Close()
+				i++
+			}
+		})
 	}
 }
