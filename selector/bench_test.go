@@ -309,3 +309,43 @@ func BenchmarkOpen(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDenseHeap reports the Go heap a router holds after loading a
+// catalog of tools × 5 examples with a dense embedder of 384 dimensions
+// (hashEmbedder: the figures depend on the vectors' size, not their
+// meaning) beside the lexical one, as the CLI pairs a model with it; and
+// the raw size of the tools' centroids. The 100,000-tool catalog is
+// skipped with -short.
+func BenchmarkDenseHeap(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			if n > 10_000 && testing.Short() {
+				b.Skip("100,000 tools: run without -short")
+			}
+			for b.Loop() {
+				tools, _ := synth(n, 5, 4)
+				st := openStore(b, filepath.Join(b.TempDir(), "dense.db"))
+				ctx := context.Background()
+				runtime.GC()
+				var before runtime.MemStats
+				runtime.ReadMemStats(&before)
+				r, err := selector.New(ctx, st, selector.Config{Embedder: hashEmbedder{dim: 384}, Lexical: lexical.New(lexical.Options{})})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := r.Load(ctx, tools, selector.LoadOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				tools = nil
+				runtime.GC()
+				runtime.GC()
+				var after runtime.MemStats
+				runtime.ReadMemStats(&after)
+				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heap-MiB")
+				b.ReportMetric(float64(n*384*4)/(1<<20), "centroids-MiB")
+				runtime.KeepAlive(r)
+				st.Close()
+			}
+		})
+	}
+}
