@@ -205,18 +205,23 @@ func boltOpen(path string, opts *bolt.Options) (*bolt.DB, error) {
 	return db, err
 }
 
-// explain returns the damage behind bbolt's refusal to open a file, when
-// the file is a bbolt file the walk finds damaged (bbolt says "file size
-// too small" of a truncated one), and err otherwise: a file that is no
-// bbolt file at all is foreign, not damaged.
+// explain returns the damage behind bbolt's refusal to open a file that
+// looks like a bbolt file: what the walk finds, or else bbolt's own reason
+// (it says "file size too small" of one cut short within its first two
+// pages, which the walk cannot read as pages). A file without a valid
+// bbolt meta page is foreign, not damaged: ErrInvalid.
 func explain(path string, err error) error {
-	if errors.Is(err, habilis.ErrUnavailable) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || !looksBolt(path) {
+	switch {
+	case errors.Is(err, habilis.ErrUnavailable) || errors.Is(err, habilis.ErrInvalid) || errors.Is(err, fs.ErrNotExist) ||
+		errors.Is(err, fs.ErrPermission):
 		return err
+	case !looksBolt(path):
+		return fmt.Errorf("not a habilis store (%v): %w", err, habilis.ErrInvalid)
 	}
 	if _, problems, werr := walkFile(path, 1); werr == nil && len(problems) > 0 {
 		return fmt.Errorf("%s: %w", problems[0], habilis.ErrDamaged)
 	}
-	return err
+	return fmt.Errorf("bbolt refuses it: %v: %w", err, habilis.ErrDamaged)
 }
 
 // guard runs fn, which reads or writes the file through bbolt, and turns a
