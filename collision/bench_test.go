@@ -117,6 +117,7 @@ func BenchmarkPairs(b *testing.B) {
 		{"dense64/10000", func() []habilis.Record { return benchDense(10000, 0, 64) }},
 		{"sparse100/10000", func() []habilis.Record { return benchSparse(10000, 0) }},
 		{"sparse100/100000-restricted", func() []habilis.Record { return benchSparse(100000, 0) }},
+		{"dense384/100000-restricted", func() []habilis.Record { return clusteredDense(100000, 5, 384, 1) }},
 	})
 }
 

@@ -53,9 +53,10 @@
 // products of co-occurring terms, both spread over GOMAXPROCS goroutines.
 // Find also scores every example against every centroid. Above
 // Options.MaxTools tools with examples, the exact passes are not attempted:
-// for sparse catalogs Pairs reports only centroid pairs above Threshold,
-// found with a prefix-filtered inverted index, and for dense catalogs Pairs
-// and Find return an error, as does Find for sparse ones.
+// Pairs reports only centroid pairs above Threshold, found for sparse
+// catalogs with a prefix-filtered inverted index (exactly), for dense ones
+// by comparing only centroids that share a block around k-means centres
+// (nearly all of them: see denseAbove), and Find returns an error.
 package collision
 
 import (

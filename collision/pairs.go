@@ -1,11 +1,9 @@
 package collision
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
-	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/internal/par"
 	"github.com/habilis-router/habilis/internal/vec"
 )
@@ -30,8 +28,7 @@ func (c *catalog) pairs(opts Options) (pairSet, error) {
 	case c.sparse:
 		hits = c.sparseAbove(opts.Threshold)
 	default:
-		return nil, fmt.Errorf("collision: %d dense tools exceed the limit of %d for comparing every pair: %w",
-			len(c.tools), opts.MaxTools, habilis.ErrInvalid)
+		hits = c.denseAbove(opts.Threshold, maxProbes)
 	}
 	ps := make(pairSet, len(hits))
 	for _, h := range hits {
