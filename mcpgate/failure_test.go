@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -176,5 +177,85 @@ func TestEveryUpstreamDown(t *testing.T) {
 	}
 	if res := g.Call(t.Context(), "create_issue", nil); !res.IsError {
 		t.Errorf("call with every server down = %q", text(res))
+	}
+}
+
+// TestUpstreamStartedAgain checks that a server that goes away is started
+// again after the restart delay: down meanwhile, with the reason saying
+// when it will be started, then back in the index and answering calls.
+func TestUpstreamStartedAgain(t *testing.T) {
+	f := weatherAndFiles()
+	opts := f.options()
+	opts.RestartDelay = 50 * time.Millisecond
+	var mu sync.Mutex
+	var sessions []*mcp.ServerSession
+	opts.Transport = func(s Server) (mcp.Transport, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := f.servers[s.Name].Connect(context.Background(), st, nil)
+		if err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		if s.Name == "weather" {
+			sessions = append(sessions, ss)
+		}
+		mu.Unlock()
+		return ct, nil
+	}
+	g := f.gateway(t, opts)
+	status := func() ServerStatus {
+		i := slices.IndexFunc(g.Servers(), func(s ServerStatus) bool { return s.Name == "weather" })
+		return g.Servers()[i]
+	}
+	mu.Lock()
+	sessions[0].Close() // the server goes away
+	mu.Unlock()
+	eventually(t, "the weather server to be down", func() bool { return status().Status == StatusDown })
+	eventually(t, "the weather server to be started again", func() bool { return status().Status == StatusReady })
+	if res := g.Call(t.Context(), "get_forecast", json.RawMessage(`{"city":"Oslo"}`)); res.IsError || text(res) != "rain in Oslo" {
+		t.Errorf("call after the restart = isError %v %q, want rain in Oslo", res.IsError, text(res))
+	}
+	res, err := g.Search(t.Context(), "will it rain in Lisbon tomorrow", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Tools[0].Name != "get_forecast" || len(res.Unavailable) != 0 {
+		t.Errorf("search after the restart = first %s, unavailable %+v; want get_forecast and none", res.Tools[0].Name, res.Unavailable)
+	}
+	mu.Lock()
+	n := len(sessions)
+	mu.Unlock()
+	if n != 2 {
+		t.Errorf("the weather server was connected %d times, want 2", n)
+	}
+	if !strings.Contains(f.logs.String(), "starting it again in 50ms") && !strings.Contains(f.logs.String(), "mcp server started again") {
+		t.Errorf("the log does not say the server was started again:\n%s", f.logs)
+	}
+}
+
+// TestUpstreamRestartReason checks that a server that cannot start says,
+// while it is down, when it will be tried again, and that a negative
+// delay never restarts it.
+func TestUpstreamRestartReason(t *testing.T) {
+	for _, tt := range []struct {
+		delay time.Duration
+		want  string
+	}{{time.Hour, "; starting it again in 1h0m0s"}, {-1, ""}} {
+		f := weatherAndFiles()
+		opts := f.options()
+		opts.RestartDelay = tt.delay
+		g := f.gateway(t, opts, Server{Name: "missing", Transport: TransportStdio, Command: "/nonexistent/mcp-server"})
+		var reason string
+		eventually(t, "the missing server's reason", func() bool {
+			for _, s := range g.Servers() {
+				if s.Name == "missing" {
+					reason = s.Reason
+				}
+			}
+			return tt.want == "" || strings.HasSuffix(reason, tt.want)
+		})
+		if tt.want == "" && strings.Contains(reason, "starting it again") {
+			t.Errorf("restart delay %v: reason %q says it will be started again", tt.delay, reason)
+		}
 	}
 }

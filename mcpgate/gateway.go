@@ -41,6 +41,11 @@ const (
 	DefaultK              = 5
 	// MaxK bounds how many tools one search returns.
 	MaxK = 50
+	// DefaultRestartDelay is the wait before the first attempt to start a
+	// server that is down again; each failed attempt doubles it, up to
+	// MaxRestartDelay, and a session that lasted that long starts over.
+	DefaultRestartDelay = 2 * time.Second
+	MaxRestartDelay     = time.Minute
 )
 
 // Options configure a Gateway. Router.Embedder is required; every other
@@ -66,6 +71,10 @@ type Options struct {
 	// StartWait bounds how long New waits for the servers before serving
 	// without those still starting; 0 means DefaultStartWait.
 	StartWait time.Duration
+	// RestartDelay is the wait before starting a server that is down
+	// again (see DefaultRestartDelay); 0 means DefaultRestartDelay, a
+	// negative value never restarts one.
+	RestartDelay time.Duration
 	// CallTimeout bounds one forwarded call; 0 means DefaultCallTimeout.
 	CallTimeout time.Duration
 	// MaxResult caps a forwarded result, in bytes of JSON; a larger one
@@ -88,7 +97,10 @@ func (o *Options) startWait() time.Duration   { return cmp.Or(o.StartWait, Defau
 func (o *Options) callTimeout() time.Duration { return cmp.Or(o.CallTimeout, DefaultCallTimeout) }
 func (o *Options) maxResult() int             { return cmp.Or(o.MaxResult, DefaultMaxResult) }
 func (o *Options) k() int                     { return cmp.Or(o.K, DefaultK) }
-func (o *Options) version() string            { return cmp.Or(o.Version, "dev") }
+func (o *Options) restartDelay() time.Duration {
+	return cmp.Or(o.RestartDelay, DefaultRestartDelay)
+}
+func (o *Options) version() string { return cmp.Or(o.Version, "dev") }
 
 // ServerStatus is what the gateway knows of one upstream.
 type ServerStatus struct {
@@ -175,7 +187,8 @@ func New(ctx context.Context, servers []Server, opts Options) (*Gateway, error) 
 
 // follow starts one upstream and, once the first index is built, keeps
 // the index in step with it: a server that was not ready for the first
-// index joins it now, and later changes are watched.
+// index joins it now, later changes are watched, and a server that is down
+// is started again, after a wait that doubles with each failed attempt.
 func (g *Gateway) follow(ctx context.Context, u *upstream, started chan<- *upstream, built <-chan struct{}) {
 	_ = u.start(ctx) // a failure leaves u down, with its reason
 	started <- u
@@ -187,7 +200,30 @@ func (g *Gateway) follow(ctx context.Context, u *upstream, started chan<- *upstr
 	if !u.inFirst.Load() {
 		g.refresh(ctx)
 	}
-	u.watch(ctx, func() { g.refresh(ctx) })
+	delay := g.opts.restartDelay()
+	for {
+		began := time.Now()
+		u.watch(ctx, func() { g.refresh(ctx) }) // returns at once when u is down
+		if ctx.Err() != nil || delay < 0 {
+			return
+		}
+		if time.Since(began) >= MaxRestartDelay {
+			delay = g.opts.restartDelay()
+		}
+		u.restartIn(delay)
+		g.refresh(ctx) // so that searches and Servers say when
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return
+		}
+		if u.start(ctx) == nil {
+			u.logger.Info("mcp server started again")
+			g.refresh(ctx)
+			continue
+		}
+		delay = min(2*delay, MaxRestartDelay)
+	}
 }
 
 // awaitStart waits until every upstream has started (or failed to), or

@@ -57,6 +57,9 @@ type upstream struct {
 	// known are the names of the tools last listed, kept when the server
 	// goes down so that a call to one says where it went.
 	known []string
+	// restart is the wait before a down server is started again, 0 when
+	// it will not be.
+	restart time.Duration
 	// inFirst reports that the server had started, or failed to, when the
 	// gateway built its first index.
 	inFirst atomic.Bool
@@ -79,15 +82,29 @@ func newUpstream(cfg Server, opts *Options) *upstream {
 func (u *upstream) snapshot() (status, reason string, tools []*mcp.Tool, session *mcp.ClientSession) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return u.status, u.reason, u.tools, u.session
+	reason = u.reason
+	if u.status == StatusDown && u.restart > 0 {
+		reason += fmt.Sprintf("; starting it again in %s", u.restart)
+	}
+	return u.status, reason, u.tools, u.session
 }
 
 // down records that the upstream is unusable and why.
 func (u *upstream) down(reason string) {
 	u.mu.Lock()
-	u.status, u.reason, u.tools = StatusDown, reason, nil
+	u.status, u.reason, u.tools, u.restart = StatusDown, reason, nil, 0
 	u.mu.Unlock()
 	u.logger.Warn("mcp server unavailable", "reason", reason)
+}
+
+// restartIn records when a down upstream will be started again, which
+// its reason then says.
+func (u *upstream) restartIn(d time.Duration) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.status == StatusDown {
+		u.restart = d
+	}
 }
 
 // setTools records a listing; the caller holds mu.
@@ -141,7 +158,7 @@ func (u *upstream) start(ctx context.Context) error {
 		return err
 	}
 	u.mu.Lock()
-	u.session, u.status, u.reason = cs, StatusReady, ""
+	u.session, u.status, u.reason, u.restart = cs, StatusReady, "", 0
 	u.setTools(tools)
 	u.mu.Unlock()
 	u.logger.Info("mcp server ready", "tools", len(tools))

@@ -31,6 +31,7 @@ type mcpOptions struct {
 	callTimeout time.Duration
 	maxResult   int
 	grace       time.Duration
+	restart     time.Duration
 	// stdin is where serve reads MCP over stdio.
 	stdin io.Reader
 	// query is search's request.
@@ -55,6 +56,7 @@ func (o *mcpOptions) addServeFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.callTimeout, "call-timeout", mcpgate.DefaultCallTimeout, "how long a forwarded call may take")
 	f.IntVar(&o.maxResult, "max-result", mcpgate.DefaultMaxResult, "largest forwarded result, in bytes of JSON; larger ones are cut, with a note")
 	f.DurationVar(&o.grace, "shutdown-timeout", 10*time.Second, "how long SIGTERM waits for HTTP requests in flight")
+	f.DurationVar(&o.restart, "restart-delay", mcpgate.DefaultRestartDelay, "wait before starting a server that is down again, doubled after each failed attempt up to a minute; 0 never does")
 }
 
 func newMCPCmd(g *globalOptions) *cobra.Command {
@@ -89,8 +91,9 @@ search found, and the client is notified when they change.
 Serving starts once every server has answered, or after 10 seconds: a slower
 server (npx fetching a package) is reported as starting and joins when it
 answers, within --connect-timeout. A server that fails to start or dies is
-logged and named in search_tools' "unavailable"; the others keep serving, and a
-call to one of its tools fails with the reason. Logs go to stderr (upstream servers' stderr at --log-level
+logged and named in search_tools' "unavailable"; the others keep serving, a
+call to one of its tools fails with the reason, and it is started again after
+--restart-delay (doubled after each failed attempt, up to a minute). Logs go to stderr (upstream servers' stderr at --log-level
 info), never to stdout, which carries the protocol in stdio mode.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -144,8 +147,8 @@ func (o *mcpOptions) gatewayOptions() ([]mcpgate.Server, mcpgate.Options, error)
 	if o.config == "" {
 		return nil, opts, usagef("--config FILE is required: the MCP servers to front")
 	}
-	if o.connectTimeout <= 0 || o.callTimeout < 0 || o.maxResult < 0 || o.k < 1 || o.k > mcpgate.MaxK {
-		return nil, opts, usagef("--connect-timeout and --call-timeout must be positive, --max-result not negative, -k between 1 and %d", mcpgate.MaxK)
+	if o.connectTimeout <= 0 || o.callTimeout < 0 || o.maxResult < 0 || o.restart < 0 || o.k < 1 || o.k > mcpgate.MaxK {
+		return nil, opts, usagef("--connect-timeout and --call-timeout must be positive, --max-result and --restart-delay not negative, -k between 1 and %d", mcpgate.MaxK)
 	}
 	servers, err := mcpgate.ReadConfig(o.config)
 	if err != nil {
@@ -165,6 +168,10 @@ func (o *mcpOptions) gatewayOptions() ([]mcpgate.Server, mcpgate.Options, error)
 	opts.Logger = o.g.logger
 	opts.Version = currentVersion().Version
 	opts.ConnectTimeout, opts.CallTimeout, opts.MaxResult, opts.K = o.connectTimeout, o.callTimeout, o.maxResult, o.k
+	opts.RestartDelay = o.restart
+	if o.restart == 0 {
+		opts.RestartDelay = -1 // never
+	}
 	return servers, opts, nil
 }
 
