@@ -120,9 +120,12 @@ func (f *fixture) tool(srv *mcp.Server, def *mcp.Tool, answer func(ctx context.C
 
 func (f *fixture) options() Options {
 	return Options{
-		Router:  selector.Config{Embedder: lexical.New(lexical.Options{})},
-		Environ: os.Environ(),
-		Logger:  slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		// A server that goes away stays down unless a test says otherwise,
+		// so that what tests see of it does not race its restart.
+		RestartDelay: -1,
+		Router:       selector.Config{Embedder: lexical.New(lexical.Options{})},
+		Environ:      os.Environ(),
+		Logger:       slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Transport: func(s Server) (mcp.Transport, error) {
 			srv, ok := f.servers[s.Name]
 			if !ok {

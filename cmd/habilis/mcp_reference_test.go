@@ -130,7 +130,8 @@ func checkReference(t *testing.T, r reference, cs *mcp.ClientSession, stderr *lo
 
 // checkKilled kills the memory server while the gateway is connected to
 // it: the gateway reports it, refuses its tools with the reason, and
-// serves the others.
+// serves the others; after the restart delay (restartDelay) it starts the
+// server again and serves its tools.
 func checkKilled(t *testing.T, r reference, cs *mcp.ClientSession) {
 	b, err := os.ReadFile(r.pidFile)
 	if err != nil {
@@ -158,16 +159,28 @@ func checkKilled(t *testing.T, r reference, cs *mcp.ClientSession) {
 	if out := mustCall(t, cs, "list_directory", map[string]any{"path": r.files}); !strings.Contains(out, "todo.txt") {
 		t.Errorf("list_directory after the kill = %q", out)
 	}
+	waitFor(t, "the killed server to be started again", func() bool {
+		ans = searchTools(t, cs, "open the knowledge graph node Alice", 5)
+		return len(ans.Unavailable) == 0 && slices.ContainsFunc(ans.Tools, func(f mcpgate.FoundTool) bool { return f.Server == "memory" })
+	})
+	if res := callThrough(t, cs, "open_nodes", map[string]any{"names": []string{"Alice"}}); res.IsError {
+		t.Errorf("open_nodes after the restart = isError, %q", resultText(res))
+	}
 }
+
+// restartDelay is how long the reference tests' gateway waits before it
+// starts a killed server again: long enough for the test to see it down
+// on a busy machine.
+const restartDelay = "5s"
 
 func TestMCPReferenceServersStdio(t *testing.T) {
 	r := newReference(t)
-	cs, stderr := gatewayOverStdio(t, "--config", r.config, "--log-level", "info")
+	cs, stderr := gatewayOverStdio(t, "--config", r.config, "--log-level", "info", "--restart-delay", restartDelay)
 	checkReference(t, r, cs, stderr)
 }
 
 func TestMCPReferenceServersHTTP(t *testing.T) {
 	r := newReference(t)
-	cs, stderr, _ := gatewayOverHTTP(t, "--config", r.config, "--log-level", "info")
+	cs, stderr, _ := gatewayOverHTTP(t, "--config", r.config, "--log-level", "info", "--restart-delay", restartDelay)
 	checkReference(t, r, cs, stderr)
 }
