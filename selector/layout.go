@@ -677,31 +677,39 @@ type heapDefs []toolDef
 func (d heapDefs) def(i int) (toolDef, error) { return d[i], nil }
 
 // storedDefs are the definitions in a stored index, checked against their
-// CRC on first use and decoded one at a time.
+// CRC and decoded, all of them, when one is first asked for: a selection
+// never asks, while listing tools asks for all of them, and a server may
+// list them often.
 type storedDefs struct {
 	ends []uint32
 	data []byte
 	sum  uint32
 	once sync.Once
+	defs []toolDef
 	err  error
 }
 
 func (d *storedDefs) def(i int) (toolDef, error) {
-	d.once.Do(func() {
-		if crc32.Checksum(d.data, castagnoli) != d.sum {
-			d.err = fmt.Errorf("selector: the stored index is damaged: tool definitions (checksum): %w", habilis.ErrDamaged)
-		}
-	})
+	d.once.Do(d.decode)
 	if d.err != nil {
 		return toolDef{}, d.err
 	}
+	return d.defs[i], nil
+}
+
+func (d *storedDefs) decode() {
+	if crc32.Checksum(d.data, castagnoli) != d.sum {
+		d.err = fmt.Errorf("selector: the stored index is damaged: tool definitions (checksum): %w", habilis.ErrDamaged)
+		return
+	}
+	defs := make([]toolDef, len(d.ends))
 	start := uint32(0)
-	if i > 0 {
-		start = d.ends[i-1]
+	for i, end := range d.ends {
+		if err := json.Unmarshal(d.data[start:end], &defs[i]); err != nil {
+			d.err = fmt.Errorf("selector: the stored index is damaged: tool %d: %v: %w", i, err, habilis.ErrDamaged)
+			return
+		}
+		start = end
 	}
-	var t toolDef
-	if err := json.Unmarshal(d.data[start:d.ends[i]], &t); err != nil {
-		return t, fmt.Errorf("selector: the stored index is damaged: tool %d: %v: %w", i, err, habilis.ErrDamaged)
-	}
-	return t, nil
+	d.defs = defs
 }

@@ -484,11 +484,19 @@ func (r *Router) commit(ctx context.Context, c *change) (*LoadReport, error) {
 		return nil, err
 	}
 	_, keeps := r.store.(habilis.IndexStore)
+	var stored []byte
 	if keeps && littleEndian {
 		// The store assigns the version the batch's base is one below.
-		if c.batch.Index, err = encodeIndex(ix, c.snap.Meta.Version+1); err != nil {
+		if stored, err = encodeIndex(ix, c.snap.Meta.Version+1); err != nil {
 			return nil, err
 		}
+		c.batch.Index = stored
+	}
+	if stored != nil && c.cal.Weights.Example == 0 {
+		// Once written, the router serves the stored form: the arrays
+		// built in memory, as large, can go before the store's write,
+		// when a load's memory peaks.
+		ix, c.sh = nil, nil
 	}
 	r.step(StepWrite)
 	newMeta, err := r.store.Write(ctx, c.batch)
@@ -496,6 +504,14 @@ func (r *Router) commit(ctx context.Context, c *change) (*LoadReport, error) {
 		return nil, fmt.Errorf("selector: write: %w", err)
 	}
 	c.batch.Index = nil
+	if ix == nil {
+		if ix, err = decodeIndex(stored, newMeta, c.emb); err != nil {
+			r.cfg.Logger.Warn("the index just stored does not read back: building it again", "err", err)
+			if ix, err = buildIndex(newMeta, c.cal, c.emb, c.recs, nil); err != nil {
+				return nil, err
+			}
+		}
+	}
 	ix.meta = newMeta
 	r.indexStale.Store(keeps && !littleEndian)
 	r.swap(ix)
