@@ -136,13 +136,6 @@ func TestRun(t *testing.T) {
 	}
 }
 
-func scratch(t *testing.T) func(context.Context) (habilis.Store, func(), error) {
-	return func(context.Context) (habilis.Store, func(), error) {
-		st, err := boltstore.Open(filepath.Join(t.TempDir(), "scratch.db"), boltstore.Options{})
-		return st, func() { st.Close() }, err
-	}
-}
-
 func TestFit(t *testing.T) {
 	r, _ := router(t)
 	ctx := context.Background()
@@ -155,7 +148,7 @@ func TestFit(t *testing.T) {
 	}
 	qs = append(qs, eval.Query{Query: "paint my fence blue", Expected: []string{}}, eval.Query{Query: "knit a scarf pattern", Expected: []string{}})
 	before := r.Version()
-	rep, err := eval.Fit(ctx, r, qs, eval.FitOptions{Scratch: scratch(t)})
+	rep, err := eval.Fit(ctx, r, qs, eval.FitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,10 +178,7 @@ func TestFit(t *testing.T) {
 	}
 
 	unknown := []eval.Query{{Query: "x", Expected: []string{"teleport"}}}
-	if _, err := eval.Fit(ctx, r, unknown, eval.FitOptions{Scratch: scratch(t)}); !errors.Is(err, habilis.ErrNotFound) || !strings.Contains(err.Error(), "teleport") {
+	if _, err := eval.Fit(ctx, r, unknown, eval.FitOptions{}); !errors.Is(err, habilis.ErrNotFound) || !strings.Contains(err.Error(), "teleport") {
 		t.Errorf("Fit(unknown tool) error = %v, want ErrNotFound naming teleport", err)
-	}
-	if _, err := eval.Fit(ctx, r, qs, eval.FitOptions{}); !errors.Is(err, habilis.ErrInvalid) {
-		t.Errorf("Fit without a scratch store error = %v, want ErrInvalid", err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"hash/fnv"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/habilis-router/habilis"
@@ -21,10 +20,6 @@ type FitOptions struct {
 	NoExamples bool
 	// MaxNewExamples bounds the examples added to one tool; 0 means 200.
 	MaxNewExamples int
-	// Scratch returns an empty store for the trial catalog that tuning
-	// runs on, and a function that disposes of it. Required unless
-	// NoExamples.
-	Scratch func(ctx context.Context) (habilis.Store, func(), error)
 }
 
 // FitReport says what Fit learned and from what.
@@ -87,9 +82,6 @@ func Fit(ctx context.Context, r *selector.Router, qs []Query, opts FitOptions) (
 	if opts.MaxNewExamples <= 0 {
 		opts.MaxNewExamples = 200
 	}
-	if !opts.NoExamples && opts.Scratch == nil {
-		return nil, fmt.Errorf("fit: no scratch store for the trial catalog: %w", habilis.ErrInvalid)
-	}
 	tools := r.Tools()
 	known := make(map[string]bool, len(tools))
 	for _, t := range tools {
@@ -120,23 +112,15 @@ func Fit(ctx context.Context, r *selector.Router, qs []Query, opts FitOptions) (
 		}
 	}
 
-	// The trial catalog: r's tools with the example half added.
+	// The trial catalog: r's tools with the example half added, in memory.
 	trial := r
 	if !opts.NoExamples {
-		st, dispose, err := opts.Scratch(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("fit: scratch store: %w", err)
-		}
-		defer dispose()
-		cfg := r.Config()
-		cfg.Reindex = false
-		if trial, err = selector.New(ctx, st, cfg); err != nil {
-			return nil, fmt.Errorf("fit: trial catalog: %w", err)
-		}
 		withExamples, _ := addExamples(tools, exampleQs, opts.MaxNewExamples)
-		if _, err := trial.Load(ctx, withExamples, selector.LoadOptions{}); err != nil {
+		var err error
+		if trial, err = r.Trial(ctx, withExamples); err != nil {
 			return nil, fmt.Errorf("fit: trial catalog: %w", err)
 		}
+		defer trial.Close()
 	}
 	tuned, figs, strength, err := tune(ctx, trial, tuneQs, counts(exampleQs))
 	if err != nil {
@@ -327,13 +311,7 @@ func tune(ctx context.Context, r *selector.Router, qs []Query, c map[string]int)
 			posEv, posGate = append(posEv, ev), append(posGate, gate)
 		}
 	}
-	if len(negEv) > 0 {
-		cal.HybridThreshold = selector.Youden(posEv, negEv)
-		cal.Margin, cal.MarginSource = min(max(-selector.Youden(posGate, negGate), 0), 1), "fit"
-		if d := median(posEv) - cal.HybridThreshold; d > 0.01 {
-			cal.Confidence = selector.Logistic{Slope: float32(math.Log(9)) / d}
-		}
-	}
+	cal.LearnGates(posEv, negEv, posGate, negGate)
 	// Figures of the chosen settings on the tuning half.
 	hits, tool, abst, wrong, none := 0, 0, 0, 0, 0
 	for k, rw := range rows {
@@ -364,13 +342,4 @@ func tune(ctx context.Context, r *selector.Router, qs []Query, c map[string]int)
 		figs.AbstainRecall = float64(abst) / float64(none)
 	}
 	return cal, figs, bestP, nil
-}
-
-func median(xs []float32) float32 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
 }

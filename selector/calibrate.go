@@ -389,10 +389,37 @@ func rocchioScore(sum, roc, cent, desc float32) float32 {
 // either side empty it returns the 1 − MinPass quantile of pos (or 0).
 func youden(pos, neg []float32) float32 { return youdenCut(pos, neg, MinPass) }
 
-// Youden returns the threshold that best separates pos (to pass) from neg
-// (to fail) while letting at least MinPass of pos through; fit uses it on
-// labelled queries as calibration does on the catalog's examples.
-func Youden(pos, neg []float32) float32 { return youden(pos, neg) }
+// LearnGates sets hybrid mode's threshold, the margin and the confidence
+// from labelled requests, as fit learns them: posEvidence and posGate are
+// the hybrid evidence and the centroid gate excess (score minus radius,
+// the best over the tools that have a radius) at the top-ranked tool of
+// requests a tool should take, negEvidence and negGate the same for
+// requests no tool should. Each gate is the cut that best separates the
+// two while letting MinPass of the first through (youden), the margin
+// within [0, 1]; the confidence is one half at the threshold and nine in
+// ten at the median request a tool should take. Without requests for no
+// tool it changes nothing: there is nothing to separate.
+func (c *Calibration) LearnGates(posEvidence, negEvidence, posGate, negGate []float32) {
+	if len(negEvidence) == 0 {
+		return
+	}
+	c.HybridThreshold = youden(posEvidence, negEvidence)
+	c.Margin, c.MarginSource = clamp01(-youden(posGate, negGate)), "fit"
+	if d := upperMedian(posEvidence) - c.HybridThreshold; d > 0.01 {
+		c.Confidence = Logistic{Slope: float32(math.Log(9)) / d}
+	}
+}
+
+// upperMedian returns the element of xs at half its length once sorted
+// (the upper of the two middle ones), 0 for none; xs is left as it was.
+func upperMedian(xs []float32) float32 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
 
 // youdenCut is youden with minPass as the smallest share of pos let
 // through (0 for none).

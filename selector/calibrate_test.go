@@ -3,6 +3,7 @@ package selector
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
@@ -168,3 +169,35 @@ func TestMedianExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestLearnGates checks the gates fit learns from labelled requests: each
+// cut halfway between the two sides where they separate, the confidence
+// nine in ten at the median request for a tool, and nothing changed
+// without requests for no tool.
+func TestLearnGates(t *testing.T) {
+	start := Calibration{HybridThreshold: 0.3, Margin: 0.2, MarginSource: "examples", Confidence: Logistic{Slope: 10}}
+	tests := []struct {
+		name                     string
+		posEv, negEv, posG, negG []float32
+		threshold, margin, slope float32
+		source                   string
+	}{
+		{"no requests for no tool", []float32{0.6, 0.7}, nil, []float32{0.1}, nil, 0.3, 0.2, 10, "examples"},
+		// Evidence: between 0.6 and 0.2; gates: between 0.1 and -0.2, so a
+		// margin of 0.05; the median request for a tool (0.8) sits 0.4 above.
+		{"separable", []float32{0.9, 0.6, 0.8, 0.7}, []float32{0.1, 0.2}, []float32{0.1, 0.2, 0.3, 0.2}, []float32{-0.3, -0.2}, 0.4, 0.05, float32(math.Log(9)) / 0.4, "fit"},
+		// The median request for a tool too near the threshold leaves the
+		// confidence as it was; a margin below zero is clamped.
+		{"flat", []float32{0.405, 0.405}, []float32{0.395}, []float32{0.6, 0.5}, []float32{0.2}, 0.4, 0, 10, "fit"},
+	}
+	for _, tt := range tests {
+		c := start
+		c.LearnGates(tt.posEv, tt.negEv, tt.posG, tt.negG)
+		if !close32(c.HybridThreshold, tt.threshold) || !close32(c.Margin, tt.margin) || !close32(c.Confidence.Slope, tt.slope) || c.MarginSource != tt.source {
+			t.Errorf("%s: LearnGates = threshold %v, margin %v (%s), slope %v; want %v, %v (%s), %v",
+				tt.name, c.HybridThreshold, c.Margin, c.MarginSource, c.Confidence.Slope, tt.threshold, tt.margin, tt.source, tt.slope)
+		}
+	}
+}
+
+func close32(a, b float32) bool { return math.Abs(float64(a-b)) < 1e-5 }

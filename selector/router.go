@@ -22,6 +22,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/collision"
+	"github.com/habilis-router/habilis/store/memstore"
 )
 
 // Config configures a Router. Only Embedder is required.
@@ -427,9 +428,22 @@ func (r *Router) SetCalibration(ctx context.Context, cal Calibration) (*LoadRepo
 	})
 }
 
-// Config returns the router's configuration, so that a scratch router
-// over another store can be made alike (fit's trial catalogs).
-func (r *Router) Config() Config { return r.cfg }
+// Trial returns a router configured as r over a new in-memory store,
+// holding tools: a catalog to try settings on (fit's) without writing r's
+// store. The caller closes it.
+func (r *Router) Trial(ctx context.Context, tools []habilis.Tool) (*Router, error) {
+	cfg := r.cfg
+	cfg.Reindex = false
+	t, err := New(ctx, memstore.New(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := t.Load(ctx, tools, LoadOptions{}); err != nil {
+		t.Close()
+		return nil, err
+	}
+	return t, nil
+}
 
 // Calibration returns the calibration in force.
 func (r *Router) Calibration() Calibration { return r.cur.Load().calibration() }

@@ -357,6 +357,50 @@ func TestLoadReplaceMergeAndDelete(t *testing.T) {
 	}
 }
 
+// TestTrial checks that a trial catalog is configured as its router,
+// holds the tools given, and leaves the router's store as it was.
+func TestTrial(t *testing.T) {
+	r, st := loaded(t)
+	ctx := context.Background()
+	before, err := st.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := testCatalog(t)[:3]
+	tools[0].Examples = append(tools[0].Examples, "how sunny is it in Rome")
+	trial, err := r.Trial(ctx, tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer trial.Close()
+	var names []string
+	for _, tool := range trial.Tools() {
+		names = append(names, tool.Name)
+	}
+	want := []string{tools[0].Name, tools[1].Name, tools[2].Name}
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Errorf("Trial tools = %v, want %v", names, want)
+	}
+	if got, want := trial.Embedder().Info().Kind, r.Embedder().Info().Kind; got != want {
+		t.Errorf("Trial embedder kind = %q, want the router's %q", got, want)
+	}
+	d, err := trial.Select(ctx, "how sunny is it in Rome", habilis.SelectOptions{})
+	if err != nil || d.Abstained || d.Matches[0].Tool != tools[0].Name {
+		t.Errorf("Trial Select = %+v, %v; want %s, whose new example it is", d, err, tools[0].Name)
+	}
+	after, err := st.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Meta.Version != before.Meta.Version || len(after.Records) != len(before.Records) || len(r.Tools()) != 7 {
+		t.Errorf("after Trial the store is at version %d with %d records, want %d with %d", after.Meta.Version, len(after.Records), before.Meta.Version, len(before.Records))
+	}
+	if _, err := r.Trial(ctx, []habilis.Tool{{Name: "x", Description: "a"}, {Name: "x", Description: "b"}}); !errors.Is(err, habilis.ErrInvalid) {
+		t.Errorf("Trial(two tools of one name) error = %v, want ErrInvalid", err)
+	}
+}
+
 func TestFailedWriteKeepsServingOldCatalog(t *testing.T) {
 	r, st := loaded(t)
 	ctx := context.Background()

@@ -117,8 +117,8 @@ type evalOutput struct {
 	// Folds is how many folds --self ran (0 otherwise).
 	Folds int `json:"folds,omitempty"`
 	// Fit is what --fit changed; FitFolds holds one per fold with --self.
-	Fit      *fitReport   `json:"fit,omitempty"`
-	FitFolds []*fitReport `json:"fit_folds,omitempty"`
+	Fit      *eval.FitReport   `json:"fit,omitempty"`
+	FitFolds []*eval.FitReport `json:"fit_folds,omitempty"`
 	// Excluded counts queries dropped by --exclude-examples; FitQueries
 	// the labelled queries fitted on.
 	Excluded   int `json:"excluded,omitempty"`
@@ -322,7 +322,7 @@ func (e *evalRun) scratchRouter(ctx context.Context) (*selector.Router, error) {
 
 // once loads tools into a new bbolt file at path, fits on the labelled
 // queries when there are any, and evaluates qs.
-func (e *evalRun) once(ctx context.Context, path string, tools []habilis.Tool, qs []eval.Query) (*eval.Report, *fitReport, error) {
+func (e *evalRun) once(ctx context.Context, path string, tools []habilis.Tool, qs []eval.Query) (*eval.Report, *eval.FitReport, error) {
 	cfg, err := e.g.routerConfig()
 	if err != nil {
 		return nil, nil, err
@@ -343,9 +343,9 @@ func (e *evalRun) once(ctx context.Context, path string, tools []habilis.Tool, q
 	if err != nil {
 		return nil, nil, fmt.Errorf("eval: load: %w", err)
 	}
-	var fit *fitReport
+	var fit *eval.FitReport
 	if len(e.fitQs) > 0 {
-		if fit, err = fitRouter(ctx, r, e.fitQs, false); err != nil {
+		if fit, err = eval.Fit(ctx, r, e.fitQs, eval.FitOptions{}); err != nil {
 			return nil, nil, fmt.Errorf("eval: fit: %w", err)
 		}
 	}

@@ -56,7 +56,7 @@ func runFit(ctx context.Context, o *fitOptions, stdout io.Writer) error {
 		return fmt.Errorf("fit %s: %w", o.file, err)
 	}
 	defer closeRouter()
-	rep, err := fitRouter(ctx, r, qs, o.noExamples)
+	rep, err := eval.Fit(ctx, r, qs, eval.FitOptions{NoExamples: o.noExamples})
 	o.g.progress.finish()
 	if err != nil {
 		return fmt.Errorf("fit %s: %w", o.file, err)
@@ -72,7 +72,7 @@ func runFit(ctx context.Context, o *fitOptions, stdout io.Writer) error {
 // printFit shows what fitting changed: the labelled queries it used, the
 // settings before and after, and what the chosen settings scored on the
 // tuning half. --json has every field.
-func printFit(w io.Writer, rep *fitReport) {
+func printFit(w io.Writer, rep *eval.FitReport) {
 	fmt.Fprintf(w, "  queries: %d (%d for a tool, %d for none); %d added as examples; catalog version %d\n",
 		rep.Queries, rep.ToolQueries, rep.NoToolQueries, rep.AddedExamples, rep.Version)
 	b, a := rep.Before, rep.After

@@ -149,14 +149,15 @@ func mapInput(ctx context.Context, r *selector.Router, o *mapOptions, mode habil
 
 // mapCollisions returns the catalog's collisions with their leaks, or,
 // for a catalog too large to score every example against every tool,
-// the pairs that centroids and gates alone reveal.
+// the pairs that centroids and gates alone reveal, at collision's default
+// threshold, the router's too (routerConfig sets none).
 func mapCollisions(ctx context.Context, r *selector.Router, recs []habilis.Record) ([]habilis.Collision, error) {
 	cols, err := r.Collisions(ctx, 0)
 	if err == nil || !errors.Is(err, habilis.ErrInvalid) || len(recs) <= collision.DefaultMaxTools {
 		return cols, err
 	}
 	cal := r.Calibration()
-	return collision.Pairs(recs, collision.Options{Threshold: r.Config().CollisionThreshold, CatalogThreshold: cal.Threshold, GateFloor: cal.NoiseFloor})
+	return collision.Pairs(recs, collision.Options{CatalogThreshold: cal.Threshold, GateFloor: cal.NoiseFloor})
 }
 
 // writeFileAtomic writes path through a temporary file in the same
