@@ -129,6 +129,11 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // errLayout wraps every reason a stored index is not used.
 var errLayout = errors.New("stored index")
 
+// errWeightsExamples reports a sound stored index that selection cannot
+// use alone: its calibration weights the nearest example, whose vectors
+// the index leaves out.
+var errWeightsExamples = fmt.Errorf("%w: the calibration weights the nearest example, whose vectors it leaves out", errLayout)
+
 func bytesOf[T any](s []T) []byte {
 	if len(s) == 0 {
 		return nil
@@ -427,7 +432,7 @@ func decodeIndex(data []byte, meta habilis.CatalogMeta, emb embedders) (*index, 
 	if ix.cal.Weights.Example != 0 {
 		// The nearest example needs the example vectors, which a stored
 		// index leaves out.
-		return nil, fmt.Errorf("%w: the calibration weights the nearest example", errLayout)
+		return nil, errWeightsExamples
 	}
 	if err := decodeTools(l, ix); err != nil {
 		return nil, err

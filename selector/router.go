@@ -183,6 +183,13 @@ func (r *Router) openStored(ctx context.Context) (*index, error) {
 		return nil, err
 	}
 	ix, err := decodeIndex(st.Data, st.Meta, emb)
+	if errors.Is(err, errWeightsExamples) {
+		// Sound, and stored again by the next write as it is: nothing
+		// for a write to mend.
+		st.Release()
+		r.indexStale.Store(false)
+		return nil, nil
+	}
 	if err != nil {
 		st.Release()
 		r.cfg.Logger.Warn("stored index not used: building it from the records; the next write stores it", "version", st.Meta.Version, "reason", err)

@@ -254,3 +254,36 @@ func TestReadOnlyStoreClosesAfterRouter(t *testing.T) {
 		t.Error("Select after the router's Close: no error")
 	}
 }
+
+// TestStoredIndexWithExampleWeight checks a catalog whose calibration
+// weights the nearest example, which a stored index cannot serve alone:
+// the router builds the index from the records, and reloading the
+// unchanged catalog still writes nothing.
+func TestStoredIndexWithExampleWeight(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "habilis.db")
+	st := openStore(t, path)
+	r := lexicalRouter(t, st)
+	if _, err := r.Load(ctx, testCatalog(t), selector.LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cal := r.Calibration()
+	cal.Weights.Example = 0.2
+	if _, err := r.SetCalibration(ctx, cal); err != nil {
+		t.Fatal(err)
+	}
+	want := viewOf(t, r)
+	r.Close()
+	r = lexicalRouter(t, st)
+	defer r.Close()
+	if diff := cmp.Diff(want, viewOf(t, r)); diff != "" {
+		t.Errorf("reopened router differs (-before +after):\n%s", diff)
+	}
+	rep, err := r.Load(ctx, testCatalog(t), selector.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Version != want.Version {
+		t.Errorf("reloading the unchanged catalog wrote version %d, want it to stay at %d", rep.Version, want.Version)
+	}
+}
