@@ -182,3 +182,61 @@ func TestFit(t *testing.T) {
 		t.Errorf("Fit(unknown tool) error = %v, want ErrNotFound naming teleport", err)
 	}
 }
+
+func TestEvaluate(t *testing.T) {
+	ctx := context.Background()
+	tools, err := catalog.Read("../selector/testdata/catalog.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := selector.Config{Embedder: lexical.New(lexical.Options{})}
+	examples := 0
+	for _, tool := range tools {
+		examples += len(tool.Examples)
+	}
+	var steps []string
+	progress := func(step string, done, total int) {
+		if len(steps) == 0 || steps[len(steps)-1] != step {
+			steps = append(steps, step)
+		}
+	}
+	res, err := eval.Evaluate(ctx, &eval.Setup{Config: cfg, Tools: tools, Self: true, Progress: progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Queries != examples || res.Folds != eval.SelfFolds || res.Tools != len(tools) {
+		t.Errorf("Evaluate(self) = %d queries in %d folds over %d tools, want %d in %d over %d", res.Queries, res.Folds, res.Tools, examples, eval.SelfFolds, len(tools))
+	}
+	if !slices.Contains(steps, "embedding") || !slices.Contains(steps, "evaluating") {
+		t.Errorf("Evaluate(self) progress steps = %v, want embedding and evaluating", steps)
+	}
+
+	qs := []eval.Query{
+		{Query: "send an email to dave about the offsite", Expected: []string{"send_email"}},
+		{Query: "compose a sonnet about autumn leaves", Expected: []string{}},
+	}
+	fit := []eval.Query{
+		{Query: "mail the slides to Ann", Expected: []string{"send_email"}},
+		{Query: "convert 5 francs to yen", Expected: []string{"convert_currency"}},
+		{Query: "knit a scarf pattern", Expected: []string{}},
+	}
+	res, err = eval.Evaluate(ctx, &eval.Setup{Config: cfg, Tools: tools, Queries: qs, Fit: fit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Queries != 2 || res.Fit == nil || res.Fit.Queries != 3 || res.Folds != 0 {
+		t.Errorf("Evaluate(fit) = %d queries, fit %+v, %d folds; want 2 queries after fitting on 3, no folds", res.Queries, res.Fit, res.Folds)
+	}
+
+	bare := []habilis.Tool{{Name: "a", Description: "does a"}}
+	if _, err := eval.Evaluate(ctx, &eval.Setup{Config: cfg, Tools: bare, Self: true}); !errors.Is(err, habilis.ErrInvalid) {
+		t.Errorf("Evaluate(self, no examples) error = %v, want ErrInvalid", err)
+	}
+	if _, err := eval.Evaluate(ctx, &eval.Setup{Tools: tools, Queries: qs, Baseline: "bm26"}); !errors.Is(err, habilis.ErrInvalid) {
+		t.Errorf("Evaluate(baseline bm26) error = %v, want ErrInvalid", err)
+	}
+	res, err = eval.Evaluate(ctx, &eval.Setup{Tools: tools, Queries: qs, Baseline: "bm25"})
+	if err != nil || res.Baseline != "bm25" || res.Queries != 2 {
+		t.Errorf("Evaluate(baseline bm25) = %+v, %v; want BM25's report over 2 queries", res, err)
+	}
+}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -13,15 +11,8 @@ import (
 	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/eval"
 	"github.com/habilis-router/habilis/selector"
-	"github.com/habilis-router/habilis/store/boltstore"
-	"github.com/habilis-router/habilis/store/memstore"
 	"github.com/spf13/cobra"
 )
-
-// selfFolds is how many folds `eval --self` splits the catalog's examples
-// into: example i of every tool is held out in fold i mod selfFolds. Five
-// folds cost five loads instead of one per example.
-const selfFolds = 5
 
 // evalOptions are the flags of `habilis eval`.
 type evalOptions struct {
@@ -111,14 +102,9 @@ rate), after printing the report, so it can gate a CI job.`,
 	return cmd
 }
 
-// evalOutput is the eval report with what fit changed, when it ran.
+// evalOutput is the eval report with the rows the flags left out.
 type evalOutput struct {
-	*eval.Report
-	// Folds is how many folds --self ran (0 otherwise).
-	Folds int `json:"folds,omitempty"`
-	// Fit is what --fit changed; FitFolds holds one per fold with --self.
-	Fit      *eval.FitReport   `json:"fit,omitempty"`
-	FitFolds []*eval.FitReport `json:"fit_folds,omitempty"`
+	*eval.Result
 	// Excluded counts queries dropped by --exclude-examples; FitQueries
 	// the labelled queries fitted on.
 	Excluded   int `json:"excluded,omitempty"`
@@ -133,51 +119,31 @@ func runEval(ctx context.Context, o *evalOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var tools []habilis.Tool
-	if o.tools != "" {
-		if tools, err = catalog.Read(o.tools); err != nil {
-			return fmt.Errorf("eval: %w", err)
-		}
-	}
-	var qs, fitQs []eval.Query
-	if o.queries != "" {
-		if qs, err = eval.ReadQueries(o.queries); err != nil {
-			return err
-		}
-	}
-	qs = eval.Where(qs, filters)
-	if !o.candidates {
-		for i := range qs {
-			qs[i].HasCandidates, qs[i].Candidates, qs[i].Inline = false, nil, nil
-		}
+	tools, qs, err := o.read(filters)
+	if err != nil {
+		return err
 	}
 	if o.fill {
 		return runEvalFill(ctx, o, tools, qs, stdout)
 	}
-	excluded := 0
-	if o.excludeExamples {
-		qs, excluded = eval.WithoutExamples(tools, qs)
+	s := &eval.Setup{Tools: tools, Self: o.self, Baseline: o.baseline, Mode: mode, K: o.k}
+	out := &evalOutput{}
+	if s.Queries, s.Fit, out.Excluded, err = o.rows(tools, qs); err != nil {
+		return err
 	}
-	if o.fitSplit {
-		fitQs, qs = eval.Halves(qs)
-	} else if o.half != "" {
-		a, b := eval.Halves(qs)
-		qs = a
-		if o.half == "b" {
-			qs = b
-		}
-	}
-	if o.fit != "" {
-		if fitQs, err = eval.ReadQueries(o.fit); err != nil {
+	if o.baseline == "" { // BM25 needs no embedder
+		if s.Config, err = o.g.routerConfig(); err != nil {
 			return err
 		}
 	}
-	if err := o.checkCandidates(tools, qs, fitQs); err != nil {
-		return err
-	}
-	run := evalRun{g: o.g, mode: mode, k: o.k, fitQs: fitQs}
-	out := &evalOutput{Excluded: excluded, FitQueries: len(fitQs)}
-	if err := run.run(ctx, o, tools, qs, out); err != nil {
+	out.FitQueries = len(s.Fit)
+	bar := o.g.newProgress("eval")
+	s.Progress = bar.set
+	out.Result, err = eval.Evaluate(ctx, s)
+	bar.finish()
+	if err != nil && o.self {
+		return fmt.Errorf("eval --self: %s: %w", o.tools, err)
+	} else if err != nil {
 		return err
 	}
 	if o.g.json {
@@ -192,6 +158,58 @@ func runEval(ctx context.Context, o *evalOptions, stdout io.Writer) error {
 		return &exitCodeError{exitAccuracy, fmt.Errorf("eval: acc_at_1 %.4f is below --min-acc %v", out.AccAt1, o.minAcc)}
 	}
 	return nil
+}
+
+// read reads the catalog and the query rows --where keeps, without their
+// candidates lists with --candidates=false.
+func (o *evalOptions) read(filters []eval.Filter) ([]habilis.Tool, []eval.Query, error) {
+	var tools []habilis.Tool
+	var qs []eval.Query
+	var err error
+	if o.tools != "" {
+		if tools, err = catalog.Read(o.tools); err != nil {
+			return nil, nil, fmt.Errorf("eval: %w", err)
+		}
+	}
+	if o.queries != "" {
+		if qs, err = eval.ReadQueries(o.queries); err != nil {
+			return nil, nil, err
+		}
+	}
+	qs = eval.Where(qs, filters)
+	if !o.candidates {
+		for i := range qs {
+			qs[i].HasCandidates, qs[i].Candidates, qs[i].Inline = false, nil, nil
+		}
+	}
+	return tools, qs, nil
+}
+
+// rows returns the queries to measure and to fit on, as --exclude-examples,
+// --half, --fit-split and --fit choose them, and how many examples of the
+// catalog were dropped.
+func (o *evalOptions) rows(tools []habilis.Tool, qs []eval.Query) (measure, fit []eval.Query, excluded int, err error) {
+	if o.excludeExamples {
+		qs, excluded = eval.WithoutExamples(tools, qs)
+	}
+	if o.fitSplit {
+		fit, qs = eval.Halves(qs)
+	} else if o.half != "" {
+		a, b := eval.Halves(qs)
+		qs = a
+		if o.half == "b" {
+			qs = b
+		}
+	}
+	if o.fit != "" {
+		if fit, err = eval.ReadQueries(o.fit); err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	if err := o.checkCandidates(tools, qs, fit); err != nil {
+		return nil, nil, 0, err
+	}
+	return qs, fit, excluded, nil
 }
 
 // check validates the flags and returns the mode and the row filters.
@@ -247,213 +265,6 @@ func (o *evalOptions) checkCandidates(tools []habilis.Tool, qs, fitQs []eval.Que
 		}
 	}
 	return nil
-}
-
-// evalRun evaluates catalogs in throwaway stores.
-type evalRun struct {
-	g     *globalOptions
-	mode  habilis.Mode
-	k     int
-	fitQs []eval.Query
-}
-
-// run evaluates qs (or the catalog's own examples with --self) into out:
-// habilis or the baseline, over one catalog or each query's candidates.
-func (e *evalRun) run(ctx context.Context, o *evalOptions, tools []habilis.Tool, qs []eval.Query, out *evalOutput) error {
-	opts := eval.Options{Mode: e.mode, K: e.k}
-	perQuery := slices.ContainsFunc(qs, func(q eval.Query) bool { return q.HasCandidates })
-	var err error
-	switch {
-	case o.baseline != "":
-		out.Report, err = eval.RunBM25(ctx, tools, qs, opts)
-		return err
-	case perQuery:
-		bar := e.g.newProgress("evaluating")
-		opts.Progress = bar.update
-		out.Report, err = eval.RunCandidates(ctx, e.scratchRouter, tools, qs, opts)
-		bar.finish()
-		return err
-	}
-	dir, err := os.MkdirTemp("", "habilis-eval-")
-	if err != nil {
-		return fmt.Errorf("eval: %w", err)
-	}
-	defer os.RemoveAll(dir)
-	if !o.self {
-		out.Report, out.Fit, err = e.once(ctx, filepath.Join(dir, "eval.db"), tools, qs)
-		return err
-	}
-	var reps []*eval.Report
-	for fold := range selfFolds {
-		kept, held := holdOut(tools, fold)
-		if len(held) == 0 {
-			continue
-		}
-		rep, fit, err := e.once(ctx, filepath.Join(dir, fmt.Sprintf("fold%d.db", fold)), kept, held)
-		if err != nil {
-			return fmt.Errorf("eval --self: fold %d: %w", fold+1, err)
-		}
-		reps = append(reps, rep)
-		if fit != nil {
-			out.FitFolds = append(out.FitFolds, fit)
-		}
-	}
-	if len(reps) == 0 {
-		return fmt.Errorf("eval --self: %s: no tool has examples to hold out: %w", o.tools, habilis.ErrInvalid)
-	}
-	out.Report = mergeReports(reps, len(tools))
-	out.Folds = len(reps)
-	return nil
-}
-
-// scratchRouter returns an empty router over an in-memory store, for one
-// query's candidates.
-func (e *evalRun) scratchRouter(ctx context.Context) (*selector.Router, error) {
-	cfg, err := e.g.routerConfig()
-	if err != nil {
-		return nil, err
-	}
-	r, err := selector.New(ctx, memstore.New(), cfg)
-	if err != nil {
-		return nil, fmt.Errorf("eval: %w", err)
-	}
-	return r, nil
-}
-
-// once loads tools into a new bbolt file at path, fits on the labelled
-// queries when there are any, and evaluates qs.
-func (e *evalRun) once(ctx context.Context, path string, tools []habilis.Tool, qs []eval.Query) (*eval.Report, *eval.FitReport, error) {
-	cfg, err := e.g.routerConfig()
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := boltstore.Open(path, boltstore.Options{})
-	if err != nil {
-		return nil, nil, fmt.Errorf("eval: %w", err)
-	}
-	defer st.Close()
-	r, err := selector.New(ctx, st, cfg)
-	if err != nil {
-		return nil, nil, fmt.Errorf("eval: %w", err)
-	}
-	defer r.Close()
-	bar := e.g.newProgress("embedding")
-	_, err = r.Load(ctx, tools, selector.LoadOptions{Progress: bar.update})
-	bar.finish()
-	if err != nil {
-		return nil, nil, fmt.Errorf("eval: load: %w", err)
-	}
-	var fit *eval.FitReport
-	if len(e.fitQs) > 0 {
-		if fit, err = eval.Fit(ctx, r, e.fitQs, eval.FitOptions{}); err != nil {
-			return nil, nil, fmt.Errorf("eval: fit: %w", err)
-		}
-	}
-	bar = e.g.newProgress("evaluating")
-	rep, err := eval.Run(ctx, r, qs, eval.Options{Mode: e.mode, K: e.k, Progress: bar.update})
-	bar.finish()
-	if err != nil {
-		return nil, nil, err
-	}
-	return rep, fit, nil
-}
-
-// holdOut splits the catalog's examples for one fold of --self: example i
-// of every tool is held out when i mod selfFolds is fold, and becomes a
-// query expecting its tool.
-func holdOut(tools []habilis.Tool, fold int) (kept []habilis.Tool, held []eval.Query) {
-	kept = make([]habilis.Tool, len(tools))
-	for ti, t := range tools {
-		var ex []string
-		for i, e := range t.Examples {
-			if i%selfFolds == fold {
-				held = append(held, eval.Query{Query: e, Expected: []string{t.Name}})
-			} else {
-				ex = append(ex, e)
-			}
-		}
-		t.Examples = ex
-		kept[ti] = t
-	}
-	return kept, held
-}
-
-// mergeReports combines the reports of --self's folds. Rates over tool
-// queries are averaged weighted by each fold's tool queries, which is exact;
-// no-tool figures by each fold's no-tool queries; latency takes the
-// weighted mean of the medians and the worst p99.
-func mergeReports(reps []*eval.Report, tools int) *eval.Report {
-	out := &eval.Report{Tools: tools, Mode: reps[0].Mode, K: reps[0].K,
-		PerTool: []eval.PerTool{}, Confusions: []eval.Confusion{}, WrongAbstentions: []eval.Miss{}, MissedAbstentions: []eval.Miss{}}
-	var toolQ, negQ int
-	perTool := map[string]*eval.PerTool{}
-	conf := map[[2]string]*eval.Confusion{}
-	for _, r := range reps {
-		tq, nq := r.Queries-r.NoTool.Queries, r.NoTool.Queries
-		toolQ += tq
-		negQ += nq
-		out.Queries += r.Queries
-		out.AccAt1 += r.AccAt1 * float64(tq)
-		out.RankAccAt1 += r.RankAccAt1 * float64(tq)
-		out.RecallAtK += r.RecallAtK * float64(tq)
-		out.MRR += r.MRR * float64(tq)
-		out.DecisionAccuracy += r.DecisionAccuracy * float64(r.Queries)
-		out.NoTool.WrongAbstainRate += r.NoTool.WrongAbstainRate * float64(tq)
-		out.NoTool.AUROC += r.NoTool.AUROC * float64(nq)
-		out.NoTool.AbstainPrecision += r.NoTool.AbstainPrecision * float64(nq)
-		out.NoTool.AbstainRecall += r.NoTool.AbstainRecall * float64(nq)
-		out.Latency.P50 += r.Latency.P50 * float64(r.Queries)
-		out.Latency.P99 = max(out.Latency.P99, r.Latency.P99)
-		for _, pt := range r.PerTool {
-			m := perTool[pt.Tool]
-			if m == nil {
-				m = &eval.PerTool{Tool: pt.Tool}
-				perTool[pt.Tool] = m
-			}
-			m.Queries += pt.Queries
-			m.AccAt1 += pt.AccAt1 * float64(pt.Queries)
-		}
-		for _, c := range r.Confusions {
-			key := [2]string{c.Expected, c.Chosen}
-			m := conf[key]
-			if m == nil {
-				m = &eval.Confusion{Expected: c.Expected, Chosen: c.Chosen}
-				conf[key] = m
-			}
-			m.Count += c.Count
-			for _, q := range c.Queries {
-				if len(m.Queries) < 3 {
-					m.Queries = append(m.Queries, q)
-				}
-			}
-		}
-		out.WrongAbstentions = append(out.WrongAbstentions, r.WrongAbstentions...)
-		out.MissedAbstentions = append(out.MissedAbstentions, r.MissedAbstentions...)
-	}
-	div := func(x float64, n int) float64 {
-		if n == 0 {
-			return 0
-		}
-		return x / float64(n)
-	}
-	out.AccAt1, out.RecallAtK, out.MRR = div(out.AccAt1, toolQ), div(out.RecallAtK, toolQ), div(out.MRR, toolQ)
-	out.RankAccAt1 = div(out.RankAccAt1, toolQ)
-	out.NoTool.WrongAbstainRate = div(out.NoTool.WrongAbstainRate, toolQ)
-	out.DecisionAccuracy = div(out.DecisionAccuracy, out.Queries)
-	out.Latency.P50 = div(out.Latency.P50, out.Queries)
-	out.NoTool.Queries = negQ
-	out.NoTool.AUROC = div(out.NoTool.AUROC, negQ)
-	out.NoTool.AbstainPrecision = div(out.NoTool.AbstainPrecision, negQ)
-	out.NoTool.AbstainRecall = div(out.NoTool.AbstainRecall, negQ)
-	for _, pt := range perTool {
-		pt.AccAt1 = div(pt.AccAt1, pt.Queries)
-		out.PerTool = append(out.PerTool, *pt)
-	}
-	for _, c := range conf {
-		out.Confusions = append(out.Confusions, *c)
-	}
-	out.Order()
-	return out
 }
 
 // evalShown bounds each list of the human eval report.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -215,139 +214,24 @@ func valueText(v any) string {
 	return string(b)
 }
 
-// Reasons eval --fill gives for rows it cannot score (keys of skipped_by).
-const (
-	skipNoGold         = "no_gold_arguments"
-	skipNotOneTool     = "not_one_expected_tool"
-	skipUnknownTool    = "tool_not_in_catalog"
-	skipSchemaMismatch = "gold_argument_not_in_schema"
-)
-
-// fillEvalShown bounds the misses eval --fill reports.
-const fillEvalShown = 10
-
-// fillReport is the outcome of eval --fill. Rates are in [0, 1].
-type fillReport struct {
-	// Queries counts the scored rows.
-	Queries int    `json:"queries"`
-	Tools   int    `json:"tools"`
-	Filler  string `json:"filler"`
-	// Exact is the share of rows whose filled call matches the gold answer.
-	Exact float64 `json:"exact"`
-	// ArgPrecision is the share of filled arguments with an acceptable
-	// value; ArgRecall the share of required gold arguments filled
-	// acceptably.
-	ArgPrecision float64 `json:"arg_precision"`
-	ArgRecall    float64 `json:"arg_recall"`
-	// InventedRate is the share of filled values the request does not
-	// support.
-	InventedRate float64 `json:"invented_rate"`
-	// Complete is the share of rows whose fill had nothing missing.
-	Complete float64 `json:"complete"`
-	// BaselineExact is the exact rate of filling nothing at all: rows whose
-	// gold arguments are all optional.
-	BaselineExact float64          `json:"baseline_exact"`
-	Totals        fill.ScoreTotals `json:"totals"`
-	// FillErrors counts rows where every filler failed; they score as
-	// filled with nothing.
-	FillErrors int `json:"fill_errors"`
-	// Skipped counts rows not scored, by reason in SkippedBy.
-	Skipped   int            `json:"skipped"`
-	SkippedBy map[string]int `json:"skipped_by"`
-	// Misses are the first rows not filled exactly.
-	Misses []fillMiss `json:"misses"`
-}
-
-// fillMiss is one row not filled exactly.
-type fillMiss struct {
-	Query string          `json:"query"`
-	Tool  string          `json:"tool"`
-	Got   map[string]any  `json:"got"`
-	Gold  fill.Acceptable `json:"gold"`
-}
-
 // runEvalFill scores argument filling on the rows of qs that have gold
-// arguments and one expected tool. Relative dates are disabled (zero Now) so
-// that figures do not depend on the day they are measured.
+// arguments and one expected tool (eval.Fill). Relative dates are
+// disabled (zero Now) so that figures do not depend on the day they are
+// measured.
 func runEvalFill(ctx context.Context, o *evalOptions, tools []habilis.Tool, qs []eval.Query, stdout io.Writer) error {
 	fillers, err := o.fillers(o.g, time.Time{})
 	if err != nil {
 		return err
 	}
-	byName := make(map[string]habilis.Tool, len(tools))
-	for _, t := range tools {
-		byName[t.Name] = t
-	}
-	rep := &fillReport{Tools: len(tools), Filler: fillerName(fillers), SkippedBy: map[string]int{}, Misses: []fillMiss{}}
-	skip := func(reason string) {
-		rep.Skipped++
-		rep.SkippedBy[reason]++
-	}
-	schemas := map[string]*fill.Schema{}
-	var totals, baseline fill.ScoreTotals
-	complete := 0
 	bar := o.g.newProgress("filling")
-	defer bar.finish()
-	for i, q := range qs {
-		bar.update(i, len(qs))
-		gold := goldAnswer(q)
-		if gold == nil {
-			skip(skipNoGold)
-			continue
-		}
-		if len(q.Expected) != 1 {
-			skip(skipNotOneTool)
-			continue
-		}
-		tool, ok := byName[q.Expected[0]]
-		if !ok {
-			skip(skipUnknownTool)
-			continue
-		}
-		s, ok := schemas[tool.Name]
-		if !ok {
-			if s, err = fill.ParseSchema(tool.InputSchema); err != nil {
-				return fmt.Errorf("eval --fill: tool %q: %w", tool.Name, err)
-			}
-			schemas[tool.Name] = s
-		}
-		if !goldFits(gold, s) {
-			skip(skipSchemaMismatch)
-			continue
-		}
-		got := map[string]any{}
-		r, err := fill.Fill(ctx, tool, q.Query, fill.Options{Fillers: fillers})
-		switch {
-		case err == nil:
-			got = r.Arguments
-			if r.Complete {
-				complete++
-			}
-		case ctx.Err() != nil, errors.Is(err, habilis.ErrUnavailable), errors.Is(err, habilis.ErrNotFound):
-			// Every later row would fail the same way.
-			return fmt.Errorf("eval --fill: query %d: %w", i+1, err)
-		default:
-			rep.FillErrors++
-		}
-		row := fill.Score(gold, got, q.Query, s)
-		totals.Add(row)
-		baseline.Add(fill.Score(gold, map[string]any{}, q.Query, s))
-		if !row.Exact && len(rep.Misses) < fillEvalShown {
-			rep.Misses = append(rep.Misses, fillMiss{Query: q.Query, Tool: tool.Name, Got: got, Gold: gold})
-		}
-	}
-	bar.update(len(qs), len(qs))
+	rep, err := eval.Fill(ctx, tools, qs, eval.FillOptions{Fillers: fillers, Progress: bar.update})
 	bar.finish()
-	rep.Queries = totals.Rows
-	rep.Totals = totals
-	rep.Exact, rep.ArgPrecision, rep.ArgRecall, rep.InventedRate = totals.ExactRate(), totals.Precision(), totals.Recall(), totals.InventedRate()
-	rep.BaselineExact = baseline.ExactRate()
-	if totals.Rows > 0 {
-		rep.Complete = float64(complete) / float64(totals.Rows)
+	if err != nil {
+		return err
 	}
 	if o.g.json {
 		err = writeJSON(stdout, struct {
-			Fill *fillReport `json:"fill"`
+			Fill *eval.FillReport `json:"fill"`
 		}{rep})
 	} else {
 		printFillReport(stdout, rep)
@@ -364,46 +248,7 @@ func runEvalFill(ctx context.Context, o *evalOptions, tools []habilis.Tool, qs [
 	return nil
 }
 
-// goldAnswer returns a row's acceptable values: its own lists when it has
-// them, else each gold argument as the one acceptable value; nil without
-// gold arguments.
-func goldAnswer(q eval.Query) fill.Acceptable {
-	if q.Acceptable != nil {
-		return fill.Acceptable(q.Acceptable)
-	}
-	if q.Arguments == nil {
-		return nil
-	}
-	gold := make(fill.Acceptable, len(q.Arguments))
-	for k, v := range q.Arguments {
-		gold[k] = []any{v}
-	}
-	return gold
-}
-
-// goldFits reports whether every argument the gold answer requires is
-// declared by the tool's schema. A row written for another version of the
-// tool (BFCL's schema variants share a name) cannot be scored fairly
-// against this one.
-func goldFits(gold fill.Acceptable, s *fill.Schema) bool {
-	for name, vals := range gold {
-		if _, ok := s.Properties[name]; ok || slices.Contains(vals, any("")) {
-			continue
-		}
-		return false
-	}
-	return true
-}
-
-func fillerName(fs []fill.Filler) string {
-	names := make([]string, len(fs))
-	for i, f := range fs {
-		names[i] = f.Name()
-	}
-	return strings.Join(names, ">")
-}
-
-func printFillReport(w io.Writer, r *fillReport) {
+func printFillReport(w io.Writer, r *eval.FillReport) {
 	fmt.Fprintf(w, "%d queries with gold arguments, %d tools, filler %s\n", r.Queries, r.Tools, r.Filler)
 	tw := newTable(w)
 	fmt.Fprintf(tw, "  exact\t%.3f (filling nothing: %.3f)\n", r.Exact, r.BaselineExact)

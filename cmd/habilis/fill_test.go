@@ -384,7 +384,7 @@ func TestEvalFill(t *testing.T) {
 		}
 	}
 	rep := decode[struct {
-		Fill fillReport `json:"fill"`
+		Fill eval.FillReport `json:"fill"`
 	}](t, r.stdout).Fill
 	// Six rows are scored. Four are filled exactly, two of them only
 	// thanks to their acceptable lists ("Oslo" for "Oslo, Norway", and
@@ -394,7 +394,7 @@ func TestEvalFill(t *testing.T) {
 	if diff := cmp.Diff(want, rep.Totals); diff != "" {
 		t.Errorf("eval --fill totals (-want +got):\n%s", diff)
 	}
-	wantSkipped := map[string]int{skipNoGold: 1, skipNotOneTool: 1, skipUnknownTool: 1, skipSchemaMismatch: 1}
+	wantSkipped := map[string]int{eval.SkipNoGold: 1, eval.SkipNotOneTool: 1, eval.SkipUnknownTool: 1, eval.SkipSchemaMismatch: 1}
 	if diff := cmp.Diff(wantSkipped, rep.SkippedBy); diff != "" {
 		t.Errorf("eval --fill skipped_by (-want +got):\n%s", diff)
 	}
@@ -524,7 +524,7 @@ func TestFillOllama(t *testing.T) {
 	// its strings it may keep only the one Paris the requests contain (its
 	// boolean for "only unread" is supported too), and nothing is invented.
 	rep := decode[struct {
-		Fill fillReport `json:"fill"`
+		Fill eval.FillReport `json:"fill"`
 	}](t, mustRun(t, "eval", "--fill", "--json", "--filler", filler, "--tools", testdata("tools.json"), "--queries", testdata("fill_queries.jsonl"))).Fill
 	if rep.Queries != 6 || rep.Totals.Invented != 0 || rep.Totals.Predicted != 2 || rep.Totals.Exact != 2 || rep.Filler != "ollama:"+model {
 		t.Errorf("eval --fill with %s = %+v; want 6 rows, Paris and unread_only kept and exact, nothing invented", model, rep)

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/eval"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/boltstore"
 	"github.com/habilis-router/habilis/store/storetest"
@@ -597,8 +598,8 @@ func TestEvalSelf(t *testing.T) {
 		Queries int `json:"queries"`
 		Folds   int `json:"folds"`
 	}](t, out)
-	if rep.Queries != 43 || rep.Folds != selfFolds {
-		t.Errorf("eval --self = %d queries in %d folds, want 43 in %d", rep.Queries, rep.Folds, selfFolds)
+	if rep.Queries != 43 || rep.Folds != eval.SelfFolds {
+		t.Errorf("eval --self = %d queries in %d folds, want 43 in %d", rep.Queries, rep.Folds, eval.SelfFolds)
 	}
 }
 
