@@ -51,6 +51,9 @@ type index struct {
 	// the per-tool maps (held by index above), decoded when asked for.
 	fullOnce sync.Once
 	full     Calibration
+	// generic scores requests against the background requests, for the
+	// no-tool confidence.
+	generic *genericSpace
 	// bg holds each tool's background gates (Background.Gates) by index;
 	// a tool the calibration has no Background for (a store written
 	// before there was one, a model embedder) has none, -Inf.
@@ -202,7 +205,7 @@ func (e embedders) merged(dim int) bool { return dim == 0 && e.sameLex }
 // for calibration (with a merged space when emb.merged); it is used as is.
 func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb embedders, recs []habilis.Record, sh *shared) (*index, error) {
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Tool.Name < recs[j].Tool.Name })
-	ix := &index{meta: meta, cal: cal, embedders: emb, byName: make(map[string]int, len(recs))}
+	ix := &index{meta: meta, cal: cal, embedders: emb, byName: make(map[string]int, len(recs)), generic: new(genericSpace)}
 	dim := meta.Embedder.Dim
 	ix.tools = make([]toolInfo, len(recs))
 	defs := make(heapDefs, len(recs))

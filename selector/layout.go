@@ -425,7 +425,7 @@ func decodeIndex(data []byte, meta habilis.CatalogMeta, emb embedders) (*index, 
 	case l.dim != meta.Embedder.Dim || l.merged != emb.merged(l.dim):
 		return nil, fmt.Errorf("%w: built for other embedders", errLayout)
 	}
-	ix := &index{meta: meta, embedders: emb, stored: true}
+	ix := &index{meta: meta, embedders: emb, stored: true, generic: new(genericSpace)}
 	if err := json.Unmarshal(l.secs[secCalibration], &ix.cal); err != nil {
 		return nil, fmt.Errorf("%w: calibration: %v", errLayout, err)
 	}

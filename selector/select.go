@@ -396,6 +396,13 @@ func (ix *index) rank(ctx context.Context, q, ql habilis.Vector, mode habilis.Mo
 		key = sigCent
 	default:
 		rk := ix.hybrid(q, s, k, denied)
+		if len(rk.Matches) > 0 {
+			w := float64(genericWeightBare)
+			if ix.tools[ix.byName[rk.Matches[0].Tool]].examples > 0 {
+				w = genericWeightExamples
+			}
+			rk.Confidence = noToolConfidence(rk.Confidence, ix.nearestGeneric(ql), w)
+		}
 		for _, i := range pinned {
 			m := ix.hybridMatch(ix.hybridSignals(s, i))
 			m.Pinned = true
