@@ -376,6 +376,12 @@ func (t *tally) add(q Query, top string, abstained bool, ranking []string, confi
 		t.wrongAbstain++
 		t.wrongAbstentions = appendMiss(t.wrongAbstentions, Miss{Query: q.Query, Expected: q.Expected}, t.opts.MaxExamples*10)
 	}
+	t.addRanking(q, ranking)
+	t.addTools(q, top, hit)
+}
+
+// addRanking counts where a tool query's ranking puts its expected tools.
+func (t *tally) addRanking(q Query, ranking []string) {
 	found, first := 0, 0
 	for rank, m := range ranking {
 		if slices.Contains(q.Expected, m) {
@@ -392,6 +398,11 @@ func (t *tally) add(q Query, top string, abstained bool, ranking []string, confi
 	if first > 0 {
 		t.mrrSum += 1 / float64(first)
 	}
+}
+
+// addTools counts a tool query for each tool it expects, and its misroute
+// to top, when hit is false and top is not "", as a confusion.
+func (t *tally) addTools(q Query, top string, hit bool) {
 	for _, e := range q.Expected {
 		pt := t.perTool[e]
 		if pt == nil {

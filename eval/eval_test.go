@@ -176,31 +176,49 @@ func TestFit(t *testing.T) {
 	if got := r.Calibration(); !got.Fitted || got.HybridThreshold != cal.HybridThreshold || got.Weights != cal.Weights {
 		t.Errorf("calibration after a delete = %+v, want the fitted one %+v kept", got, cal)
 	}
+}
 
+func TestFitRefuses(t *testing.T) {
+	r, _ := router(t)
+	ctx := context.Background()
+	before := r.Version()
 	unknown := []eval.Query{{Query: "x", Expected: []string{"teleport"}}}
 	if _, err := eval.Fit(ctx, r, unknown, eval.FitOptions{}); !errors.Is(err, habilis.ErrNotFound) || !strings.Contains(err.Error(), "teleport") {
 		t.Errorf("Fit(unknown tool) error = %v, want ErrNotFound naming teleport", err)
 	}
+	none := []eval.Query{{Query: "paint my fence blue", Expected: []string{}}}
+	if _, err := eval.Fit(ctx, r, none, eval.FitOptions{}); !errors.Is(err, habilis.ErrInvalid) {
+		t.Errorf("Fit(no query for a tool) error = %v, want ErrInvalid", err)
+	}
+	if r.Version() != before {
+		t.Errorf("a refused Fit moved the catalog from version %d to %d", before, r.Version())
+	}
 }
 
-func TestEvaluate(t *testing.T) {
-	ctx := context.Background()
+// selfCatalog returns the test catalog, how many examples it holds and a
+// router configuration with the lexical embedder.
+func selfCatalog(t *testing.T) ([]habilis.Tool, int, selector.Config) {
+	t.Helper()
 	tools, err := catalog.Read("../selector/testdata/catalog.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := selector.Config{Embedder: lexical.New(lexical.Options{})}
 	examples := 0
 	for _, tool := range tools {
 		examples += len(tool.Examples)
 	}
+	return tools, examples, selector.Config{Embedder: lexical.New(lexical.Options{})}
+}
+
+func TestEvaluateSelf(t *testing.T) {
+	tools, examples, cfg := selfCatalog(t)
 	var steps []string
 	progress := func(step string, done, total int) {
 		if len(steps) == 0 || steps[len(steps)-1] != step {
 			steps = append(steps, step)
 		}
 	}
-	res, err := eval.Evaluate(ctx, &eval.Setup{Config: cfg, Tools: tools, Self: true, Progress: progress})
+	res, err := eval.Evaluate(context.Background(), &eval.Setup{Config: cfg, Tools: tools, Self: true, Progress: progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +228,15 @@ func TestEvaluate(t *testing.T) {
 	if !slices.Contains(steps, "embedding") || !slices.Contains(steps, "evaluating") {
 		t.Errorf("Evaluate(self) progress steps = %v, want embedding and evaluating", steps)
 	}
+	bare := []habilis.Tool{{Name: "a", Description: "does a"}}
+	if _, err := eval.Evaluate(context.Background(), &eval.Setup{Config: cfg, Tools: bare, Self: true}); !errors.Is(err, habilis.ErrInvalid) {
+		t.Errorf("Evaluate(self, no examples) error = %v, want ErrInvalid", err)
+	}
+}
 
+func TestEvaluateFitAndBaseline(t *testing.T) {
+	ctx := context.Background()
+	tools, _, cfg := selfCatalog(t)
 	qs := []eval.Query{
 		{Query: "send an email to dave about the offsite", Expected: []string{"send_email"}},
 		{Query: "compose a sonnet about autumn leaves", Expected: []string{}},
@@ -220,17 +246,12 @@ func TestEvaluate(t *testing.T) {
 		{Query: "convert 5 francs to yen", Expected: []string{"convert_currency"}},
 		{Query: "knit a scarf pattern", Expected: []string{}},
 	}
-	res, err = eval.Evaluate(ctx, &eval.Setup{Config: cfg, Tools: tools, Queries: qs, Fit: fit})
+	res, err := eval.Evaluate(ctx, &eval.Setup{Config: cfg, Tools: tools, Queries: qs, Fit: fit})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Queries != 2 || res.Fit == nil || res.Fit.Queries != 3 || res.Folds != 0 {
 		t.Errorf("Evaluate(fit) = %d queries, fit %+v, %d folds; want 2 queries after fitting on 3, no folds", res.Queries, res.Fit, res.Folds)
-	}
-
-	bare := []habilis.Tool{{Name: "a", Description: "does a"}}
-	if _, err := eval.Evaluate(ctx, &eval.Setup{Config: cfg, Tools: bare, Self: true}); !errors.Is(err, habilis.ErrInvalid) {
-		t.Errorf("Evaluate(self, no examples) error = %v, want ErrInvalid", err)
 	}
 	if _, err := eval.Evaluate(ctx, &eval.Setup{Tools: tools, Queries: qs, Baseline: "bm26"}); !errors.Is(err, habilis.ErrInvalid) {
 		t.Errorf("Evaluate(baseline bm26) error = %v, want ErrInvalid", err)

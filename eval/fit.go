@@ -83,25 +83,9 @@ func Fit(ctx context.Context, r *selector.Router, qs []Query, opts FitOptions) (
 		opts.MaxNewExamples = 200
 	}
 	tools := r.Tools()
-	known := make(map[string]bool, len(tools))
-	for _, t := range tools {
-		known[t.Name] = true
-	}
-	rep := &FitReport{Queries: len(qs), Before: r.Calibration()}
-	for i, q := range qs {
-		for _, e := range q.Expected {
-			if !known[e] {
-				return nil, fmt.Errorf("fit: query %d %q expects tool %q: %w", i+1, q.Query, e, habilis.ErrNotFound)
-			}
-		}
-		if len(q.Expected) == 0 {
-			rep.NoToolQueries++
-		} else {
-			rep.ToolQueries++
-		}
-	}
-	if rep.ToolQueries == 0 {
-		return nil, fmt.Errorf("fit: no labelled query expects a tool: %w", habilis.ErrInvalid)
+	rep, err := newFitReport(r, tools, qs)
+	if err != nil {
+		return nil, err
 	}
 	var tuneQs, exampleQs []Query
 	for _, q := range qs {
@@ -116,7 +100,6 @@ func Fit(ctx context.Context, r *selector.Router, qs []Query, opts FitOptions) (
 	trial := r
 	if !opts.NoExamples {
 		withExamples, _ := addExamples(tools, exampleQs, opts.MaxNewExamples)
-		var err error
 		if trial, err = r.Trial(ctx, withExamples); err != nil {
 			return nil, fmt.Errorf("fit: trial catalog: %w", err)
 		}
@@ -151,6 +134,33 @@ func Fit(ctx context.Context, r *selector.Router, qs []Query, opts FitOptions) (
 		return nil, fmt.Errorf("fit: store calibration: %w", err)
 	}
 	rep.After, rep.Version = r.Calibration(), lr.Version
+	return rep, nil
+}
+
+// newFitReport counts the labelled queries for a report on fitting r. It
+// refuses a query that expects a tool not among tools, and queries none of
+// which expects a tool.
+func newFitReport(r *selector.Router, tools []habilis.Tool, qs []Query) (*FitReport, error) {
+	known := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		known[t.Name] = true
+	}
+	rep := &FitReport{Queries: len(qs), Before: r.Calibration()}
+	for i, q := range qs {
+		for _, e := range q.Expected {
+			if !known[e] {
+				return nil, fmt.Errorf("fit: query %d %q expects tool %q: %w", i+1, q.Query, e, habilis.ErrNotFound)
+			}
+		}
+		if len(q.Expected) == 0 {
+			rep.NoToolQueries++
+		} else {
+			rep.ToolQueries++
+		}
+	}
+	if rep.ToolQueries == 0 {
+		return nil, fmt.Errorf("fit: no labelled query expects a tool: %w", habilis.ErrInvalid)
+	}
 	return rep, nil
 }
 
@@ -230,75 +240,101 @@ func normal(s string) string { return strings.Join(strings.Fields(strings.ToLowe
 // separate tool queries from no-tool queries.
 func tune(ctx context.Context, r *selector.Router, qs []Query, c map[string]int) (selector.Calibration, TuningFigures, float32, error) {
 	cal := r.Calibration()
-	type row struct {
-		sc       *selector.Scores
-		expected []string
+	rows, err := scoreRows(ctx, r, qs)
+	if err != nil {
+		return cal, TuningFigures{}, 0, err
 	}
+	figs := TuningFigures{Queries: len(rows)}
+	figs.BaselineRankAccAt1, _ = rankAccuracy(rows, cal.Weights, cal.Prior)
+	var strength float32
+	var tops []int
+	cal.Weights, strength, figs.RankAccAt1, tops = chooseFusion(rows, c)
+	cal.LearnGates(gateScores(rows, tops))
+	figs.decisions(rows, tops, cal)
+	return cal, figs, strength, nil
+}
+
+// tuningRow is one tuning query's raw signals and the tools it expects.
+type tuningRow struct {
+	sc       *selector.Scores
+	expected []string
+}
+
+// scoreRows embeds qs together and returns their raw signals.
+func scoreRows(ctx context.Context, r *selector.Router, qs []Query) ([]tuningRow, error) {
 	texts := make([]string, len(qs))
 	for i, q := range qs {
 		texts[i] = q.Query
 	}
 	b, err := r.EmbedQueries(ctx, texts)
 	if err != nil {
-		return cal, TuningFigures{}, 0, fmt.Errorf("fit: %w", err)
+		return nil, fmt.Errorf("fit: %w", err)
 	}
-	rows := make([]row, 0, len(qs))
+	rows := make([]tuningRow, 0, len(qs))
 	for i, q := range qs {
 		if err := ctx.Err(); err != nil {
-			return cal, TuningFigures{}, 0, err
+			return nil, err
 		}
 		sc, err := b.Scores(ctx, i)
 		if err != nil {
-			return cal, TuningFigures{}, 0, fmt.Errorf("fit: score %q: %w", q.Query, err)
+			return nil, fmt.Errorf("fit: score %q: %w", q.Query, err)
 		}
-		rows = append(rows, row{sc, q.Expected})
+		rows = append(rows, tuningRow{sc, q.Expected})
 	}
-	accOf := func(w selector.Weights, p map[string]float32) (float64, []int) {
-		hits, n := 0, 0
-		tops := make([]int, len(rows))
-		for k, rw := range rows {
-			f := rw.sc.Fused(w, p)
-			best := 0
-			for i := range f {
-				if f[i] > f[best] {
-					best = i
-				}
-			}
-			tops[k] = best
-			if len(rw.expected) == 0 {
-				continue
-			}
-			n++
-			if slices.Contains(rw.expected, rw.sc.Tools[best]) {
-				hits++
+	return rows, nil
+}
+
+// rankAccuracy returns the share of tool queries whose best fused tool,
+// under weights w and prior p, is expected, and each row's best tool.
+func rankAccuracy(rows []tuningRow, w selector.Weights, p map[string]float32) (float64, []int) {
+	hits, n := 0, 0
+	tops := make([]int, len(rows))
+	for k, rw := range rows {
+		f := rw.sc.Fused(w, p)
+		best := 0
+		for i := range f {
+			if f[i] > f[best] {
+				best = i
 			}
 		}
-		if n == 0 {
-			return 0, tops
+		tops[k] = best
+		if len(rw.expected) == 0 {
+			continue
 		}
-		return float64(hits) / float64(n), tops
+		n++
+		if slices.Contains(rw.expected, rw.sc.Tools[best]) {
+			hits++
+		}
 	}
-	figs := TuningFigures{Queries: len(rows)}
-	figs.BaselineRankAccAt1, _ = accOf(cal.Weights, cal.Prior)
+	if n == 0 {
+		return 0, tops
+	}
+	return float64(hits) / float64(n), tops
+}
+
+// chooseFusion returns the weights and prior strength of fitWeights and
+// fitPriors that rank best (ties to the earlier), their accuracy and
+// each row's best tool under them.
+func chooseFusion(rows []tuningRow, c map[string]int) (selector.Weights, float32, float64, []int) {
 	bestW, bestP, bestAcc := fitWeights[0], float32(0), -1.0
 	var bestTops []int
 	for _, w := range fitWeights {
 		for _, s := range fitPriors {
-			acc, tops := accOf(w, prior(c, s))
+			acc, tops := rankAccuracy(rows, w, prior(c, s))
 			if acc > bestAcc+1e-9 {
 				bestW, bestP, bestAcc, bestTops = w, s, acc, tops
 			}
 		}
 	}
-	cal.Weights = bestW
-	figs.RankAccAt1 = bestAcc
+	return bestW, bestP, bestAcc, bestTops
+}
 
-	// Thresholds: the top tool's gate scores on tool queries (should pass)
-	// against no-tool queries (should not).
-	var posEv, negEv, posGate, negGate []float32
+// gateScores returns what the gates are learned from (LearnGates): the
+// top tool's evidence and the best centroid gate excess, for tool queries
+// (which should pass) and for no-tool queries (which should not).
+func gateScores(rows []tuningRow, tops []int) (posEv, negEv, posGate, negGate []float32) {
 	for k, rw := range rows {
-		top := bestTops[k]
-		ev := rw.sc.Evidence[top]
+		ev := rw.sc.Evidence[tops[k]]
 		var gate float32 = -2
 		for i, g := range rw.sc.Gate {
 			if rw.sc.HasRadius[i] {
@@ -311,11 +347,15 @@ func tune(ctx context.Context, r *selector.Router, qs []Query, c map[string]int)
 			posEv, posGate = append(posEv, ev), append(posGate, gate)
 		}
 	}
-	cal.LearnGates(posEv, negEv, posGate, negGate)
-	// Figures of the chosen settings on the tuning half.
+	return posEv, negEv, posGate, negGate
+}
+
+// decisions sets the figures of the calibration cal on the tuning rows,
+// whose top tools are tops.
+func (figs *TuningFigures) decisions(rows []tuningRow, tops []int, cal selector.Calibration) {
 	hits, tool, abst, wrong, none := 0, 0, 0, 0, 0
 	for k, rw := range rows {
-		top := bestTops[k]
+		top := tops[k]
 		abstain := rw.sc.Evidence[top] < cal.HybridThreshold
 		if !rw.sc.HasExamples[top] {
 			abstain = rw.sc.Description[top] < cal.DescriptionThreshold
@@ -341,5 +381,4 @@ func tune(ctx context.Context, r *selector.Router, qs []Query, c map[string]int)
 	if none > 0 {
 		figs.AbstainRecall = float64(abst) / float64(none)
 	}
-	return cal, figs, bestP, nil
 }
