@@ -218,27 +218,11 @@ func (o *evalOptions) check() (habilis.Mode, []eval.Filter, error) {
 	if err != nil {
 		return "", nil, &usageError{fmt.Errorf("--mode: %w", err)}
 	}
-	switch {
-	case o.tools == "" && (o.self || o.fill || o.queries == ""):
-		return "", nil, usagef("eval: --tools FILE is required")
-	case o.fill && (o.queries == "" || o.self || o.fit != "" || o.baseline != ""):
-		return "", nil, usagef("eval: --fill needs --queries FILE and excludes --self, --fit and --baseline")
-	case o.queries == "" && !o.self:
-		return "", nil, usagef("eval: give --queries FILE or --self")
-	case o.queries != "" && o.self:
-		return "", nil, usagef("eval: --queries and --self exclude each other")
-	case o.k < 1:
-		return "", nil, usagef("-k %d: want at least 1", o.k)
-	case o.minAcc < 0:
-		return "", nil, usagef("--min-acc %v: want a non-negative accuracy", o.minAcc)
-	case o.half != "" && o.half != "a" && o.half != "b":
-		return "", nil, usagef("--half %q: want a or b", o.half)
-	case o.fitSplit && (o.fit != "" || o.half != "" || o.queries == ""):
-		return "", nil, usagef("eval: --fit-split needs --queries FILE and excludes --fit and --half")
-	case o.baseline != "" && o.baseline != "bm25":
-		return "", nil, usagef("--baseline %q: want bm25", o.baseline)
-	case o.baseline != "" && (o.self || o.fit != "" || o.fitSplit):
-		return "", nil, usagef("eval: --baseline excludes --self, --fit and --fit-split")
+	if err := o.checkSources(); err != nil {
+		return "", nil, err
+	}
+	if err := o.checkSettings(); err != nil {
+		return "", nil, err
 	}
 	filters := make([]eval.Filter, len(o.where))
 	for i, w := range o.where {
@@ -247,6 +231,42 @@ func (o *evalOptions) check() (habilis.Mode, []eval.Filter, error) {
 		}
 	}
 	return mode, filters, nil
+}
+
+// checkSources refuses flags that leave unsaid what is measured: the
+// catalog, and the queries or --self.
+func (o *evalOptions) checkSources() error {
+	switch {
+	case o.tools == "" && (o.self || o.fill || o.queries == ""):
+		return usagef("eval: --tools FILE is required")
+	case o.fill && (o.queries == "" || o.self || o.fit != "" || o.baseline != ""):
+		return usagef("eval: --fill needs --queries FILE and excludes --self, --fit and --baseline")
+	case o.queries == "" && !o.self:
+		return usagef("eval: give --queries FILE or --self")
+	case o.queries != "" && o.self:
+		return usagef("eval: --queries and --self exclude each other")
+	}
+	return nil
+}
+
+// checkSettings refuses values out of range and settings that exclude
+// each other.
+func (o *evalOptions) checkSettings() error {
+	switch {
+	case o.k < 1:
+		return usagef("-k %d: want at least 1", o.k)
+	case o.minAcc < 0:
+		return usagef("--min-acc %v: want a non-negative accuracy", o.minAcc)
+	case o.half != "" && o.half != "a" && o.half != "b":
+		return usagef("--half %q: want a or b", o.half)
+	case o.fitSplit && (o.fit != "" || o.half != "" || o.queries == ""):
+		return usagef("eval: --fit-split needs --queries FILE and excludes --fit and --half")
+	case o.baseline != "" && o.baseline != "bm25":
+		return usagef("--baseline %q: want bm25", o.baseline)
+	case o.baseline != "" && (o.self || o.fit != "" || o.fitSplit):
+		return usagef("eval: --baseline excludes --self, --fit and --fit-split")
+	}
+	return nil
 }
 
 // checkCandidates refuses what candidates mode cannot do: fit (each query

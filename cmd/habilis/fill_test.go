@@ -183,193 +183,213 @@ type runJSON struct {
 
 func TestRun(t *testing.T) {
 	f := newRunFixture(t)
-	env := []string{"FILL_GREETING=hello", "FILL_SECRET=hunter2"}
-	run := func(stdin string, args ...string) result {
-		t.Helper()
-		return habilisWith(t, stdin, env, append([]string{"--store", f.store, "run"}, args...)...)
+	for _, tt := range []struct {
+		name string
+		test func(*testing.T, *runFixture)
+	}{
+		{"command", testRunCommand},
+		{"missing argument", testRunMissingArgument},
+		{"kind not allowed", testRunKindNotAllowed},
+		{"no confirmation", testRunNoConfirmation},
+		{"http", testRunHTTP},
+		{"selection only", testRunSelectionOnly},
+		{"abstained", testRunAbstained},
+		{"usage", testRunUsage},
+		{"confirm on a terminal", testRunConfirmOnTerminal},
+	} {
+		t.Run(tt.name, func(t *testing.T) { tt.test(t, f) })
 	}
+}
 
-	t.Run("command", func(t *testing.T) {
-		r := run("", "--yes", "--allow", "command", "--json", `save a note "buy milk"`)
-		if r.code != exitOK {
-			t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+// run runs habilis run over the fixture's store, with stdin and args, in
+// an environment holding a variable the tools may read and one they may
+// not.
+func (f *runFixture) run(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	env := []string{"FILL_GREETING=hello", "FILL_SECRET=hunter2"}
+	return habilisWith(t, stdin, env, append([]string{"--store", f.store, "run"}, args...)...)
+}
+
+func testRunCommand(t *testing.T, f *runFixture) {
+	r := f.run(t, "", "--yes", "--allow", "command", "--json", `save a note "buy milk"`)
+	if r.code != exitOK {
+		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+	}
+	raw := decode[map[string]json.RawMessage](t, r.stdout)
+	for _, k := range []string{"decision", "fill", "result", "abstained", "ran"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("run JSON lacks %q:\n%s", k, r.stdout)
 		}
-		raw := decode[map[string]json.RawMessage](t, r.stdout)
-		for _, k := range []string{"decision", "fill", "result", "abstained", "ran"} {
-			if _, ok := raw[k]; !ok {
-				t.Errorf("run JSON lacks %q:\n%s", k, r.stdout)
-			}
+	}
+	out := decode[runJSON](t, r.stdout)
+	if out.Tool != "save_note" || !out.Ran || out.Result == nil || out.Result.IsError {
+		t.Fatalf("run = tool %q ran %v result %+v; want save_note run without error", out.Tool, out.Ran, out.Result)
+	}
+	ran, stdin := f.ran(t)
+	if !ran || stdin != `{"text":"buy milk"}` {
+		t.Errorf("helper ran %v with stdin %q, want {\"text\":\"buy milk\"}", ran, stdin)
+	}
+	var got struct {
+		Args []string `json:"args"`
+		Env  []string `json:"env"`
+	}
+	if err := json.Unmarshal([]byte(out.Result.Text()), &got); err != nil {
+		t.Fatalf("helper output %q: %v", out.Result.Text(), err)
+	}
+	// Only the variables the spec lists reach the tool.
+	want := struct {
+		Args []string `json:"args"`
+		Env  []string `json:"env"`
+	}{[]string{"buy milk"}, []string{"FILL_GREETING=hello"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("helper received (-want +got):\n%s", diff)
+	}
+	// The human output prints the tool's output.
+	r = f.run(t, "", "--yes", "--allow", "command", `save a note "buy milk"`)
+	if r.code != exitOK || !strings.Contains(r.stdout, "selected save_note") || !strings.Contains(r.stdout, `"args":["buy milk"]`) {
+		t.Errorf("run table = exit %d:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	f.ran(t)
+}
+
+func testRunMissingArgument(t *testing.T, f *runFixture) {
+	r := f.run(t, "", "--yes", "--allow", "command", "--json", "save a note")
+	if r.code != exitOK {
+		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+	}
+	out := decode[runJSON](t, r.stdout)
+	if out.Tool != "save_note" || out.Ran || out.Result != nil || out.Fill == nil || len(out.Fill.Missing) != 1 {
+		t.Fatalf("run(save a note) = %s; want save_note with text missing and nothing run", r.stdout)
+	}
+	if m := out.Fill.Missing[0]; m.Name != "text" || m.Question == "" {
+		t.Errorf("run(save a note) missing = %+v, want text with a question", m)
+	}
+	if ran, _ := f.ran(t); ran {
+		t.Errorf("run(save a note) executed the tool with an argument missing")
+	}
+	r = f.run(t, "", "--yes", "--allow", "command", "save a note")
+	if r.code != exitOK || !strings.Contains(r.stdout, "What is the text of the note?") || !strings.Contains(r.stdout, "nothing ran") {
+		t.Errorf("run table = exit %d, want the question and that nothing ran:\n%s", r.code, r.stdout)
+	}
+	if ran, _ := f.ran(t); ran {
+		t.Errorf("run(save a note) executed the tool with an argument missing")
+	}
+}
+
+func testRunKindNotAllowed(t *testing.T, f *runFixture) {
+	for _, allow := range [][]string{nil, {"--allow", "http"}} {
+		r := f.run(t, "", append(append([]string{"--yes", "--json"}, allow...), `save a note "buy milk"`)...)
+		if r.code != exitError {
+			t.Errorf("run %v: exit %d, want %d", allow, r.code, exitError)
 		}
 		out := decode[runJSON](t, r.stdout)
-		if out.Tool != "save_note" || !out.Ran || out.Result == nil || out.Result.IsError {
-			t.Fatalf("run = tool %q ran %v result %+v; want save_note run without error", out.Tool, out.Ran, out.Result)
+		if out.Ran || out.Result == nil || !out.Result.IsError || !strings.Contains(out.Result.Text(), "--allow command") {
+			t.Errorf("run %v = ran %v, result %+v; want an error result saying to pass --allow command", allow, out.Ran, out.Result)
+		}
+		if ran, _ := f.ran(t); ran {
+			t.Errorf("run %v executed a command tool that was not allowed", allow)
+		}
+	}
+}
+
+func testRunNoConfirmation(t *testing.T, f *runFixture) {
+	r := f.run(t, "y\n", "--allow", "command", "--json", `save a note "buy milk"`)
+	if r.code != exitError || !strings.Contains(r.stderr, "not a terminal") || !strings.Contains(r.stderr, "--yes") {
+		t.Errorf("run without --yes on a pipe = exit %d, stderr %q; want 1, asking for --yes", r.code, r.stderr)
+	}
+	if ran, _ := f.ran(t); ran {
+		t.Errorf("run without --yes on a pipe executed the tool")
+	}
+}
+
+func testRunHTTP(t *testing.T, f *runFixture) {
+	r := f.run(t, "", "--yes", "--allow", "http", "--json", `open a support ticket titled "printer jam"`)
+	if r.code != exitOK {
+		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+	}
+	out := decode[runJSON](t, r.stdout)
+	if out.Tool != "open_ticket" || out.Result == nil || out.Result.IsError || out.Result.Text() != "ticket 42 opened" {
+		t.Errorf("run = tool %q result %+v; want open_ticket with the server's answer", out.Tool, out.Result)
+	}
+	if diff := cmp.Diff([]string{`POST {"title":"printer jam"}`}, f.takeRequests()); diff != "" {
+		t.Errorf("HTTP tool requests (-want +got):\n%s", diff)
+	}
+}
+
+func testRunSelectionOnly(t *testing.T, f *runFixture) {
+	r := f.run(t, "", "--yes", "--allow", "command,http,mcp", "--json", "what's the weather in Paris")
+	if r.code != exitOK {
+		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+	}
+	out := decode[runJSON](t, r.stdout)
+	if out.Tool != "get_weather" || out.Ran || out.Result == nil || !out.Result.SelectionOnly || out.Fill.Arguments["city"] != "Paris" {
+		t.Errorf("run = tool %q ran %v result %+v fill %+v; want get_weather, selection-only, city Paris", out.Tool, out.Ran, out.Result, out.Fill)
+	}
+	r = f.run(t, "", "what's the weather in Paris")
+	if r.code != exitOK || !strings.Contains(r.stdout, "selection-only") {
+		t.Errorf("run table = exit %d, want it to say selection-only:\n%s", r.code, r.stdout)
+	}
+}
+
+func testRunAbstained(t *testing.T, f *runFixture) {
+	r := f.run(t, "", "--yes", "--allow", "command", "--json", "recommend a vegan lasagna recipe")
+	if r.code != exitOK {
+		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+	}
+	out := decode[runJSON](t, r.stdout)
+	if !out.Abstained || out.Decision == nil || out.Decision.Reason == "" || out.Fill != nil || out.Result != nil || out.Ran {
+		t.Errorf("run(off-topic) = %s; want abstained with a reason and nothing filled or run", r.stdout)
+	}
+	r = f.run(t, "", "recommend a vegan lasagna recipe")
+	if r.code != exitOK || !strings.Contains(r.stdout, "abstained") || !strings.Contains(r.stdout, "nothing ran") {
+		t.Errorf("run table = exit %d, want the abstention:\n%s", r.code, r.stdout)
+	}
+	if ran, _ := f.ran(t); ran {
+		t.Errorf("an abstention executed a tool")
+	}
+}
+
+func testRunUsage(t *testing.T, f *runFixture) {
+	for _, args := range [][]string{
+		{"--allow", "shell", "save a note"},
+		{"--mode", "fuzzy", "save a note"},
+		{"--filler", "gpt", "save a note"},
+		{},
+	} {
+		if r := f.run(t, "", args...); r.code != exitUsage {
+			t.Errorf("run %v: exit %d, want %d (stderr %q)", args, r.code, exitUsage, r.stderr)
+		}
+	}
+}
+
+func testRunConfirmOnTerminal(t *testing.T, f *runFixture) {
+	getenv := func(k string) string { return map[string]string{"FILL_GREETING": "hi", "FILL_SECRET": "x"}[k] }
+	tests := []struct {
+		answer string
+		run    bool
+	}{
+		{"y\n", true},
+		{"yes\n", true},
+		{"n\n", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		g := &globalOptions{store: f.store, embedder: "lexical", json: true, stderr: &stderr, getenv: getenv}
+		o := &runOptions{g: g, fillerFlags: fillerFlags{filler: "builtin"}, query: `save a note "call mum"`, mode: "hybrid",
+			allow: []string{"command"}, stdin: strings.NewReader(tt.answer), interactive: true}
+		err := runRun(context.Background(), o, &stdout)
+		if (err == nil) != tt.run {
+			t.Errorf("runRun(answer %q) = %v, want run %v", tt.answer, err, tt.run)
+		}
+		if !strings.Contains(stderr.String(), `Run save_note (command) with {"text":"call mum"}? [y/N]`) {
+			t.Errorf("runRun(answer %q) prompt = %q", tt.answer, stderr.String())
 		}
 		ran, stdin := f.ran(t)
-		if !ran || stdin != `{"text":"buy milk"}` {
-			t.Errorf("helper ran %v with stdin %q, want {\"text\":\"buy milk\"}", ran, stdin)
+		if ran != tt.run || (ran && stdin != `{"text":"call mum"}`) {
+			t.Errorf("runRun(answer %q): helper ran %v with %q, want ran %v", tt.answer, ran, stdin, tt.run)
 		}
-		var got struct {
-			Args []string `json:"args"`
-			Env  []string `json:"env"`
-		}
-		if err := json.Unmarshal([]byte(out.Result.Text()), &got); err != nil {
-			t.Fatalf("helper output %q: %v", out.Result.Text(), err)
-		}
-		// Only the variables the spec lists reach the tool.
-		want := struct {
-			Args []string `json:"args"`
-			Env  []string `json:"env"`
-		}{[]string{"buy milk"}, []string{"FILL_GREETING=hello"}}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("helper received (-want +got):\n%s", diff)
-		}
-		// The human output prints the tool's output.
-		r = run("", "--yes", "--allow", "command", `save a note "buy milk"`)
-		if r.code != exitOK || !strings.Contains(r.stdout, "selected save_note") || !strings.Contains(r.stdout, `"args":["buy milk"]`) {
-			t.Errorf("run table = exit %d:\n%s\n%s", r.code, r.stdout, r.stderr)
-		}
-		f.ran(t)
-	})
-
-	t.Run("missing argument", func(t *testing.T) {
-		r := run("", "--yes", "--allow", "command", "--json", "save a note")
-		if r.code != exitOK {
-			t.Fatalf("run: exit %d: %s", r.code, r.stderr)
-		}
-		out := decode[runJSON](t, r.stdout)
-		if out.Tool != "save_note" || out.Ran || out.Result != nil || out.Fill == nil || len(out.Fill.Missing) != 1 {
-			t.Fatalf("run(save a note) = %s; want save_note with text missing and nothing run", r.stdout)
-		}
-		if m := out.Fill.Missing[0]; m.Name != "text" || m.Question == "" {
-			t.Errorf("run(save a note) missing = %+v, want text with a question", m)
-		}
-		if ran, _ := f.ran(t); ran {
-			t.Errorf("run(save a note) executed the tool with an argument missing")
-		}
-		r = run("", "--yes", "--allow", "command", "save a note")
-		if r.code != exitOK || !strings.Contains(r.stdout, "What is the text of the note?") || !strings.Contains(r.stdout, "nothing ran") {
-			t.Errorf("run table = exit %d, want the question and that nothing ran:\n%s", r.code, r.stdout)
-		}
-		if ran, _ := f.ran(t); ran {
-			t.Errorf("run(save a note) executed the tool with an argument missing")
-		}
-	})
-
-	t.Run("kind not allowed", func(t *testing.T) {
-		for _, allow := range [][]string{nil, {"--allow", "http"}} {
-			r := run("", append(append([]string{"--yes", "--json"}, allow...), `save a note "buy milk"`)...)
-			if r.code != exitError {
-				t.Errorf("run %v: exit %d, want %d", allow, r.code, exitError)
-			}
-			out := decode[runJSON](t, r.stdout)
-			if out.Ran || out.Result == nil || !out.Result.IsError || !strings.Contains(out.Result.Text(), "--allow command") {
-				t.Errorf("run %v = ran %v, result %+v; want an error result saying to pass --allow command", allow, out.Ran, out.Result)
-			}
-			if ran, _ := f.ran(t); ran {
-				t.Errorf("run %v executed a command tool that was not allowed", allow)
-			}
-		}
-	})
-
-	t.Run("no confirmation", func(t *testing.T) {
-		r := run("y\n", "--allow", "command", "--json", `save a note "buy milk"`)
-		if r.code != exitError || !strings.Contains(r.stderr, "not a terminal") || !strings.Contains(r.stderr, "--yes") {
-			t.Errorf("run without --yes on a pipe = exit %d, stderr %q; want 1, asking for --yes", r.code, r.stderr)
-		}
-		if ran, _ := f.ran(t); ran {
-			t.Errorf("run without --yes on a pipe executed the tool")
-		}
-	})
-
-	t.Run("http", func(t *testing.T) {
-		r := run("", "--yes", "--allow", "http", "--json", `open a support ticket titled "printer jam"`)
-		if r.code != exitOK {
-			t.Fatalf("run: exit %d: %s", r.code, r.stderr)
-		}
-		out := decode[runJSON](t, r.stdout)
-		if out.Tool != "open_ticket" || out.Result == nil || out.Result.IsError || out.Result.Text() != "ticket 42 opened" {
-			t.Errorf("run = tool %q result %+v; want open_ticket with the server's answer", out.Tool, out.Result)
-		}
-		if diff := cmp.Diff([]string{`POST {"title":"printer jam"}`}, f.takeRequests()); diff != "" {
-			t.Errorf("HTTP tool requests (-want +got):\n%s", diff)
-		}
-	})
-
-	t.Run("selection only", func(t *testing.T) {
-		r := run("", "--yes", "--allow", "command,http,mcp", "--json", "what's the weather in Paris")
-		if r.code != exitOK {
-			t.Fatalf("run: exit %d: %s", r.code, r.stderr)
-		}
-		out := decode[runJSON](t, r.stdout)
-		if out.Tool != "get_weather" || out.Ran || out.Result == nil || !out.Result.SelectionOnly || out.Fill.Arguments["city"] != "Paris" {
-			t.Errorf("run = tool %q ran %v result %+v fill %+v; want get_weather, selection-only, city Paris", out.Tool, out.Ran, out.Result, out.Fill)
-		}
-		r = run("", "what's the weather in Paris")
-		if r.code != exitOK || !strings.Contains(r.stdout, "selection-only") {
-			t.Errorf("run table = exit %d, want it to say selection-only:\n%s", r.code, r.stdout)
-		}
-	})
-
-	t.Run("abstained", func(t *testing.T) {
-		r := run("", "--yes", "--allow", "command", "--json", "recommend a vegan lasagna recipe")
-		if r.code != exitOK {
-			t.Fatalf("run: exit %d: %s", r.code, r.stderr)
-		}
-		out := decode[runJSON](t, r.stdout)
-		if !out.Abstained || out.Decision == nil || out.Decision.Reason == "" || out.Fill != nil || out.Result != nil || out.Ran {
-			t.Errorf("run(off-topic) = %s; want abstained with a reason and nothing filled or run", r.stdout)
-		}
-		r = run("", "recommend a vegan lasagna recipe")
-		if r.code != exitOK || !strings.Contains(r.stdout, "abstained") || !strings.Contains(r.stdout, "nothing ran") {
-			t.Errorf("run table = exit %d, want the abstention:\n%s", r.code, r.stdout)
-		}
-		if ran, _ := f.ran(t); ran {
-			t.Errorf("an abstention executed a tool")
-		}
-	})
-
-	t.Run("usage", func(t *testing.T) {
-		for _, args := range [][]string{
-			{"--allow", "shell", "save a note"},
-			{"--mode", "fuzzy", "save a note"},
-			{"--filler", "gpt", "save a note"},
-			{},
-		} {
-			if r := run("", args...); r.code != exitUsage {
-				t.Errorf("run %v: exit %d, want %d (stderr %q)", args, r.code, exitUsage, r.stderr)
-			}
-		}
-	})
-
-	t.Run("confirm on a terminal", func(t *testing.T) {
-		getenv := func(k string) string { return map[string]string{"FILL_GREETING": "hi", "FILL_SECRET": "x"}[k] }
-		tests := []struct {
-			answer string
-			run    bool
-		}{
-			{"y\n", true},
-			{"yes\n", true},
-			{"n\n", false},
-			{"", false},
-		}
-		for _, tt := range tests {
-			var stdout, stderr bytes.Buffer
-			g := &globalOptions{store: f.store, embedder: "lexical", json: true, stderr: &stderr, getenv: getenv}
-			o := &runOptions{g: g, fillerFlags: fillerFlags{filler: "builtin"}, query: `save a note "call mum"`, mode: "hybrid",
-				allow: []string{"command"}, stdin: strings.NewReader(tt.answer), interactive: true}
-			err := runRun(context.Background(), o, &stdout)
-			if (err == nil) != tt.run {
-				t.Errorf("runRun(answer %q) = %v, want run %v", tt.answer, err, tt.run)
-			}
-			if !strings.Contains(stderr.String(), `Run save_note (command) with {"text":"call mum"}? [y/N]`) {
-				t.Errorf("runRun(answer %q) prompt = %q", tt.answer, stderr.String())
-			}
-			ran, stdin := f.ran(t)
-			if ran != tt.run || (ran && stdin != `{"text":"call mum"}`) {
-				t.Errorf("runRun(answer %q): helper ran %v with %q, want ran %v", tt.answer, ran, stdin, tt.run)
-			}
-		}
-	})
+	}
 }
 
 func TestEvalFill(t *testing.T) {
@@ -411,8 +431,10 @@ func TestEvalFill(t *testing.T) {
 	if diff := cmp.Diff([]string{"what's the weather like today", "email bob@example.com about lunch"}, missed); diff != "" {
 		t.Errorf("eval --fill misses (-want +got):\n%s", diff)
 	}
+}
 
-	r = habilisRun(t, "eval", "--fill", "--tools", testdata("tools.json"), "--queries", testdata("fill_queries.jsonl"), "--min-acc", "0.9")
+func TestEvalFillRefuses(t *testing.T) {
+	r := habilisRun(t, "eval", "--fill", "--tools", testdata("tools.json"), "--queries", testdata("fill_queries.jsonl"), "--min-acc", "0.9")
 	if r.code != exitAccuracy || !strings.Contains(r.stdout, "invented rate") || !strings.Contains(r.stdout, "gold_argument_not_in_schema: 1") {
 		t.Errorf("eval --fill --min-acc 0.9 = exit %d, want %d after the report:\n%s", r.code, exitAccuracy, r.stdout)
 	}
@@ -501,6 +523,30 @@ func TestFillOllama(t *testing.T) {
 	store := loadedStore(t)
 	filler := "ollama:" + model + "@" + s.Host
 
+	checkFillWithModel(t, store, filler, model)
+
+	// Scoring the model's filling: every string it says is "Paris", so of
+	// its strings it may keep only the one Paris the requests contain (its
+	// boolean for "only unread" is supported too), and nothing is invented.
+	rep := decode[struct {
+		Fill eval.FillReport `json:"fill"`
+	}](t, mustRun(t, "eval", "--fill", "--json", "--filler", filler, "--tools", testdata("tools.json"), "--queries", testdata("fill_queries.jsonl"))).Fill
+	if rep.Queries != 6 || rep.Totals.Invented != 0 || rep.Totals.Predicted != 2 || rep.Totals.Exact != 2 || rep.Filler != "ollama:"+model {
+		t.Errorf("eval --fill with %s = %+v; want 6 rows, Paris and unread_only kept and exact, nothing invented", model, rep)
+	}
+
+	// A server without the model is an error naming it.
+	r := habilisRun(t, "--store", store, "fill", "get_weather", "weather in Rome", "--filler", "ollama:no-such-model@"+s.Host)
+	if r.code != exitError || !strings.Contains(r.stderr, "no-such-model") {
+		t.Errorf("fill with a missing model = exit %d, stderr %q; want 1 naming it", r.code, r.stderr)
+	}
+}
+
+// checkFillWithModel fills with filler, a model that answers "Paris" to
+// everything: the value stands only where the request says it, and
+// escalating to the extractor fills what the model could not.
+func checkFillWithModel(t *testing.T, store, filler, model string) {
+	t.Helper()
 	out := decode[fill.Result](t, mustRun(t, "--store", store, "fill", "get_weather", "what's the weather in Paris", "--filler", filler, "--json"))
 	if out.Arguments["city"] != "Paris" || out.FilledBy["city"] != "ollama:"+model || !out.Complete {
 		t.Errorf("fill(weather in Paris) with %s = %+v; want city Paris filled by the model", model, out)
@@ -518,21 +564,5 @@ func TestFillOllama(t *testing.T) {
 	out = decode[fill.Result](t, mustRun(t, "--store", store, "fill", "get_weather", "weather in Rome", "--filler", filler, "--escalate", "builtin", "--json"))
 	if out.Arguments["city"] != "Rome" || out.FilledBy["city"] != "extractor" || !out.Complete {
 		t.Errorf("fill(weather in Rome) escalating to builtin = %+v; want Rome filled by the extractor", out)
-	}
-
-	// Scoring the model's filling: every string it says is "Paris", so of
-	// its strings it may keep only the one Paris the requests contain (its
-	// boolean for "only unread" is supported too), and nothing is invented.
-	rep := decode[struct {
-		Fill eval.FillReport `json:"fill"`
-	}](t, mustRun(t, "eval", "--fill", "--json", "--filler", filler, "--tools", testdata("tools.json"), "--queries", testdata("fill_queries.jsonl"))).Fill
-	if rep.Queries != 6 || rep.Totals.Invented != 0 || rep.Totals.Predicted != 2 || rep.Totals.Exact != 2 || rep.Filler != "ollama:"+model {
-		t.Errorf("eval --fill with %s = %+v; want 6 rows, Paris and unread_only kept and exact, nothing invented", model, rep)
-	}
-
-	// A server without the model is an error naming it.
-	r := habilisRun(t, "--store", store, "fill", "get_weather", "weather in Rome", "--filler", "ollama:no-such-model@"+s.Host)
-	if r.code != exitError || !strings.Contains(r.stderr, "no-such-model") {
-		t.Errorf("fill with a missing model = exit %d, stderr %q; want 1 naming it", r.code, r.stderr)
 	}
 }

@@ -361,6 +361,30 @@ func TestCollisions(t *testing.T) {
 
 	// --min-severity and --limit bound the list, worst first; --fail-on
 	// still sees every collision.
+	checkCollisionBounds(t, store, cols)
+	r = habilisRun(t, "--store", store, "collisions", "--min-severity", "high", "--limit", "0", "--fail-on", "low")
+	if r.code != exitCollisions {
+		t.Errorf("collisions --min-severity high --fail-on low: exit %d, want %d (every collision counts)", r.code, exitCollisions)
+	}
+	for _, bad := range [][]string{{"--min-severity", "severe"}, {"--limit", "-1"}} {
+		if r := habilisRun(t, append([]string{"--store", store, "collisions"}, bad...)...); r.code != exitUsage {
+			t.Errorf("collisions %v: exit %d, want %d", bad, r.code, exitUsage)
+		}
+	}
+
+	// A catalog without overlaps gives an empty list, not null.
+	lone := filepath.Join(t.TempDir(), "lone.db")
+	mustRun(t, "--store", lone, "load", testdata("lone.json"))
+	out = mustRun(t, "--store", lone, "collisions", "--json", "--fail-on", "low")
+	if strings.Contains(out, "null") || !strings.Contains(out, `"collisions": []`) {
+		t.Errorf("collisions on a single-tool catalog = %s, want an empty list", out)
+	}
+}
+
+// checkCollisionBounds checks that --min-severity and --limit bound the
+// list of cols, the store's collisions, worst first.
+func checkCollisionBounds(t *testing.T, store string, cols []habilis.Collision) {
+	t.Helper()
 	for _, tt := range []struct {
 		args []string
 		want func(habilis.Collision) bool
@@ -385,23 +409,6 @@ func TestCollisions(t *testing.T) {
 		if diff := cmp.Diff(want, have); diff != "" {
 			t.Errorf("collisions %v: not the worst such collisions in order (-want +got):\n%s", tt.args, diff)
 		}
-	}
-	r = habilisRun(t, "--store", store, "collisions", "--min-severity", "high", "--limit", "0", "--fail-on", "low")
-	if r.code != exitCollisions {
-		t.Errorf("collisions --min-severity high --fail-on low: exit %d, want %d (every collision counts)", r.code, exitCollisions)
-	}
-	for _, bad := range [][]string{{"--min-severity", "severe"}, {"--limit", "-1"}} {
-		if r := habilisRun(t, append([]string{"--store", store, "collisions"}, bad...)...); r.code != exitUsage {
-			t.Errorf("collisions %v: exit %d, want %d", bad, r.code, exitUsage)
-		}
-	}
-
-	// A catalog without overlaps gives an empty list, not null.
-	lone := filepath.Join(t.TempDir(), "lone.db")
-	mustRun(t, "--store", lone, "load", testdata("lone.json"))
-	out = mustRun(t, "--store", lone, "collisions", "--json", "--fail-on", "low")
-	if strings.Contains(out, "null") || !strings.Contains(out, `"collisions": []`) {
-		t.Errorf("collisions on a single-tool catalog = %s, want an empty list", out)
 	}
 }
 
