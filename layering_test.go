@@ -43,8 +43,9 @@ var forbiddenInCore = []string{
 // numeric packages by internal/vec (the kernels) and toolmap (the map's
 // projection, an eigendecomposition), its plotting library, with the fonts
 // and image codecs it brings, by toolmap/render alone, so that no routing
-// package builds it. Test files are not checked: the core is tested with
-// real adapters.
+// package builds it. unsafe and golang.org/x/sys/cpu are imported by
+// internal/vec alone (the posting loop's assembly, views of stored bytes).
+// Test files are not checked: the core is tested with real adapters.
 func TestLayering(t *testing.T) {
 	out, err := exec.Command("go", "list", "-e", "-deps", "-json=ImportPath,Standard,Imports,Deps", "./...").Output()
 	if err != nil {
@@ -75,12 +76,15 @@ func TestLayeringViolations(t *testing.T) {
 		{ImportPath: "github.com/google/uuid"},
 		{ImportPath: "go.etcd.io/bbolt"},
 		{ImportPath: "gonum.org/v1/gonum/floats"},
-		{ImportPath: m("selector"), Imports: []string{m("collision")}, Deps: []string{m("collision"), m("store/boltstore"), "go.etcd.io/bbolt"}},
+		{ImportPath: "unsafe", Standard: true},
+		{ImportPath: "golang.org/x/sys/cpu"},
+		{ImportPath: m("selector"), Imports: []string{m("collision"), "unsafe", "golang.org/x/sys/cpu"}, Deps: []string{m("collision"), m("store/boltstore"), "go.etcd.io/bbolt", "unsafe", "golang.org/x/sys/cpu"}},
 		{ImportPath: m("collision"), Imports: []string{m("store/boltstore"), "gonum.org/v1/gonum/floats"}, Deps: []string{m("store/boltstore"), "go.etcd.io/bbolt", "gonum.org/v1/gonum/floats"}},
 		{ImportPath: m("store/boltstore"), Imports: []string{"go.etcd.io/bbolt", m("embed/lexical")}, Deps: []string{"go.etcd.io/bbolt", m("embed/lexical")}},
 		{ImportPath: m("store/storetest"), Imports: []string{m("store/boltstore")}, Deps: []string{m("store/boltstore"), m("embed/lexical"), "go.etcd.io/bbolt"}},
 		{ImportPath: m("embed/lexical"), Imports: []string{m("internal/vec")}, Deps: []string{m("internal/vec"), "gonum.org/v1/gonum/floats"}},
-		{ImportPath: m("internal/vec"), Imports: []string{"gonum.org/v1/gonum/floats"}, Deps: []string{"gonum.org/v1/gonum/floats"}},
+		{ImportPath: m("internal/vec"), Imports: []string{"gonum.org/v1/gonum/floats", "unsafe", "golang.org/x/sys/cpu"}, Deps: []string{"gonum.org/v1/gonum/floats", "unsafe", "golang.org/x/sys/cpu"}},
+		{ImportPath: m("api/habilis/v1"), Imports: []string{"unsafe"}, Deps: []string{"unsafe"}},
 		{ImportPath: m("api"), Imports: []string{m("cmd/habilis"), m("store/memstore"), m("fill/executor")}, Deps: []string{m("cmd/habilis"), m("store/memstore"), m("fill/executor")}},
 		{ImportPath: m("fill/executor")},
 		{ImportPath: "gonum.org/v1/gonum/mat"},
@@ -103,7 +107,9 @@ func TestLayeringViolations(t *testing.T) {
 		"collision imports store/boltstore (via collision -> store/boltstore): the core (catalog, selector, collision, fill, eval, toolmap) must not depend on adapters or their libraries",
 		"habilis imports github.com/google/uuid (via habilis -> github.com/google/uuid): the root package imports only the standard library",
 		"mcpgate imports embed/lexical (via mcpgate -> embed/lexical): adapters (embed/*, store/*, api, mcpgate, fill/executor, fill/ollamafill) must not import each other",
+		"selector imports golang.org/x/sys/cpu: only internal/vec imports unsafe or golang.org/x/sys/cpu (generated protobuf code aside)",
 		"selector imports store/boltstore (via selector -> collision -> store/boltstore): the core (catalog, selector, collision, fill, eval, toolmap) must not depend on adapters or their libraries",
+		"selector imports unsafe: only internal/vec imports unsafe or golang.org/x/sys/cpu (generated protobuf code aside)",
 		"store/boltstore imports embed/lexical (via store/boltstore -> embed/lexical): adapters (embed/*, store/*, api, mcpgate, fill/executor, fill/ollamafill) must not import each other",
 		"toolmap imports gonum.org/v1/plot: only toolmap/render imports gonum's plotting library",
 		"toolmap/render imports gonum.org/v1/gonum/floats: only internal/vec and toolmap import gonum's numeric packages",
@@ -255,6 +261,19 @@ func gonumRule(r, imp string) string {
 	return ""
 }
 
+// unsafeRule returns why package r may not import imp, or "" when it may:
+// reading memory as other types (unsafe) and asking the processor what it
+// has (golang.org/x/sys/cpu) belong to internal/vec, beside the kernels
+// that need them, so that the rest of the module is memory-safe Go. The
+// protobuf code generated in api/habilis/v1 imports unsafe as protoc-gen-go
+// writes it.
+func unsafeRule(r, imp string) string {
+	if imp != "unsafe" && imp != "golang.org/x/sys/cpu" || r == "internal/vec" || r == "api/habilis/v1" {
+		return ""
+	}
+	return "only internal/vec imports unsafe or golang.org/x/sys/cpu (generated protobuf code aside)"
+}
+
 // layeringViolations returns one sorted message per forbidden import. A
 // dependency reached only through another forbidden one is not reported
 // again: the message names where the layering breaks.
@@ -282,8 +301,10 @@ func layeringViolations(pkgs map[string]*listedPackage) []string {
 			}
 		}
 		for _, imp := range p.Imports {
-			if why := gonumRule(r, imp); why != "" {
-				out = append(out, name(path)+" imports "+imp+": "+why)
+			for _, rule := range []func(r, imp string) string{gonumRule, unsafeRule} {
+				if why := rule(r, imp); why != "" {
+					out = append(out, name(path)+" imports "+imp+": "+why)
+				}
 			}
 		}
 	}

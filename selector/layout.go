@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/internal/terms"
@@ -134,30 +133,6 @@ var errLayout = errors.New("stored index")
 // the index leaves out.
 var errWeightsExamples = fmt.Errorf("%w: the calibration weights the nearest example, whose vectors it leaves out", errLayout)
 
-func bytesOf[T any](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	var zero T
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(zero)))
-}
-
-// viewOf returns b as a slice of T, in place.
-func viewOf[T any](b []byte) ([]T, error) {
-	var zero T
-	size := int(unsafe.Sizeof(zero))
-	if len(b)%size != 0 {
-		return nil, fmt.Errorf("%w: a section of %d bytes holds no whole %d-byte words", errLayout, len(b), size)
-	}
-	if len(b) == 0 {
-		return nil, nil
-	}
-	if uintptr(unsafe.Pointer(unsafe.SliceData(b)))%unsafe.Alignof(zero) != 0 {
-		return nil, fmt.Errorf("%w: a section not aligned", errLayout)
-	}
-	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/size), nil
-}
-
 // section is one section to encode.
 type section struct {
 	id   uint32
@@ -256,35 +231,35 @@ func indexSections(ix *index) ([]section, error) {
 		}
 	}
 	secs := []section{
-		{secCalibration, calJSON}, {secTools, bytesOf(rows)}, {secNameEnds, bytesOf(nameEnds)}, {secNames, names},
-		{secDefEnds, bytesOf(defEnds)}, {secDefs, defs}, {secCollideEnds, bytesOf(collideEnds)}, {secCollides, bytesOf(collides)},
-		{secPrior, bytesOf(ix.prior)}, {secBackground, bytesOf(bg)},
-		{secSumNorm, bytesOf(ix.sh.sumNorm)}, {secRocchioNorm, bytesOf(ix.sh.rocchioNorm)},
+		{secCalibration, calJSON}, {secTools, vec.Bytes(rows)}, {secNameEnds, vec.Bytes(nameEnds)}, {secNames, names},
+		{secDefEnds, vec.Bytes(defEnds)}, {secDefs, defs}, {secCollideEnds, vec.Bytes(collideEnds)}, {secCollides, vec.Bytes(collides)},
+		{secPrior, vec.Bytes(ix.prior)}, {secBackground, vec.Bytes(bg)},
+		{secSumNorm, vec.Bytes(ix.sh.sumNorm)}, {secRocchioNorm, vec.Bytes(ix.sh.rocchioNorm)},
 	}
 	if tri := ix.sh.tri; tri != nil {
-		return append(secs, section{secTriTerms, bytesOf(tri.terms.Raw())}, section{secTriOffsets, bytesOf(tri.offsets)},
-			section{secTriPostings, bytesOf(tri.postings)}, section{secTriRunSums, bytesOf(runSums(tri.offsets, tri.postings))}), nil
+		return append(secs, section{secTriTerms, vec.Bytes(tri.terms.Raw())}, section{secTriOffsets, vec.Bytes(tri.offsets)},
+			section{secTriPostings, vec.Bytes(tri.postings)}, section{secTriRunSums, vec.Bytes(runSums(tri.offsets, tri.postings))}), nil
 	}
 	for _, sp := range []struct {
 		base uint32
 		s    *space
 	}{{secCent, ix.sh.cent}, {secDesc, ix.sh.desc}, {secDoc, ix.sh.doc}} {
 		if sp.s.dense != nil {
-			secs = append(secs, section{sp.base + spDense, bytesOf(sp.s.dense.Data)})
+			secs = append(secs, section{sp.base + spDense, vec.Bytes(sp.s.dense.Data)})
 			continue
 		}
-		secs = append(secs, section{sp.base + spTerms, bytesOf(sp.s.terms.Raw())}, section{sp.base + spOffsets, bytesOf(sp.s.offsets)},
-			section{sp.base + spRows, bytesOf(sp.s.prow)}, section{sp.base + spVals, bytesOf(sp.s.pval)},
-			section{sp.base + spRunSums, bytesOf(spaceRunSums(sp.s))})
+		secs = append(secs, section{sp.base + spTerms, vec.Bytes(sp.s.terms.Raw())}, section{sp.base + spOffsets, vec.Bytes(sp.s.offsets)},
+			section{sp.base + spRows, vec.Bytes(sp.s.prow)}, section{sp.base + spVals, vec.Bytes(sp.s.pval)},
+			section{sp.base + spRunSums, vec.Bytes(spaceRunSums(sp.s))})
 	}
 	return secs, nil
 }
 
 // runSums returns the CRC of each run of postings.
-func runSums(offsets []int32, postings []posting) []uint32 {
+func runSums(offsets []int32, postings []vec.Posting) []uint32 {
 	sums := make([]uint32, max(len(offsets)-1, 0))
 	for k := range sums {
-		sums[k] = crc32.Checksum(bytesOf(postings[offsets[k]:offsets[k+1]]), castagnoli)
+		sums[k] = crc32.Checksum(vec.Bytes(postings[offsets[k]:offsets[k+1]]), castagnoli)
 	}
 	return sums
 }
@@ -295,7 +270,7 @@ func spaceRunSums(s *space) []uint32 {
 	sums := make([]uint32, max(len(s.offsets)-1, 0))
 	for k := range sums {
 		lo, hi := s.offsets[k], s.offsets[k+1]
-		sums[k] = crc32.Update(crc32.Checksum(bytesOf(s.prow[lo:hi]), castagnoli), castagnoli, bytesOf(s.pval[lo:hi]))
+		sums[k] = crc32.Update(crc32.Checksum(vec.Bytes(s.prow[lo:hi]), castagnoli), castagnoli, vec.Bytes(s.pval[lo:hi]))
 	}
 	return sums
 }
@@ -384,9 +359,9 @@ func parseLayout(data []byte) (*storedLayout, error) {
 // view returns section id as a slice of T of length want (any length
 // when want < 0).
 func view[T any](l *storedLayout, id uint32, want int) ([]T, error) {
-	v, err := viewOf[T](l.secs[id])
+	v, err := vec.View[T](l.secs[id])
 	if err != nil {
-		return nil, fmt.Errorf("section %d: %w", id, err)
+		return nil, fmt.Errorf("%w: section %d: %v", errLayout, id, err)
 	}
 	if want >= 0 && len(v) != want {
 		return nil, fmt.Errorf("%w: section %d holds %d words, want %d", errLayout, id, len(v), want)
@@ -593,7 +568,7 @@ func postingRuns(l *storedLayout, termsID, offsetsID uint32, total int) (terms.T
 }
 
 func decodeTri(l *storedLayout) (*triSpace, error) {
-	postings, err := view[posting](l, secTriPostings, -1)
+	postings, err := view[vec.Posting](l, secTriPostings, -1)
 	if err != nil {
 		return nil, err
 	}

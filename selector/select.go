@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/vec"
 )
 
 // DefaultK is how many tools a selection returns when K is 0.
@@ -24,7 +25,7 @@ type scratch struct {
 	sig   [][4]float32
 	fused []float32
 	col   []float32 // one signal of every tool, for spaces that score one at a time
-	runs  []termRun // the query's terms that a triSpace holds
+	runs  []vec.Run // the query's terms that a triSpace holds
 }
 
 // The raw scores of a tool in scratch.sig, in the order triSpace

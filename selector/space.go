@@ -3,7 +3,6 @@ package selector
 import (
 	"math"
 	"slices"
-	"unsafe"
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/internal/par"
@@ -102,7 +101,7 @@ func (s *space) scoreAll(q habilis.Vector, out []float32) bool {
 		w := q.Values[i]
 		lo, hi := s.offsets[k], s.offsets[k+1]
 		rows, vals := s.prow[lo:hi], s.pval[lo:hi]
-		if s.check != nil && !s.check.ok(k, func() bool { return rowsIn(rows, s.rows) }, bytesOf(rows), bytesOf(vals)) {
+		if s.check != nil && !s.check.ok(k, func() bool { return rowsIn(rows, s.rows) }, vec.Bytes(rows), vec.Bytes(vals)) {
 			clear(out)
 			return false
 		}
@@ -189,26 +188,10 @@ type triSpace struct {
 	terms terms.Table
 	// Term k's postings are postings[offsets[k]:offsets[k+1]].
 	offsets  []int32
-	postings []posting
+	postings []vec.Posting
 	// check, for a stored index, checks each run's postings on first use.
 	check *runCheck
 }
-
-// posting is a row's centroid, description and document weights for a
-// term. at is the byte offset of the row's sums in the accumulator (16 ×
-// the row, which int32 holds for up to 2^27 rows), so that the assembly
-// loop uses it as it comes.
-type posting struct {
-	cent, desc, doc float32
-	at              int32
-}
-
-// rowBytes is the size of a row's sums in the accumulator, the unit of
-// posting.at.
-const rowBytes = int32(unsafe.Sizeof([4]float32{}))
-
-// row returns the posting's row.
-func (p *posting) row() int32 { return p.at / rowBytes }
 
 // columns returns recs' centroids, descriptions and documents, in the
 // order of recs: the rows of the spaces a query is scored in.
@@ -288,7 +271,7 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 	for k := range order {
 		s.offsets[k+1] += s.offsets[k]
 	}
-	s.postings = make([]posting, s.offsets[len(order)])
+	s.postings = make([]vec.Posting, s.offsets[len(order)])
 	// Placing the postings waits on memory, so it is shared out: each
 	// worker takes an equal range of slots, which term order fills with
 	// about an equal share of the postings (terms being hashes), and reads
@@ -302,7 +285,7 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 					continue
 				}
 				f := &fill[e.term-lo]
-				s.postings[*f] = posting{cent: e.w[0], desc: e.w[1], doc: e.w[2], at: int32(r) * rowBytes}
+				s.postings[*f] = vec.Posting{Cent: e.w[0], Desc: e.w[1], Doc: e.w[2], At: int32(r) * vec.RowBytes}
 				*f++
 			}
 		}
@@ -327,7 +310,7 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 //
 // It returns false, adding nothing, when a stored index's postings are
 // damaged.
-func (s *triSpace) accumulate(q habilis.Vector, acc [][4]float32, runs []termRun) ([]termRun, bool) {
+func (s *triSpace) accumulate(q habilis.Vector, acc [][4]float32, runs []vec.Run) ([]vec.Run, bool) {
 	if len(acc) != s.rows {
 		panic("selector: accumulate into a number of sums other than the rows")
 	}
@@ -336,41 +319,22 @@ func (s *triSpace) accumulate(q habilis.Vector, acc [][4]float32, runs []termRun
 	s.terms.Touch(q.Indices)
 	for i, t := range q.Indices {
 		if k, ok := s.terms.Find(t); ok {
-			runs = append(runs, termRun{k: k, w: q.Values[i]})
+			runs = append(runs, vec.Run{Term: k, W: q.Values[i]})
 		}
 	}
 	for j := range runs {
 		r := &runs[j]
-		r.lo, r.hi = s.offsets[r.k], s.offsets[r.k+1]
+		r.Lo, r.Hi = s.offsets[r.Term], s.offsets[r.Term+1]
 	}
 	if s.check != nil {
 		for j := range runs {
 			r := &runs[j]
-			ps := s.postings[r.lo:r.hi]
-			if !s.check.ok(r.k, func() bool { return postingsIn(ps, s.rows) }, bytesOf(ps)) {
+			ps := s.postings[r.Lo:r.Hi]
+			if !s.check.ok(r.Term, func() bool { return vec.PostingsIn(ps, s.rows) }, vec.Bytes(ps)) {
 				return runs[:0], false
 			}
 		}
 	}
-	addRuns(acc, s.postings, runs)
+	vec.AddRuns(acc, s.postings, runs)
 	return runs, true
-}
-
-// postingsIn reports whether every posting's row is in [0, n), where
-// the posting loop adds it.
-func postingsIn(ps []posting, n int) bool {
-	for i := range ps {
-		if at := ps[i].at; at < 0 || at%rowBytes != 0 || int(at/rowBytes) >= n {
-			return false
-		}
-	}
-	return true
-}
-
-// termRun is a query term's weight and where its postings lie:
-// postings[lo:hi].
-type termRun struct {
-	k      int32
-	w      float32
-	lo, hi int32
 }

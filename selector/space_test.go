@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/vec"
 )
 
 // randSparse returns a random sparse vector over terms [0, vocab) with
@@ -100,12 +101,12 @@ func TestTriSpaceExact(t *testing.T) {
 		}
 		for k := range len(s.offsets) - 1 {
 			run := s.postings[s.offsets[k]:s.offsets[k+1]]
-			if !slices.IsSortedFunc(run, func(a, b posting) int { return int(a.at - b.at) }) {
+			if !slices.IsSortedFunc(run, func(a, b vec.Posting) int { return int(a.At - b.At) }) {
 				t.Fatalf("rows %d: term slot %d: postings out of row order", rows, k)
 			}
 			for _, p := range run {
-				if p.at%rowBytes != 0 || p.row() < 0 || int(p.row()) >= rows {
-					t.Fatalf("rows %d: term slot %d: posting at byte %d, outside the %d rows", rows, k, p.at, rows)
+				if p.At%vec.RowBytes != 0 || p.Row() < 0 || int(p.Row()) >= rows {
+					t.Fatalf("rows %d: term slot %d: posting at byte %d, outside the %d rows", rows, k, p.At, rows)
 				}
 			}
 		}

@@ -4,9 +4,9 @@ package terms
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/habilis-router/habilis/internal/radix"
+	"github.com/habilis-router/habilis/internal/vec"
 )
 
 // Table maps the terms of an inverted index to their slots: an
@@ -157,10 +157,11 @@ func (s *Set) Sorted() []uint32 {
 // term, then its slot + 1, 0 for an empty entry), without copying: the
 // form a stored index keeps the table in.
 func (t *Table) Raw() []uint32 {
-	if len(t.entries) == 0 {
-		return nil
+	raw, err := vec.View[uint32](vec.Bytes(t.entries))
+	if err != nil {
+		panic("terms: " + err.Error()) // an entry is two words, aligned as one
 	}
-	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(t.entries))), 2*len(t.entries))
+	return raw
 }
 
 // FromRaw returns the table whose Raw is raw, using raw in place, for
@@ -175,10 +176,10 @@ func FromRaw(raw []uint32, slots int) (Table, error) {
 	if len(raw)%2 != 0 || n&(n-1) != 0 {
 		return Table{}, fmt.Errorf("terms: %d words make no table", len(raw))
 	}
-	if uintptr(unsafe.Pointer(unsafe.SliceData(raw)))%unsafe.Alignof(entry{}) != 0 {
-		return Table{}, fmt.Errorf("terms: table not aligned")
+	entries, err := vec.View[entry](vec.Bytes(raw))
+	if err != nil {
+		return Table{}, fmt.Errorf("terms: table: %v", err)
 	}
-	entries := unsafe.Slice((*entry)(unsafe.Pointer(unsafe.SliceData(raw))), n)
 	empty := false
 	for _, e := range entries {
 		switch {

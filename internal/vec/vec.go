@@ -1,7 +1,12 @@
 // Package vec holds the numeric kernels of habilis: dot products, norms,
 // means and scans over contiguous float32 slabs, for dense and sparse
-// vectors. It is the home of gonum's numeric packages for routing; the
-// only other is toolmap, whose projection needs an eigendecomposition.
+// vectors, and the posting loop that scores a query against an inverted
+// index (in assembly on amd64). It is the home of gonum's numeric packages
+// for routing (the only other is toolmap, whose projection needs an
+// eigendecomposition), and the only package of the module that uses
+// unsafe (the loop's arguments; Bytes and View, which let a stored index
+// be read where it lies) or golang.org/x/sys/cpu (whether the processor
+// has AVX); layering_test.go keeps it so.
 package vec
 
 import (

@@ -1,6 +1,6 @@
 //go:build !purego
 
-package selector
+package vec
 
 import (
 	"unsafe"
@@ -20,14 +20,14 @@ import (
 // A run's postings are read in order, which the processor's prefetcher
 // follows, but each run starts somewhere else in an index larger than the
 // core's cache. So while it adds a run, the loop also prefetches the first
-// kilobyte (16 cache lines) of the run after next; 8 lines did as well on
-// MetaTool's queries, 32 worse.
+// kilobyte (16 cache lines) of the run after next: the distance chosen on
+// MetaTool's queries, see docs/benchmarks.md.
 //
-// The loop indexes acc by the postings' offsets without a bounds check:
-// every offset of a triSpace is 16 times a row below its number of rows,
-// which accumulate checks acc against, and every run, including the one
-// it prefetches, lies within postings, since accumulate takes it from the
-// space's own offsets. It reads termRun and posting at the offsets
+// The loop indexes acc by the postings' offsets without a bounds check, so
+// AddRuns' contract is the caller's to keep: every posting's row lies in
+// acc (PostingsIn) and every run, including the ones the loop prefetches,
+// lies within postings (selector's triSpace checks acc's length and takes
+// its runs from its own offsets). It reads Run and Posting at the offsets
 // TestPostingLayout checks.
 
 // hasAVX reports whether the processor has AVX, which the assembly loop
@@ -45,14 +45,19 @@ func addRunsAVX(acc, postings, runs unsafe.Pointer, n, ahead int)
 // 100,000 tools, about 35.
 const maxCallPostings = 1 << 16
 
-// addRuns is addRunsGo in assembly.
-func addRuns(acc [][4]float32, postings []posting, runs []termRun) {
+// AddRuns adds, for each run in order, W times each of its postings'
+// weights to the sums of the posting's row in acc (acc[row][0] += W·Cent,
+// acc[row][1] += W·Desc, acc[row][2] += W·Doc), each product rounded to
+// float32 before it is added. Every posting's row must lie in acc
+// (PostingsIn) and every run in postings. Here it is the assembly loop
+// when the processor has AVX.
+func AddRuns(acc [][4]float32, postings []Posting, runs []Run) {
 	addRunsBounded(acc, postings, runs, maxCallPostings)
 }
 
-// addRunsBounded is addRuns with at most maxPostings postings a call (more
+// addRunsBounded is AddRuns with at most maxPostings postings a call (more
 // only for a single run that has more).
-func addRunsBounded(acc [][4]float32, postings []posting, runs []termRun, maxPostings int) {
+func addRunsBounded(acc [][4]float32, postings []Posting, runs []Run, maxPostings int) {
 	if !hasAVX {
 		addRunsGo(acc, postings, runs)
 		return
@@ -60,7 +65,7 @@ func addRunsBounded(acc [][4]float32, postings []posting, runs []termRun, maxPos
 	for len(runs) > 0 {
 		n, total := 0, 0
 		for n < len(runs) {
-			size := int(runs[n].hi - runs[n].lo)
+			size := int(runs[n].Hi - runs[n].Lo)
 			if n > 0 && total+size > maxPostings {
 				break
 			}

@@ -4,9 +4,9 @@
 
 // func addRunsAVX(acc, postings, runs unsafe.Pointer, n, ahead int)
 //
-// For each of the first n termRuns {k int32; w float32; lo, hi int32},
-// with W = {w, w, w, w}: each posting {cent, desc, doc float32; at int32}
-// from lo to hi adds W * {cent, desc, doc, 0} to the 16 bytes at acc+at.
+// For each of the first n Runs {Term int32; W float32; Lo, Hi int32}:
+// each Posting {Cent, Desc, Doc float32; At int32} from Lo to Hi adds
+// {W, W, W, W} * {Cent, Desc, Doc, 0} to the 16 bytes at acc+At.
 // The loop takes four postings at a time, each one's load, add and store
 // in turn, so that a row twice among the four still sums in order. Before
 // it adds run i, it prefetches up to 1024 bytes of the postings of run
