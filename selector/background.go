@@ -68,8 +68,8 @@ const (
 // generic requests should pass some tool's gate: each tool may let
 // share / n through, which under a normal law is 1 − Φ(z). The
 // background's scores have a heavier upper tail than a normal law, so the
-// share let through is larger in fact; share was chosen on the measured
-// rates.
+// share let through is larger in fact; the shares were chosen on the
+// measured rates (docs/quality.md, the background's shares).
 func backgroundZ(n int, share float64) float32 {
 	p := 1 - share/float64(max(n, 1))
 	return float32(math.Sqrt2 * math.Erfinv(2*p-1))

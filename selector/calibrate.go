@@ -102,13 +102,10 @@ const (
 	// calibrated margin and thresholds let through their own tool's gate.
 	MinPass = 0.85
 	// hybridMinPass is MinPass for hybrid mode's gate, whose evidence
-	// separates better. On half a of the MetaTool development queries,
-	// 0.81 and 0.82 were the values that refuse at least 85 % of no-tool
-	// queries while wrongly refusing at most 20 % of tool queries (0.81:
-	// 91 % and 18 %; 0.82: 89 % and 16 %). Of the two, 0.81 leaves more
-	// room on the rate that is measured on fewer queries: a half holds
-	// about 70 no-tool queries, where one query moves the rate by 1.4
-	// points, against about 6,400 tool queries.
+	// separates better: of the two shares that met both abstention
+	// targets on half a of the MetaTool development queries, the one that
+	// leaves more room on the no-tool rate, which rests on fewer queries
+	// (docs/quality.md, Earlier releases).
 	hybridMinPass = 0.81
 	// defaultMargin is used when a catalog has too few examples to
 	// estimate one (fewer than minSamples held-out examples).
@@ -352,9 +349,8 @@ func collides(recs []habilis.Record, cal Calibration, threshold float32) (map[st
 // of a tool's Rocchio and document scores. The two views weigh words
 // differently (one vector per example against one for the whole tool), and
 // their mean separates requests for no tool from requests for some tool
-// better than either: on half a of the MetaTool development queries, at 85 %
-// of no-tool queries refused, it wrongly refuses 14 % of tool queries
-// against 17 % for the Rocchio score alone.
+// better than either on half a of the MetaTool development queries
+// (docs/quality.md, Earlier releases).
 func evidence(roc, doc float32) float32 { return (roc + doc) / 2 }
 
 // rocchioNorms returns ‖Σ v‖ over a record's examples and ‖Σ v + u‖ with

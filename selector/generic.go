@@ -23,10 +23,10 @@ type genericSpace struct {
 // The weight of the nearest background request's similarity against the
 // logit of the no-tool confidence, for a best tool with examples (the
 // background confidence) and without (the calibrated confidence), whose
-// logits have other scales. Chosen on the tuning parts (docs/quality.md):
-// 10 is the best of 2, 5, 10, 20 and 40 on MetaTool half a (no-tool AUROC
-// 0.935 -> 0.957); 4 the best mean of 0-6 over the description-only
-// sub-catalogs, BFCL's even rows and the MCP catalogs' tuning part.
+// logits have other scales. Each is the best of the weights measured on
+// the tuning parts: MetaTool half a for the first; the description-only
+// sub-catalogs, BFCL's even rows and the MCP catalogs' tuning part for the
+// second (docs/quality.md, the nearest generic request).
 const (
 	genericWeightExamples = 10
 	genericWeightBare     = 4
@@ -69,9 +69,8 @@ func (ix *index) nearestGeneric(ql habilis.Vector) float32 {
 // applies, c, lowered as the request resembles a generic one: the logit
 // of c less weight × its similarity to the nearest background request.
 // On the tuning parts it separates requests no tool serves better than c
-// alone: MetaTool half a AUROC 0.935 -> 0.957, description-only
-// sub-catalogs 0.867 -> 0.886, BFCL even 0.872 -> 0.876; the gates do not
-// use it (docs/quality.md).
+// alone, with examples and without; the gates do not use it, since as a
+// gate it did not decide better (docs/quality.md).
 func noToolConfidence(c, nearest float32, weight float64) float32 {
 	p := min(max(float64(c), 1e-6), 1-1e-6)
 	x := math.Log(p/(1-p)) - weight*float64(nearest)

@@ -322,10 +322,8 @@ type LoadReport struct {
 
 // FewExamples is the median number of examples a tool below which the
 // gate calibrated from a catalog's own examples lets noticeably more
-// no-tool requests through. On MetaTool's catalog cut to each tool's first
-// n examples, the default gate refused 90.8 / 86.4 % of no-tool requests
-// (halves a / b of the queries) with 10 a tool, 82.9 / 75.8 % with 8,
-// 76.3 / 68.2 % with 6 and 60.5 / 56.1 % with 4 (README, Quality).
+// no-tool requests through, as measured on MetaTool's catalog cut to 4-10
+// examples a tool (docs/quality.md, Earlier releases).
 const FewExamples = 10
 
 // countExamples sets the report's Examples and MedianExamples from the

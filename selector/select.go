@@ -521,10 +521,10 @@ func (ix *index) hybrid(q habilis.Vector, s *scratch, k int, denied map[int]bool
 // how far the ranked tools' evidence stands above the background's: the
 // largest of their background z-scores, through a logistic that is one
 // half at the gates' z. It applies when the best tool has examples and a
-// Background; ok is false otherwise. On MetaTool half a it separates
-// no-tool queries better than the best tool's calibrated confidence
-// (AUROC 0.935 against 0.931); on description-only catalogs it did not,
-// so they keep the latter.
+// Background; ok is false otherwise. It is used where it separates
+// no-tool queries better than the best tool's calibrated confidence, for
+// tools with examples; tools without keep the latter (docs/quality.md,
+// the no-tool confidence).
 func (ix *index) backgroundConfidence(sgs []signals) (float32, bool) {
 	if len(sgs) == 0 || ix.tools[sgs[0].tool].examples == 0 {
 		return 0, false

@@ -181,8 +181,8 @@ func mean(vs []habilis.Vector) habilis.Vector {
 // A term's postings are one run in row order. A row whose description
 // lacks the term stores a description weight of 0, which adds 0 to its
 // sum: 4 bytes more than leaving it out, but one run a term rather than
-// two, so a query starts fewer runs (190 against 345 on MetaTool's
-// queries, on average), and every posting is added by the same loop.
+// two, so a query starts about half as many runs, and every posting is
+// added by the same loop (docs/benchmarks.md).
 type triSpace struct {
 	rows  int
 	terms terms.Table
@@ -305,8 +305,8 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 // far from the others', and with nothing else between them the processor
 // waits for those reads side by side rather than one term after another.
 // The table entries are touched first in a pass of their own
-// (terms.Table.Touch), whose reads do not wait on the lookups' branches:
-// that took adding a query's postings to 0.94-0.98 of its time.
+// (terms.Table.Touch), whose reads do not wait on the lookups' branches
+// (docs/benchmarks.md).
 //
 // It returns false, adding nothing, when a stored index's postings are
 // damaged.

@@ -100,10 +100,8 @@ func arguments(schema json.RawMessage) []argument {
 // the first sentence of its description. Descriptions of MCP tools run to
 // paragraphs of usage notes, in which the few words that say what the tool
 // does weigh little once the vector is normalised; the name and the first
-// sentence say it. On the MCP development catalogs (tuning part) it raised
-// ranking top-1 from 55.7 to 58.1 % and recall@5 from 80.5 to 82.3 %, and
-// ranking on the description-only sub-catalogs and BFCL's candidates a
-// little (docs/quality.md).
+// sentence say it. Chosen on the tuning parts over the other documents
+// docs/quality.md lists (a summary document for tools without examples).
 func summaryText(t habilis.Tool) string {
 	d := strings.TrimSpace(t.Description)
 	if i := strings.IndexAny(d, ".\n"); i > 0 {

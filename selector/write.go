@@ -193,8 +193,8 @@ func (c *change) corpus() []string {
 	// as the background holds: a small catalog is topped up with
 	// background requests, so that even a catalog of a few tools knows
 	// which words every request uses ("what", "can", "me"). A large
-	// catalog's own texts say it better: on MetaTool's 2,200 texts, adding
-	// the background lowered ranking top-1 on half a.
+	// catalog's own texts say it better (docs/quality.md, the background
+	// in the term weights of small catalogs).
 	bg := backgroundRequests()
 	return append(corpus, bg[:max(0, len(bg)-len(corpus))]...)
 }

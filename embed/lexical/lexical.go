@@ -65,9 +65,10 @@ const (
 	hashMask = 1<<famShift - 1
 )
 
-// minDF is the smallest document frequency a fitted state records. On
-// MetaTool, dropping the features seen once halves the state and changes
-// no ranking: they get the idf of an unseen feature, nearly the same.
+// minDF is the smallest document frequency a fitted state records. The
+// features seen once get the idf of an unseen feature, nearly the same:
+// leaving them out halves the state and changes no ranking on MetaTool
+// (docs/quality.md, Earlier releases).
 const minDF = 2
 
 func resolve(o Options) [numFamilies]float32 {
@@ -286,8 +287,9 @@ func sublinear(tf int) float64 {
 // embed computes the vector of one text with s as working memory.
 //
 // A feature weighs (1 + ln tf) · idf in a document and (1 + ln tf) · idf^1.5
-// in a query: leaning queries further towards rare words gained about 0.6
-// points of top-1 accuracy on MetaTool, at a small cost in no-tool AUROC.
+// in a query, leaning queries further towards rare words: better ranking
+// on MetaTool for a small cost in no-tool AUROC (docs/quality.md, Earlier
+// releases).
 func (e *Embedder) embed(s *scratch, text string, p habilis.Purpose) habilis.Vector {
 	s.reset()
 	s.tokenize(text)
@@ -368,8 +370,8 @@ func (s *scratch) reset() {
 	s.feats = s.feats[:0]
 }
 
-// Character n-grams have 3 or 4 runes (5-grams cost a third more features
-// and gained nothing on MetaTool). Only the first maxGramWord bytes of a
+// Character n-grams have 3 or 4 runes, not 5 (docs/quality.md, Earlier
+// releases). Only the first maxGramWord bytes of a
 // word yield n-grams, so that URLs, hashes and garbage stay cheap.
 const (
 	minGram     = 3

@@ -21,8 +21,8 @@ type token struct {
 // at anything that is not a letter or digit and inside identifiers
 // (camelCase, snake_case, kebab-case, dotted names, each followed by its
 // joined form), case-folded, apostrophes dropped and lightly stemmed.
-// Function words stay: on MetaTool, dropping a stopword list cost over a
-// point of top-1 accuracy. It returns nil for a text without words.
+// Function words stay, no stopword list (docs/quality.md, Earlier
+// releases). It returns nil for a text without words.
 func Tokens(text string) []string {
 	var s scratch
 	s.tokenize(text)

@@ -52,10 +52,9 @@ func Sort(ids, tmp []uint32) []uint32 {
 }
 
 // topMax is where four byte passes overtake sortTop, on feature ids (two
-// family bits above hash bits, one family holding most ids): sortTop is 3×
-// as fast for 100 ids, 1.8× for 250, and slower from 400 to 500 on, as
-// each bucket's insertion sort grows with the square of its size. A query
-// has a few hundred feature ids.
+// family bits above hash bits, one family holding most ids), as each
+// bucket's insertion sort grows with the square of its size
+// (docs/benchmarks.md). A query has a few hundred feature ids.
 const topMax = 400
 
 // sortTop sorts ids by distributing them on their top byte, which leaves

@@ -20,10 +20,9 @@ import (
 // Write checks BaseVersion inside its transaction, so writers in different
 // processes conflict (ErrConflict) rather than overwrite each other.
 //
-// Each call pays for opening the file: a Version read took 79 µs through a
-// Shared store and 1.1 µs through a Store on a 1,000-tool catalog
-// (BenchmarkVersion), so a server polling every two seconds spends about
-// 0.004 % of a core on it.
+// Each call pays for opening the file, tens of microseconds, which a
+// server polling every two seconds does not notice (BenchmarkVersion;
+// docs/benchmarks.md, Following the store).
 type Shared struct {
 	path string
 	opts Options
