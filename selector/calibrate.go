@@ -546,7 +546,9 @@ func sampleTools(recs []habilis.Record) []int {
 }
 
 // quantile returns the q-quantile of xs (linear interpolation), sorting xs
-// in place; 0 for an empty slice.
+// in place; 0 for an empty slice. It never leaves the two order statistics
+// it lies between: interpolated in float32, the quantile between two equal
+// scores could round above them, and a gate set there refuse both.
 func quantile(xs []float32, q float64) float32 {
 	if len(xs) == 0 {
 		return 0
@@ -555,8 +557,9 @@ func quantile(xs []float32, q float64) float32 {
 	pos := q * float64(len(xs)-1)
 	lo := int(math.Floor(pos))
 	hi := min(lo+1, len(xs)-1)
-	f := float32(pos - float64(lo))
-	return xs[lo]*(1-f) + xs[hi]*f
+	f := pos - float64(lo)
+	v := float32(float64(xs[lo])*(1-f) + float64(xs[hi])*f)
+	return min(max(v, xs[lo]), xs[hi])
 }
 
 func clamp01(x float32) float32 { return min(max(x, 0), 1) }
