@@ -1,6 +1,7 @@
 package selector_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -345,6 +346,54 @@ func BenchmarkDenseHeap(b *testing.B) {
 				b.ReportMetric(float64(n*384*4)/(1<<20), "centroids-MiB")
 				runtime.KeepAlive(r)
 				st.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkDenseSelect measures one selection on one core (run with -cpu
+// 1) in a catalog of tools × 5 examples embedded with 384 dimensions
+// beside the lexical embedder, in each mode; and, as "floor", one pass
+// summing a slab of the tools' centroids' size (tools × 384 float32): the
+// memory bandwidth's bound on any exact search that reads every centroid.
+// The 100,000-tool catalog is skipped with -short.
+func BenchmarkDenseSelect(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			if n > 10_000 && testing.Short() {
+				b.Skip("100,000 tools: run without -short")
+			}
+			b.Run("floor", func(b *testing.B) {
+				// bytes.IndexByte reads with the widest vector loads the
+				// processor has and finds nothing in a slab of ones.
+				slab := bytes.Repeat([]byte{1}, n*384*4)
+				b.SetBytes(int64(len(slab)))
+				for b.Loop() {
+					if bytes.IndexByte(slab, 0) >= 0 {
+						b.Fatal("found a zero in a slab of ones")
+					}
+				}
+			})
+			tools, qs := synth(n, 5, 4)
+			ctx := context.Background()
+			st := openStore(b, filepath.Join(b.TempDir(), "dense.db"))
+			r, err := selector.New(ctx, st, selector.Config{Embedder: hashEmbedder{dim: 384}, Lexical: lexical.New(lexical.Options{})})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := r.Load(ctx, tools, selector.LoadOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			for _, mode := range []habilis.Mode{habilis.ModeCentroid, habilis.ModeHybrid} {
+				b.Run(string(mode), func(b *testing.B) {
+					i := 0
+					for b.Loop() {
+						if _, err := r.Select(ctx, qs[i%len(qs)], habilis.SelectOptions{Mode: mode}); err != nil {
+							b.Fatal(err)
+						}
+						i++
+					}
+				})
 			}
 		})
 	}
