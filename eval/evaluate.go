@@ -110,7 +110,7 @@ func (s *Setup) once(ctx context.Context, tools []habilis.Tool, qs []Query) (*Re
 	var fit *FitReport
 	if len(s.Fit) > 0 {
 		if fit, err = Fit(ctx, r, s.Fit, FitOptions{}); err != nil {
-			return nil, nil, fmt.Errorf("eval: fit: %w", err)
+			return nil, nil, err
 		}
 	}
 	rep, err := Run(ctx, r, qs, Options{Mode: s.Mode, K: s.K, Progress: s.step("evaluating")})
@@ -132,7 +132,7 @@ func (s *Setup) self(ctx context.Context) (*Result, error) {
 		}
 		rep, fit, err := s.once(ctx, kept, held)
 		if err != nil {
-			return nil, fmt.Errorf("fold %d: %w", fold+1, err)
+			return nil, err
 		}
 		reps = append(reps, rep)
 		if fit != nil {
@@ -140,7 +140,7 @@ func (s *Setup) self(ctx context.Context) (*Result, error) {
 		}
 	}
 	if len(reps) == 0 {
-		return nil, fmt.Errorf("no tool has examples to hold out: %w", habilis.ErrInvalid)
+		return nil, fmt.Errorf("eval: self: no tool has examples to hold out: %w", habilis.ErrInvalid)
 	}
 	res.Report = merge(reps, len(s.Tools))
 	res.Folds = len(reps)

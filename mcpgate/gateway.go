@@ -490,7 +490,7 @@ func round3(x float32) float32 { return float32(math.Round(float64(x)*1000) / 10
 func (g *Gateway) Search(ctx context.Context, query string, k int) (*SearchResult, error) {
 	switch {
 	case k < 0:
-		return nil, fmt.Errorf("k %d: must not be negative: %w", k, habilis.ErrInvalid)
+		return nil, fmt.Errorf("mcpgate: search: k %d: must not be negative: %w", k, habilis.ErrInvalid)
 	case k == 0:
 		k = g.opts.k()
 	case k > MaxK:

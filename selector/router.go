@@ -508,7 +508,7 @@ func (r *Router) Tool(name string) (*ToolInfo, error) {
 	}
 	i, ok := ix.byName[name]
 	if !ok {
-		return nil, fmt.Errorf("tool %q: %w", name, habilis.ErrNotFound)
+		return nil, fmt.Errorf("selector: tool %q: %w", name, habilis.ErrNotFound)
 	}
 	d, err := ix.defs.def(i)
 	if err != nil {

@@ -107,7 +107,7 @@ func (r *Router) EmbedQueries(ctx context.Context, queries []string) (*QueryBatc
 	}
 	for i, query := range queries {
 		if strings.TrimSpace(query) == "" {
-			return nil, fmt.Errorf("select: query %d: must not be empty: %w", i+1, habilis.ErrInvalid)
+			return nil, fmt.Errorf("selector: select: query %d: must not be empty: %w", i+1, habilis.ErrInvalid)
 		}
 	}
 	ix, done := r.acquire()
@@ -211,15 +211,15 @@ type selection struct {
 // selection checks query and opts against the catalog.
 func (ix *index) selection(query string, opts habilis.SelectOptions) (*selection, error) {
 	if strings.TrimSpace(query) == "" {
-		return nil, fmt.Errorf("select: query: must not be empty: %w", habilis.ErrInvalid)
+		return nil, fmt.Errorf("selector: select: query: must not be empty: %w", habilis.ErrInvalid)
 	}
 	mode, err := habilis.ParseMode(string(opts.Mode))
 	if err != nil {
-		return nil, fmt.Errorf("select: %w", err)
+		return nil, fmt.Errorf("selector: select: %w", err)
 	}
 	sel := &selection{mode: mode, k: opts.K, denied: make(map[int]bool, len(opts.Denied)), opts: opts}
 	if sel.k < 0 {
-		return nil, fmt.Errorf("select: k %d: must not be negative: %w", sel.k, habilis.ErrInvalid)
+		return nil, fmt.Errorf("selector: select: k %d: must not be negative: %w", sel.k, habilis.ErrInvalid)
 	}
 	if sel.k == 0 {
 		sel.k = DefaultK
@@ -227,7 +227,7 @@ func (ix *index) selection(query string, opts habilis.SelectOptions) (*selection
 	for _, n := range opts.Denied {
 		i, ok := ix.byName[n]
 		if !ok {
-			return nil, fmt.Errorf("select: denied tool %q: %w", n, habilis.ErrNotFound)
+			return nil, fmt.Errorf("selector: select: denied tool %q: %w", n, habilis.ErrNotFound)
 		}
 		sel.denied[i] = true
 	}
@@ -235,7 +235,7 @@ func (ix *index) selection(query string, opts habilis.SelectOptions) (*selection
 	for _, n := range opts.Pinned {
 		i, ok := ix.byName[n]
 		if !ok {
-			return nil, fmt.Errorf("select: pinned tool %q: %w", n, habilis.ErrNotFound)
+			return nil, fmt.Errorf("selector: select: pinned tool %q: %w", n, habilis.ErrNotFound)
 		}
 		sel.pinned = append(sel.pinned, i)
 	}
@@ -334,10 +334,10 @@ type signals struct {
 func (ix *index) queryVectors(ctx context.Context, queries []string) (qs, qls []habilis.Vector, err error) {
 	qs, err = ix.emb.Embed(ctx, queries, habilis.Query)
 	if err != nil {
-		return nil, nil, fmt.Errorf("select: embed query: %w", err)
+		return nil, nil, fmt.Errorf("selector: select: embed query: %w", err)
 	}
 	if len(qs) != len(queries) {
-		return nil, nil, fmt.Errorf("select: embed query: %d vectors for %d texts: %w", len(qs), len(queries), habilis.ErrUnavailable)
+		return nil, nil, fmt.Errorf("selector: select: embed query: %d vectors for %d texts: %w", len(qs), len(queries), habilis.ErrUnavailable)
 	}
 	switch {
 	case ix.lex == nil:
@@ -346,10 +346,10 @@ func (ix *index) queryVectors(ctx context.Context, queries []string) (qs, qls []
 		qls = qs
 	default:
 		if qls, err = ix.lex.Embed(ctx, queries, habilis.Query); err != nil {
-			return nil, nil, fmt.Errorf("select: embed query lexically: %w", err)
+			return nil, nil, fmt.Errorf("selector: select: embed query lexically: %w", err)
 		}
 		if len(qls) != len(queries) {
-			return nil, nil, fmt.Errorf("select: embed query lexically: %d vectors for %d texts: %w", len(qls), len(queries), habilis.ErrUnavailable)
+			return nil, nil, fmt.Errorf("selector: select: embed query lexically: %d vectors for %d texts: %w", len(qls), len(queries), habilis.ErrUnavailable)
 		}
 	}
 	return qs, qls, nil
@@ -379,7 +379,7 @@ func (ix *index) signalsOf(s *scratch, key, i int) signals {
 // the best k (denied tools excluded).
 func (ix *index) rank(ctx context.Context, q, ql habilis.Vector, mode habilis.Mode, k int, denied map[int]bool, pinned []int) (*Ranking, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("select: %w", err)
+		return nil, fmt.Errorf("selector: select: %w", err)
 	}
 	n := len(ix.tools)
 	k = min(k, n)
