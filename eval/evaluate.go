@@ -31,7 +31,9 @@ type Setup struct {
 	// mod SelfFolds is the fold, and becomes a query expecting that tool.
 	Self bool
 	// Fit, when not empty, are labelled queries fitted on (Fit) before
-	// measuring, in every fold with Self. It needs one catalog: queries
+	// measuring, in every fold with Self, less those measured there
+	// (ignoring case and spacing), which fitting would make examples of
+	// the catalog they are measured on. It needs one catalog: queries
 	// with candidates lists are not fitted for.
 	Fit []Query
 	// Baseline "bm25" measures Okapi BM25 on Queries instead (RunBM25).
@@ -108,8 +110,8 @@ func (s *Setup) once(ctx context.Context, tools []habilis.Tool, qs []Query) (*Re
 		return nil, nil, fmt.Errorf("eval: load: %w", err)
 	}
 	var fit *FitReport
-	if len(s.Fit) > 0 {
-		if fit, err = Fit(ctx, r, s.Fit, FitOptions{}); err != nil {
+	if fitQs := without(s.Fit, qs); len(fitQs) > 0 {
+		if fit, err = Fit(ctx, r, fitQs, FitOptions{}); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -118,6 +120,26 @@ func (s *Setup) once(ctx context.Context, tools []habilis.Tool, qs []Query) (*Re
 		return nil, nil, err
 	}
 	return rep, fit, nil
+}
+
+// without returns the queries of qs that are not among drop, ignoring
+// case and spacing: fitted on, a query becomes an example of the catalog,
+// and one measured must not be.
+func without(qs, drop []Query) []Query {
+	if len(qs) == 0 || len(drop) == 0 {
+		return qs
+	}
+	seen := make(map[string]bool, len(drop))
+	for _, q := range drop {
+		seen[normal(q.Query)] = true
+	}
+	var kept []Query
+	for _, q := range qs {
+		if !seen[normal(q.Query)] {
+			kept = append(kept, q)
+		}
+	}
+	return kept
 }
 
 // self measures the catalog's own examples, fold by fold, and merges the

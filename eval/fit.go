@@ -87,14 +87,7 @@ func Fit(ctx context.Context, r *selector.Router, qs []Query, opts FitOptions) (
 	if err != nil {
 		return nil, err
 	}
-	var tuneQs, exampleQs []Query
-	for _, q := range qs {
-		if half(q.Query) == 0 {
-			exampleQs = append(exampleQs, q)
-		} else {
-			tuneQs = append(tuneQs, q)
-		}
-	}
+	tuneQs, exampleQs := splitFit(qs)
 
 	// The trial catalog: r's tools with the example half added, in memory.
 	trial := r
@@ -164,14 +157,31 @@ func newFitReport(r *selector.Router, tools []habilis.Tool, qs []Query) (*FitRep
 	return rep, nil
 }
 
-// half splits queries in two by a salted hash of their text; the salt
-// keeps the split independent of any split the caller made with a plain
-// hash of the same text.
-func half(q string) int {
-	h := fnv.New64a()
-	h.Write([]byte("habilis fit\x00"))
-	h.Write([]byte(q))
-	return int(h.Sum64() >> 63)
+// splitFit splits queries in two, those tuned on and those added as
+// examples to the trial catalog they are tuned against, by a salted hash
+// of their text; the salt keeps the split independent of any split the
+// caller made with a plain hash of the same text. Queries equal ignoring
+// case and spacing go where the first of them goes, so that no query is
+// tuned on against a catalog that holds it.
+func splitFit(qs []Query) (tune, examples []Query) {
+	toExamples := map[string]bool{}
+	for _, q := range qs {
+		n := normal(q.Query)
+		ex, ok := toExamples[n]
+		if !ok {
+			h := fnv.New64a()
+			h.Write([]byte("habilis fit\x00"))
+			h.Write([]byte(q.Query))
+			ex = h.Sum64()>>63 == 0
+			toExamples[n] = ex
+		}
+		if ex {
+			examples = append(examples, q)
+		} else {
+			tune = append(tune, q)
+		}
+	}
+	return tune, examples
 }
 
 // counts returns how often each tool is expected by single-tool queries.

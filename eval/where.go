@@ -80,15 +80,25 @@ func WithoutExamples(tools []habilis.Tool, qs []Query) ([]Query, int) {
 }
 
 // Halves splits queries in two by the low bit of a 32-bit FNV-1a hash of
-// their text: a stable split anyone can reproduce.
+// their text: a stable split anyone can reproduce. Queries equal ignoring
+// case and spacing go to the half of the first of them: fitted on one
+// half, the other is measured, and a query must not be measured against
+// a catalog holding it as an example.
 func Halves(qs []Query) (a, b []Query) {
+	inB := map[string]bool{}
 	for _, q := range qs {
-		h := fnv.New32a()
-		h.Write([]byte(q.Query))
-		if h.Sum32()&1 == 0 {
-			a = append(a, q)
-		} else {
+		n := normal(q.Query)
+		second, ok := inB[n]
+		if !ok {
+			h := fnv.New32a()
+			h.Write([]byte(q.Query))
+			second = h.Sum32()&1 == 1
+			inB[n] = second
+		}
+		if second {
 			b = append(b, q)
+		} else {
+			a = append(a, q)
 		}
 	}
 	return a, b
