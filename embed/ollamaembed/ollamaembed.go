@@ -62,10 +62,19 @@ type Options struct {
 }
 
 // Embedder embeds texts with an Ollama model. It is safe for concurrent use.
+//
+// Its Info, Probe and Embed are embedutil.Model's: Info reports Kind
+// "ollama", the model and its dimension (0 until the first Embed or Probe);
+// Probe embeds one short text to learn the dimension, checking on the way
+// that the server answers and serves the model; Embed returns one unit
+// vector per text, in order. Embed returns ErrUnavailable when the server
+// cannot be reached or keeps failing, and ErrInvalid when the model is
+// missing, cannot embed, or answers with vectors of another dimension than
+// before.
 type Embedder struct {
+	*embedutil.Model
 	opts   Options
 	client *api.Client
-	batch  *embedutil.Batcher
 }
 
 var _ habilis.Embedder = (*Embedder)(nil)
@@ -93,45 +102,10 @@ func New(opts Options) (*Embedder, error) {
 		hc = http.DefaultClient
 	}
 	e := &Embedder{opts: opts, client: api.NewClient(u, hc)}
-	e.batch = embedutil.New(embedutil.Options{
-		BatchSize:   opts.BatchSize,
-		Concurrency: opts.Concurrency,
-		Timeout:     opts.Timeout,
-		Retries:     opts.Retries,
-		Backoff:     opts.Backoff,
-	}, e.send)
+	batch := embedutil.Options{BatchSize: opts.BatchSize, Concurrency: opts.Concurrency, Timeout: opts.Timeout, Retries: opts.Retries, Backoff: opts.Backoff}
+	e.Model = embedutil.NewModel(embedutil.ModelOptions{Package: "ollamaembed", Kind: "ollama", Model: opts.Model, Where: opts.Host,
+		QueryPrefix: opts.QueryPrefix, DocumentPrefix: opts.DocumentPrefix, Batch: batch}, e.send)
 	return e, nil
-}
-
-// Info reports Kind "ollama", the model and its dimension (0 until the
-// first Embed or Probe).
-func (e *Embedder) Info() habilis.EmbedderInfo {
-	return habilis.EmbedderInfo{Kind: "ollama", Model: e.opts.Model, Dim: e.batch.Dim()}
-}
-
-// Probe embeds one short text to learn the model's dimension, checking on
-// the way that the server answers and serves the model.
-func (e *Embedder) Probe(ctx context.Context) (habilis.EmbedderInfo, error) {
-	if _, err := e.Embed(ctx, []string{"probe"}, habilis.Query); err != nil {
-		return habilis.EmbedderInfo{}, err
-	}
-	return e.Info(), nil
-}
-
-// Embed returns one unit vector per text, in order. It returns
-// ErrUnavailable when the server cannot be reached or keeps failing, and
-// ErrInvalid when the model is missing, cannot embed, or answers with
-// vectors of another dimension than before.
-func (e *Embedder) Embed(ctx context.Context, texts []string, p habilis.Purpose) ([]habilis.Vector, error) {
-	prefix, err := embedutil.Prefix(p, e.opts.QueryPrefix, e.opts.DocumentPrefix)
-	if err != nil {
-		return nil, fmt.Errorf("ollamaembed: embed: %w", err)
-	}
-	vs, err := e.batch.Embed(ctx, texts, prefix)
-	if err != nil {
-		return nil, fmt.Errorf("ollamaembed: embed with %s at %s: %w", e.opts.Model, e.opts.Host, err)
-	}
-	return vs, nil
 }
 
 // send is one /api/embed request.

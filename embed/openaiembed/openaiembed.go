@@ -63,11 +63,21 @@ type Options struct {
 
 // Embedder embeds texts through an OpenAI-compatible server. It is safe for
 // concurrent use.
+//
+// Its Info, Probe and Embed are embedutil.Model's: Info reports Kind
+// "openai", the model and its dimension (Dimensions when set, else 0 until
+// the first Embed or Probe); Probe embeds one short text to learn the
+// dimension, checking on the way that the server answers and serves the
+// model; Embed returns one unit vector per text, in order. Embed returns
+// ErrUnavailable when the server cannot be reached or keeps failing, and
+// ErrInvalid when the server refuses the request (unknown model, bad key),
+// answers malformed, or answers with vectors of another dimension than
+// before or than Dimensions.
 type Embedder struct {
+	*embedutil.Model
 	opts     Options
 	endpoint string
 	http     *http.Client
-	batch    *embedutil.Batcher
 }
 
 var _ habilis.Embedder = (*Embedder)(nil)
@@ -99,47 +109,11 @@ func New(opts Options) (*Embedder, error) {
 		hc = http.DefaultClient
 	}
 	e := &Embedder{opts: opts, endpoint: endpoint, http: hc}
-	e.batch = embedutil.New(embedutil.Options{
-		BatchSize:   opts.BatchSize,
-		Concurrency: opts.Concurrency,
-		Timeout:     opts.Timeout,
-		Retries:     opts.Retries,
-		Backoff:     opts.Backoff,
-		Dim:         opts.Dimensions,
-	}, e.send)
+	batch := embedutil.Options{BatchSize: opts.BatchSize, Concurrency: opts.Concurrency, Timeout: opts.Timeout, Retries: opts.Retries,
+		Backoff: opts.Backoff, Dim: opts.Dimensions}
+	e.Model = embedutil.NewModel(embedutil.ModelOptions{Package: "openaiembed", Kind: "openai", Model: opts.Model, Where: opts.BaseURL,
+		QueryPrefix: opts.QueryPrefix, DocumentPrefix: opts.DocumentPrefix, Batch: batch}, e.send)
 	return e, nil
-}
-
-// Info reports Kind "openai", the model and its dimension (Dimensions when
-// set, else 0 until the first Embed or Probe).
-func (e *Embedder) Info() habilis.EmbedderInfo {
-	return habilis.EmbedderInfo{Kind: "openai", Model: e.opts.Model, Dim: e.batch.Dim()}
-}
-
-// Probe embeds one short text to learn the model's dimension, checking on
-// the way that the server answers and serves the model.
-func (e *Embedder) Probe(ctx context.Context) (habilis.EmbedderInfo, error) {
-	if _, err := e.Embed(ctx, []string{"probe"}, habilis.Query); err != nil {
-		return habilis.EmbedderInfo{}, err
-	}
-	return e.Info(), nil
-}
-
-// Embed returns one unit vector per text, in order. It returns
-// ErrUnavailable when the server cannot be reached or keeps failing, and
-// ErrInvalid when the server refuses the request (unknown model, bad key),
-// answers malformed, or answers with vectors of another dimension than
-// before or than Dimensions.
-func (e *Embedder) Embed(ctx context.Context, texts []string, p habilis.Purpose) ([]habilis.Vector, error) {
-	prefix, err := embedutil.Prefix(p, e.opts.QueryPrefix, e.opts.DocumentPrefix)
-	if err != nil {
-		return nil, fmt.Errorf("openaiembed: embed: %w", err)
-	}
-	vs, err := e.batch.Embed(ctx, texts, prefix)
-	if err != nil {
-		return nil, fmt.Errorf("openaiembed: embed with %s at %s: %w", e.opts.Model, e.opts.BaseURL, err)
-	}
-	return vs, nil
 }
 
 type request struct {
