@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/habilis-router/habilis/internal/httpclient"
 )
 
 // Statuses of an upstream.
@@ -218,27 +220,7 @@ func (u *upstream) httpClient() *http.Client {
 	for k, v := range u.cfg.Headers {
 		h.Set(k, v)
 	}
-	rt := base.Transport
-	if rt == nil {
-		rt = http.DefaultTransport
-	}
-	c := *base
-	c.Transport = &headerTransport{base: rt, headers: h}
-	return &c
-}
-
-// headerTransport adds the configured headers to every request.
-type headerTransport struct {
-	base    http.RoundTripper
-	headers http.Header
-}
-
-func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	for k, vs := range t.headers {
-		req.Header[k] = vs
-	}
-	return t.base.RoundTrip(req)
+	return httpclient.WithHeaders(base, h)
 }
 
 // listTools pages through tools/list. A cursor seen twice, more than

@@ -19,6 +19,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/fill"
+	"github.com/habilis-router/habilis/internal/httpclient"
 )
 
 func textResult(isErr bool, format string, a ...any) *habilis.ToolResult {
@@ -347,20 +348,6 @@ func runCommand(ctx context.Context, spec *Spec, args map[string]any, opts *Opti
 	return outputResult(stdout.buf.Bytes(), stdout.truncated, max)
 }
 
-// headerTransport adds resolved headers to every request.
-type headerTransport struct {
-	base    http.RoundTripper
-	headers http.Header
-}
-
-func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	for k, vs := range t.headers {
-		req.Header[k] = vs
-	}
-	return t.base.RoundTrip(req)
-}
-
 func mcpTransport(ctx context.Context, spec *Spec, opts *Options) (mcp.Transport, error) {
 	if opts.MCPTransport != nil {
 		return opts.MCPTransport(ctx, spec)
@@ -374,13 +361,7 @@ func mcpTransport(ctx context.Context, spec *Spec, opts *Options) (mcp.Transport
 		if err := setHeaders(h, spec.Headers, opts); err != nil {
 			return nil, err
 		}
-		base := client.Transport
-		if base == nil {
-			base = http.DefaultTransport
-		}
-		c := *client
-		c.Transport = &headerTransport{base: base, headers: h}
-		client = &c
+		client = httpclient.WithHeaders(client, h)
 	}
 	return &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: client, MaxRetries: -1, DisableStandaloneSSE: true}, nil
 }
