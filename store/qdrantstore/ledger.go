@@ -2,6 +2,7 @@ package qdrantstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -9,8 +10,6 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/qdrant/go-client/qdrant"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // The commit ledger. Qdrant has no transaction that could check a
@@ -78,39 +77,20 @@ func commitFromPoint(p *qdrant.RetrievedPoint) (commit, error) {
 // existed) or an empty one (a first write creating it).
 func (s *Store) commits(ctx context.Context) ([]commit, bool, error) {
 	var out []commit
-	var offset *qdrant.PointId
-	for {
-		var (
-			pts  []*qdrant.RetrievedPoint
-			next *qdrant.PointId
-		)
-		err := s.retry(ctx, func(ctx context.Context) error {
-			var err error
-			pts, next, err = s.client.ScrollAndOffset(ctx, &qdrant.ScrollPoints{
-				CollectionName: s.names.commitsCollection(),
-				Offset:         offset,
-				Limit:          qdrant.PtrOf(uint32(commitsPage)),
-				WithPayload:    qdrant.NewWithPayloadInclude(keyVersion, keyGroup),
-			})
-			return err
-		})
-		if status.Code(err) == codes.NotFound {
-			return nil, false, nil
-		}
-		if err != nil {
-			return nil, false, fmt.Errorf("read ledger %s: %w", s.names.commitsCollection(), classify(ctx, err))
-		}
-		for _, p := range pts {
-			c, err := commitFromPoint(p)
-			if err != nil {
-				return nil, false, fmt.Errorf("read ledger %s: %w", s.names.commitsCollection(), err)
-			}
-			out = append(out, c)
-		}
-		if next == nil || len(pts) == 0 {
-			break
-		}
-		offset = next
+	err := s.scrollPoints(ctx, &qdrant.ScrollPoints{
+		CollectionName: s.names.commitsCollection(),
+		Limit:          qdrant.PtrOf(uint32(commitsPage)),
+		WithPayload:    qdrant.NewWithPayloadInclude(keyVersion, keyGroup),
+	}, func(p *qdrant.RetrievedPoint) error {
+		c, err := commitFromPoint(p)
+		out = append(out, c)
+		return err
+	})
+	if errors.Is(err, errGone) && ctx.Err() == nil {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read ledger: %w", err)
 	}
 	slices.SortFunc(out, func(a, b commit) int { return cmpVersion(a.version, b.version) })
 	return out, len(out) > 0, nil

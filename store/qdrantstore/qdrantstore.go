@@ -213,8 +213,16 @@ func (s *Store) Version(ctx context.Context) (uint64, error) {
 
 // snapshot reads the live version and reports how it is laid out.
 func (s *Store) snapshot(ctx context.Context) (*habilis.Snapshot, live, error) {
+	snap, l, _, err := s.readCatalog(ctx)
+	return snap, l, err
+}
+
+// readCatalog reads the committed version, its records and the ledger,
+// again when a newer commit drops that version while it is read (up to
+// snapshotAttempts times). A catalog never written is an empty snapshot.
+func (s *Store) readCatalog(ctx context.Context) (*habilis.Snapshot, live, []commit, error) {
 	for attempt := 1; ; attempt++ {
-		l, found, err := s.readLive(ctx)
+		l, ledger, found, err := s.readHead(ctx)
 		var recs []habilis.Record
 		if err == nil && found {
 			recs, err = s.readRecords(ctx, l)
@@ -223,12 +231,12 @@ func (s *Store) snapshot(ctx context.Context) (*habilis.Snapshot, live, error) {
 			continue
 		}
 		if err != nil {
-			return nil, live{}, err
+			return nil, live{}, nil, err
 		}
 		if !found {
-			return &habilis.Snapshot{}, live{}, nil
+			return &habilis.Snapshot{}, live{}, ledger, nil
 		}
-		return &habilis.Snapshot{Meta: l.meta, Records: recs}, l, nil
+		return &habilis.Snapshot{Meta: l.meta, Records: recs}, l, ledger, nil
 	}
 }
 
@@ -389,10 +397,22 @@ func denseSize(info *qdrant.CollectionInfo, vector string) int {
 	return 0
 }
 
-// scroll calls fn for every point of collection (matching filter), one page
-// of BatchSize points per call.
+// scroll calls fn for every point of collection (matching filter), with
+// its payload and vectors, one page of BatchSize points per call.
 func (s *Store) scroll(ctx context.Context, collection string, filter *qdrant.Filter, fn func(*qdrant.RetrievedPoint) error) error {
-	var offset *qdrant.PointId
+	return s.scrollPoints(ctx, &qdrant.ScrollPoints{
+		CollectionName: collection,
+		Filter:         filter,
+		Limit:          qdrant.PtrOf(uint32(s.cfg.BatchSize)),
+		WithPayload:    qdrant.NewWithPayload(true),
+		WithVectors:    qdrant.NewWithVectors(true),
+	}, fn)
+}
+
+// scrollPoints calls fn for every point req selects, page after page from
+// req's offset. A collection that does not exist gives an error wrapping
+// errGone.
+func (s *Store) scrollPoints(ctx context.Context, req *qdrant.ScrollPoints, fn func(*qdrant.RetrievedPoint) error) error {
 	for {
 		var (
 			pts  []*qdrant.RetrievedPoint
@@ -400,28 +420,21 @@ func (s *Store) scroll(ctx context.Context, collection string, filter *qdrant.Fi
 		)
 		err := s.retry(ctx, func(ctx context.Context) error {
 			var err error
-			pts, next, err = s.client.ScrollAndOffset(ctx, &qdrant.ScrollPoints{
-				CollectionName: collection,
-				Filter:         filter,
-				Offset:         offset,
-				Limit:          qdrant.PtrOf(uint32(s.cfg.BatchSize)),
-				WithPayload:    qdrant.NewWithPayload(true),
-				WithVectors:    qdrant.NewWithVectors(true),
-			})
+			pts, next, err = s.client.ScrollAndOffset(ctx, req)
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("scroll %s: %w", collection, classify(ctx, err))
+			return fmt.Errorf("scroll %s: %w", req.CollectionName, classify(ctx, err))
 		}
 		for _, p := range pts {
 			if err := fn(p); err != nil {
-				return fmt.Errorf("scroll %s: %w", collection, err)
+				return fmt.Errorf("scroll %s: %w", req.CollectionName, err)
 			}
 		}
 		if next == nil || len(pts) == 0 {
 			return nil
 		}
-		offset = next
+		req.Offset = next
 	}
 }
 
@@ -682,20 +695,7 @@ func (s *Store) aliasTargets(ctx context.Context) (map[string]string, error) {
 // nothing of them, so for it only the live version is read.
 func (s *Store) current(ctx context.Context, b *habilis.Batch) (*habilis.Snapshot, live, []commit, error) {
 	if !b.Replace || len(b.Delete) > 0 {
-		for attempt := 1; ; attempt++ {
-			l, ledger, found, err := s.readHead(ctx)
-			var recs []habilis.Record
-			if err == nil && found {
-				recs, err = s.readRecords(ctx, l)
-			}
-			if errors.Is(err, errGone) && attempt < snapshotAttempts {
-				continue
-			}
-			if err != nil {
-				return nil, live{}, nil, err
-			}
-			return &habilis.Snapshot{Meta: l.meta, Records: recs}, l, ledger, nil
-		}
+		return s.readCatalog(ctx)
 	}
 	l, ledger, _, err := s.readHead(ctx)
 	if err != nil {
