@@ -233,6 +233,12 @@ type Batch struct {
 	// (nil drops the stored one, which no longer matches); other stores
 	// ignore it.
 	Index []byte
+	// IndexPatch, when set while Index is nil, is what the selector adds to
+	// the stored index to describe the catalog the batch commits: an
+	// IndexStore keeps its stored index as it is and replaces its stored
+	// patch with this one, so that a write of a few tools writes a few
+	// tools' worth of index. Index, when set, drops the stored patch.
+	IndexPatch []byte
 }
 
 // IndexStore is a Store that keeps the selector's search index beside
@@ -251,6 +257,10 @@ type IndexStore interface {
 type StoredIndex struct {
 	Meta CatalogMeta
 	Data []byte
+	// Patch is the patch stored with Data (Batch.IndexPatch) by the
+	// writes since Data was, or nil; like Data, it may lie in the store's
+	// memory until Release.
+	Patch []byte
 	// Release ends the use of Data; it is safe to call more than once.
 	Release func()
 }

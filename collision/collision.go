@@ -422,3 +422,16 @@ func overlap(thetaA, thetaB float64, sim float32) float32 {
 func clamp(x float64) float64 {
 	return max(-1, min(1, x))
 }
+
+// HighSimilarity returns the centroid similarity at which a pair of tools
+// collides at high severity on that evidence alone, under opts (its
+// Threshold, DefaultThreshold when zero): what Pairs rests a high
+// severity on above Options.MaxTools, for callers that look for one
+// tool's pairs themselves.
+func HighSimilarity(opts Options) (float32, error) {
+	o, err := opts.resolved()
+	if err != nil {
+		return 0, err
+	}
+	return o.Threshold + highDelta, nil
+}

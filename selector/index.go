@@ -58,6 +58,42 @@ type index struct {
 	// a tool the calibration has no Background for (a store written
 	// before there was one, a model embedder) has none, -Inf.
 	bg [][3]float32
+
+	// A patched index (patch.go) is a stored index's rows followed by its
+	// patch's: base is the index patched (nil for an index not patched),
+	// dead marks the rows of tools
+	// the patch deleted or replaced (nil when none is), live counts the
+	// others and order lists them by name (nil when the rows are in name
+	// order, none dead).
+	base  *index
+	dead  []bool
+	live  int
+	order []int32
+	// baseVersion is the catalog version base was stored at.
+	baseVersion uint64
+}
+
+// n returns the number of tools in the catalog.
+func (ix *index) n() int {
+	if ix.dead == nil {
+		return len(ix.tools)
+	}
+	return ix.live
+}
+
+// gone reports whether row i is a tool the catalog no longer holds.
+func (ix *index) gone(i int) bool { return ix.dead != nil && ix.dead[i] }
+
+// sorted returns the rows of the catalog's tools in name order.
+func (ix *index) sorted() []int32 {
+	if ix.order != nil {
+		return ix.order
+	}
+	rows := make([]int32, len(ix.tools))
+	for i := range rows {
+		rows[i] = int32(i)
+	}
+	return rows
 }
 
 // rocchio returns tool i's Rocchio score from its centroid and description
@@ -136,6 +172,17 @@ type shared struct {
 	sumNorm, rocchioNorm []float32
 	tri                  *triSpace
 	cent, desc, doc      *space
+	// patch, in a patched index, scores the rows after those of the
+	// spaces above (its norms are in sumNorm and rocchioNorm already).
+	patch *shared
+}
+
+// rows returns how many rows sh's own spaces score.
+func (sh *shared) rows() int {
+	if sh.tri != nil {
+		return sh.tri.rows
+	}
+	return sh.cent.rows
 }
 
 // newShared computes shared over recs (vectors of dimension dim, 0 for
@@ -164,14 +211,25 @@ func newShared(recs []habilis.Record, dim int, merged bool) *shared {
 //
 // It returns false when a stored index's postings are damaged.
 func (sh *shared) scoreAll(q, ql habilis.Vector, s *scratch) bool {
+	if sh.patch == nil {
+		return sh.scoreRows(q, ql, s, s.sig)
+	}
+	n := sh.rows()
+	ok := sh.scoreRows(q, ql, s, s.sig[:n])
+	return sh.patch.scoreRows(q, ql, s, s.sig[n:]) && ok
+}
+
+// scoreRows is scoreAll over sh's own spaces, into sig.
+func (sh *shared) scoreRows(q, ql habilis.Vector, s *scratch, sig [][4]float32) bool {
 	if sh.tri != nil {
 		var ok bool
-		s.runs, ok = sh.tri.accumulate(q, s.sig, s.runs)
+		s.runs, ok = sh.tri.accumulate(q, sig, s.runs)
 		return ok
 	}
-	ok := sh.cent.scoreColumn(q, s.col, s.sig, sigCent)
-	ok = sh.desc.scoreColumn(q, s.col, s.sig, sigDesc) && ok
-	return sh.doc.scoreColumn(ql, s.col, s.sig, sigDoc) && ok
+	col := s.col[:len(sig)]
+	ok := sh.cent.scoreColumn(q, col, sig, sigCent)
+	ok = sh.desc.scoreColumn(q, col, sig, sigDesc) && ok
+	return sh.doc.scoreColumn(ql, col, sig, sigDoc) && ok
 }
 
 // embedders are the embedders fitted to one catalog.
@@ -308,7 +366,7 @@ func (ix *index) keepExamples(recs []habilis.Record, dim int) error {
 // setBackground sets each tool's Background and background gates from
 // bs, by name.
 func (ix *index) setBackground(bs map[string]Background) {
-	n := len(ix.tools)
+	n := ix.n()
 	ix.bg = make([][3]float32, n)
 	if len(bs) > 0 {
 		ix.background, ix.hasBackground = make([]Background, n), make([]bool, n)

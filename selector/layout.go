@@ -141,11 +141,12 @@ type section struct {
 
 // encodeIndex returns ix in the stored layout, for the catalog version
 // the write will commit.
-func encodeIndex(ix *index, version uint64) ([]byte, error) {
+func encodeIndex(ix *index, version uint64, extra ...section) ([]byte, error) {
 	secs, err := indexSections(ix)
 	if err != nil {
 		return nil, err
 	}
+	secs = append(secs, extra...)
 	off := headerSize + entrySize*len(secs)
 	offs := make([]int, len(secs))
 	for i, s := range secs {
@@ -387,6 +388,12 @@ func checkEnds(ends []uint32, size int) error {
 // An index that cannot be read, or was built for another catalog version
 // or other embedders, returns an error wrapping errLayout.
 func decodeIndex(data []byte, meta habilis.CatalogMeta, emb embedders) (*index, error) {
+	return decodeAt(data, meta.Version, meta, emb)
+}
+
+// decodeAt is decodeIndex of an index stamped with catalog version v:
+// meta's, or for an index a patch applies to, the patch's base.
+func decodeAt(data []byte, v uint64, meta habilis.CatalogMeta, emb embedders) (*index, error) {
 	if !littleEndian {
 		return nil, fmt.Errorf("%w: this machine is big-endian", errLayout)
 	}
@@ -395,8 +402,8 @@ func decodeIndex(data []byte, meta habilis.CatalogMeta, emb embedders) (*index, 
 		return nil, err
 	}
 	switch {
-	case l.version != meta.Version:
-		return nil, fmt.Errorf("%w: of catalog version %d, the catalog is at %d", errLayout, l.version, meta.Version)
+	case l.version != v:
+		return nil, fmt.Errorf("%w: of catalog version %d, want %d (the catalog is at %d)", errLayout, l.version, v, meta.Version)
 	case l.dim != meta.Embedder.Dim || l.merged != emb.merged(l.dim):
 		return nil, fmt.Errorf("%w: built for other embedders", errLayout)
 	}
@@ -649,12 +656,16 @@ var errDamaged = fmt.Errorf("selector: the stored index is damaged: %w", habilis
 // toolDefs gives tools' definitions by index.
 type toolDefs interface {
 	def(i int) (toolDef, error)
+	// hash is def(i).Hash, without decoding every definition.
+	hash(i int) (string, error)
 }
 
 // heapDefs are the definitions of an index built from records.
 type heapDefs []toolDef
 
 func (d heapDefs) def(i int) (toolDef, error) { return d[i], nil }
+
+func (d heapDefs) hash(i int) (string, error) { return d[i].Hash, nil }
 
 // storedDefs are the definitions in a stored index, checked against their
 // CRC and decoded, all of them, when one is first asked for: a selection
@@ -667,6 +678,31 @@ type storedDefs struct {
 	once sync.Once
 	defs []toolDef
 	err  error
+	// sound is the section's CRC check alone, for hash.
+	sound    sync.Once
+	soundErr error
+}
+
+// hash decodes definition i alone: a write of a few tools asks for the
+// hashes of those it may leave unchanged.
+func (d *storedDefs) hash(i int) (string, error) {
+	d.sound.Do(func() {
+		if crc32.Checksum(d.data, castagnoli) != d.sum {
+			d.soundErr = fmt.Errorf("selector: the stored index is damaged: tool definitions (checksum): %w", habilis.ErrDamaged)
+		}
+	})
+	if d.soundErr != nil {
+		return "", d.soundErr
+	}
+	start := uint32(0)
+	if i > 0 {
+		start = d.ends[i-1]
+	}
+	var td toolDef
+	if err := json.Unmarshal(d.data[start:d.ends[i]], &td); err != nil {
+		return "", fmt.Errorf("selector: the stored index is damaged: tool %d: %v: %w", i, err, habilis.ErrDamaged)
+	}
+	return td.Hash, nil
 }
 
 func (d *storedDefs) def(i int) (toolDef, error) {

@@ -33,9 +33,12 @@ func (r *Router) acquire() (ix *index, done func()) {
 	}
 }
 
-// swap puts ix in force and retires the index it replaces.
+// swap puts ix in force and retires the index it replaces, unless ix
+// reads the same memory (a patched index of the same stored one).
 func (r *Router) swap(ix *index) {
-	r.cur.Swap(ix).retire()
+	if old := r.cur.Swap(ix); old != nil && old.pin != ix.pin {
+		old.retire()
+	}
 }
 
 // retire releases what ix reads in place once no selection uses it.

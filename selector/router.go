@@ -182,7 +182,7 @@ func (r *Router) openStored(ctx context.Context) (*index, error) {
 		st.Release()
 		return nil, err
 	}
-	ix, err := decodeIndex(st.Data, st.Meta, emb)
+	ix, err := decodeStored(st.Data, st.Patch, st.Meta, emb)
 	if errors.Is(err, errWeightsExamples) {
 		// Sound, and stored again by the next write as it is: nothing
 		// for a write to mend.
@@ -370,6 +370,11 @@ func (r *Router) Load(ctx context.Context, tools []habilis.Tool, opts LoadOption
 		seen[t.Name] = true
 	}
 	start := time.Now()
+	if opts.Merge {
+		if rep, done, err := r.patchWrite(ctx, "load", writeRequest{tools: tools}); done {
+			return rep, err
+		}
+	}
 	rep, err := r.update(ctx, "load", func(snap *habilis.Snapshot) (*LoadReport, error) {
 		return r.write(ctx, snap, writeRequest{tools: tools, replace: !opts.Merge, progress: opts.Progress})
 	})
@@ -411,6 +416,9 @@ func (r *Router) update(ctx context.Context, op string, write func(*habilis.Snap
 // Delete removes tools by name in one write. Unknown names return
 // ErrNotFound and change nothing.
 func (r *Router) Delete(ctx context.Context, names []string) (*LoadReport, error) {
+	if rep, done, err := r.patchWrite(ctx, "delete", writeRequest{deletes: names}); done {
+		return rep, err
+	}
 	return r.update(ctx, "delete", func(snap *habilis.Snapshot) (*LoadReport, error) {
 		have := make(map[string]bool, len(snap.Records))
 		for _, rec := range snap.Records {
@@ -467,13 +475,13 @@ func (r *Router) Tools() []habilis.Tool {
 	if ix == nil {
 		return nil
 	}
-	out := make([]habilis.Tool, len(ix.tools))
-	for i := range ix.tools {
-		d, err := ix.defs.def(i)
+	out := make([]habilis.Tool, 0, ix.n())
+	for _, i := range ix.sorted() {
+		d, err := ix.defs.def(int(i))
 		if err != nil {
 			d.Tool = habilis.Tool{Name: ix.tools[i].name}
 		}
-		out[i] = d.Tool
+		out = append(out, d.Tool)
 	}
 	return out
 }

@@ -77,7 +77,7 @@ func (ix *index) selectQuery(ctx context.Context, query string, opts habilis.Sel
 		return nil, nil, err
 	}
 	var q, ql habilis.Vector
-	if len(ix.tools) > 0 {
+	if ix.n() > 0 {
 		qs, qls, err := ix.queryVectors(ctx, []string{query})
 		if err != nil {
 			return nil, nil, err
@@ -116,7 +116,7 @@ func (r *Router) EmbedQueries(ctx context.Context, queries []string) (*QueryBatc
 		return nil, fmt.Errorf("selector: %w", habilis.ErrClosed)
 	}
 	b := &QueryBatch{r: r, texts: queries}
-	if len(ix.tools) == 0 || len(queries) == 0 {
+	if ix.n() == 0 || len(queries) == 0 {
 		return b, nil
 	}
 	b.emb, b.lex = ix.infos()
@@ -145,7 +145,7 @@ func (b *QueryBatch) SelectRanked(ctx context.Context, i int, opts habilis.Selec
 		return nil, nil, err
 	}
 	var q, ql habilis.Vector
-	if len(ix.tools) > 0 {
+	if ix.n() > 0 {
 		if q, ql, err = b.vectors(ctx, ix, i); err != nil {
 			return nil, nil, err
 		}
@@ -246,7 +246,7 @@ func (ix *index) selection(query string, opts habilis.SelectOptions) (*selection
 // lexical signal).
 func (ix *index) decide(ctx context.Context, query string, q, ql habilis.Vector, sel *selection) (*habilis.Decision, *Ranking, error) {
 	d := &habilis.Decision{Query: query, Mode: sel.mode, Matches: []habilis.Match{}, CatalogVersion: ix.meta.Version}
-	if len(ix.tools) == 0 {
+	if ix.n() == 0 {
 		d.Abstained, d.Reason = true, "the catalog is empty"
 		return d, &Ranking{Matches: []habilis.Match{}}, nil
 	}
@@ -381,11 +381,10 @@ func (ix *index) rank(ctx context.Context, q, ql habilis.Vector, mode habilis.Mo
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("selector: select: %w", err)
 	}
-	n := len(ix.tools)
-	k = min(k, n)
+	k = min(k, ix.n())
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
-	s.size(n)
+	s.size(len(ix.tools))
 	if err := ix.scoreAll(q, ql, s); err != nil {
 		return nil, err
 	}
@@ -414,7 +413,7 @@ func (ix *index) rank(ctx context.Context, q, ql habilis.Vector, mode habilis.Mo
 	}
 	best := newTopK(k)
 	for i := range s.sig {
-		if !isDenied(denied, i) {
+		if !isDenied(denied, i) && !ix.gone(i) {
 			best.offer(i, s.sig[i][key])
 		}
 	}
@@ -461,6 +460,9 @@ func (ix *index) hybrid(q habilis.Vector, s *scratch, k int, denied map[int]bool
 	for i := range s.sig {
 		g := &s.sig[i]
 		g[sigRoc] = ix.rocchio(i, g[sigCent], g[sigDesc])
+		if ix.gone(i) {
+			continue
+		}
 		roc.add(g[sigRoc])
 		desc.add(g[sigDesc])
 		doc.add(g[sigDoc])
@@ -470,11 +472,11 @@ func (ix *index) hybrid(q habilis.Vector, s *scratch, k int, denied map[int]bool
 	if w.Example != 0 {
 		pool = max(2*k, 16)
 	}
-	best := newTopK(min(pool, len(s.sig)))
+	best := newTopK(min(pool, ix.n()))
 	for i := range s.sig {
 		g := &s.sig[i]
 		s.fused[i] = f.at(i, g[sigRoc], g[sigDesc], g[sigDoc])
-		if !isDenied(denied, i) {
+		if !isDenied(denied, i) && !ix.gone(i) {
 			best.offer(i, s.fused[i])
 		}
 	}
@@ -541,7 +543,7 @@ func (ix *index) backgroundConfidence(sgs []signals) (float32, bool) {
 	if !ok {
 		return 0, false
 	}
-	x := float64(best - backgroundZ(len(ix.tools), exampleShare))
+	x := float64(best - backgroundZ(ix.n(), exampleShare))
 	return float32(1 / (1 + math.Exp(-x))), true
 }
 
@@ -635,27 +637,28 @@ func (r *Router) Scores(ctx context.Context, query string) (*Scores, error) {
 
 // scores returns the raw signals of the query embedded as q and ql.
 func (ix *index) scores(q, ql habilis.Vector) (*Scores, error) {
-	n := len(ix.tools)
+	n := ix.n()
 	sc := &Scores{Tools: make([]string, n), Centroid: make([]float32, n), Description: make([]float32, n),
 		Document: make([]float32, n), Rocchio: make([]float32, n), Evidence: make([]float32, n), Gate: make([]float32, n),
 		HasRadius: make([]bool, n), HasExamples: make([]bool, n)}
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
-	s.size(n)
+	s.size(len(ix.tools))
 	if err := ix.scoreAll(q, ql, s); err != nil {
 		return nil, err
 	}
 	sig := s.sig
-	for i := range ix.tools {
+	for j, r := range ix.sorted() {
+		i := int(r)
 		t := &ix.tools[i]
-		sc.Centroid[i], sc.Description[i], sc.Document[i] = sig[i][sigCent], sig[i][sigDesc], sig[i][sigDoc]
-		sc.Tools[i] = t.name
-		sc.HasExamples[i] = t.examples > 0
-		sc.Rocchio[i] = ix.rocchio(i, sc.Centroid[i], sc.Description[i])
-		sc.Evidence[i] = ix.evidence(sc.Rocchio[i], sc.Document[i])
+		sc.Centroid[j], sc.Description[j], sc.Document[j] = sig[i][sigCent], sig[i][sigDesc], sig[i][sigDoc]
+		sc.Tools[j] = t.name
+		sc.HasExamples[j] = t.examples > 0
+		sc.Rocchio[j] = ix.rocchio(i, sc.Centroid[j], sc.Description[j])
+		sc.Evidence[j] = ix.evidence(sc.Rocchio[j], sc.Document[j])
 		if t.hasRadius {
-			sc.HasRadius[i] = true
-			sc.Gate[i] = sc.Centroid[i] - t.radius
+			sc.HasRadius[j] = true
+			sc.Gate[j] = sc.Centroid[j] - t.radius
 		}
 	}
 	return sc, nil

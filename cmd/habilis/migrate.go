@@ -182,7 +182,9 @@ func storedIndex(ctx context.Context, st habilis.Store, v uint64) []byte {
 		return nil
 	}
 	defer si.Release()
-	if si.Meta.Version != v {
+	if si.Meta.Version != v || si.Patch != nil {
+		// An index with a patch describes the catalog only with it: the
+		// destination's router builds its index from the records instead.
 		return nil
 	}
 	return bytes.Clone(si.Data)

@@ -304,7 +304,7 @@ func checkFormat(tx *bolt.Tx) error {
 	if meta == nil {
 		var other []byte
 		tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
-			if string(name) == bucketIndex {
+			if string(name) == bucketIndex || string(name) == bucketPatch {
 				return nil // the selector's index, which a store may lose with the rest
 			}
 			other = slices.Clone(name)
@@ -710,7 +710,7 @@ func write(ctx context.Context, tx *bolt.Tx, b *habilis.Batch) (habilis.CatalogM
 	if err := tx.Bucket([]byte(bucketMeta)).Put([]byte(keyCatalog), appendMeta(nil, meta)); err != nil {
 		return habilis.CatalogMeta{}, fmt.Errorf("catalog meta: %w", err)
 	}
-	if err := writeIndex(tx, b.Index); err != nil {
+	if err := writeIndex(tx, b.Index, b.IndexPatch); err != nil {
 		return habilis.CatalogMeta{}, err
 	}
 	// The caller's meta must not alias the batch, which it may reuse.

@@ -145,6 +145,11 @@ func Check(ctx context.Context, path string, opts CheckOptions) (*CheckReport, e
 				add("index: " + p)
 			}
 		}
+		if si.Patch != nil {
+			for _, p := range opts.Index(si.Patch) {
+				add("index patch: " + p)
+			}
+		}
 		si.Release()
 	}
 	return rep, nil

@@ -11,9 +11,13 @@ import (
 )
 
 // The selector's index lives in its own bucket under one key, replaced by
-// every write (see writeIndex).
+// every write that stores an index, and the patch the writes since add to
+// it in another bucket under the same key (see writeIndex): alone in a
+// bucket under an 8-byte key, a value starts 8-byte aligned in its page,
+// so that the selector reads its arrays in place.
 const (
 	bucketIndex = "index"
+	bucketPatch = "index-patch"
 	keyIndex    = "selector"
 )
 
@@ -48,7 +52,7 @@ func (s *Store) Index(ctx context.Context) (*habilis.StoredIndex, error) {
 	}
 	var tx *bolt.Tx
 	var meta habilis.CatalogMeta
-	var data []byte
+	var data, patch []byte
 	err := s.guard(func() error {
 		var err error
 		if tx, err = s.db.Begin(false); err != nil {
@@ -61,15 +65,18 @@ func (s *Store) Index(ctx context.Context) (*habilis.StoredIndex, error) {
 		if b := tx.Bucket([]byte(bucketIndex)); b != nil {
 			data = b.Get([]byte(keyIndex))
 		}
+		if b := tx.Bucket([]byte(bucketPatch)); b != nil && data != nil {
+			patch = b.Get([]byte(keyIndex))
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("boltstore: index: %w", s.damaged(err))
 	}
 	if !s.readOnly || data == nil {
-		data = bytes.Clone(data)
+		data, patch = bytes.Clone(data), bytes.Clone(patch)
 		tx.Rollback()
-		return &habilis.StoredIndex{Meta: meta, Data: data, Release: func() {}}, nil
+		return &habilis.StoredIndex{Meta: meta, Data: data, Patch: patch, Release: func() {}}, nil
 	}
 	s.views.mu.Lock()
 	s.views.open++
@@ -83,7 +90,7 @@ func (s *Store) Index(ctx context.Context) (*habilis.StoredIndex, error) {
 			s.db.Close()
 		}
 	})
-	return &habilis.StoredIndex{Meta: meta, Data: data, Release: release}, nil
+	return &habilis.StoredIndex{Meta: meta, Data: data, Patch: patch, Release: release}, nil
 }
 
 // closeDB closes the file now, or leaves it to the last index released.
@@ -97,14 +104,28 @@ func (s *Store) closeDB() error {
 	return s.db.Close()
 }
 
-// writeIndex stores the batch's index in tx, or drops the stored one when
-// the batch has none: an index always describes the catalog beside it.
-// An index too large for one bbolt value is not stored; routers then
-// build it from the records.
-func writeIndex(tx *bolt.Tx, index []byte) error {
+// writeIndex stores the batch's index in tx (dropping any patch), or its
+// patch beside the stored index, or drops both when the batch has
+// neither: an index always describes the catalog beside it. An index too
+// large for one bbolt value is not stored; routers then build it from the
+// records, as they do for a patch without the index it patches.
+func writeIndex(tx *bolt.Tx, index, patch []byte) error {
 	b, err := tx.CreateBucketIfNotExists([]byte(bucketIndex))
 	if err != nil {
 		return fmt.Errorf("index: %w", err)
+	}
+	pb, err := tx.CreateBucketIfNotExists([]byte(bucketPatch))
+	if err != nil {
+		return fmt.Errorf("index patch: %w", err)
+	}
+	if index == nil && len(patch) > 0 && len(patch) <= bolt.MaxValueSize && b.Get([]byte(keyIndex)) != nil {
+		if err := pb.Put([]byte(keyIndex), patch); err != nil {
+			return fmt.Errorf("index patch: %w", err)
+		}
+		return nil
+	}
+	if err := pb.Delete([]byte(keyIndex)); err != nil {
+		return fmt.Errorf("index patch: %w", err)
 	}
 	if len(index) == 0 || len(index) > bolt.MaxValueSize {
 		if err := b.Delete([]byte(keyIndex)); err != nil {
