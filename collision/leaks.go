@@ -177,7 +177,7 @@ func (c *catalog) toolLeaks(a int, ix *index, open []int, roc []rocchio, s *leak
 		// mode ranks: by the Rocchio score (the centroid with the
 		// description as one more example), its own tool's without it.
 		ua := c.recs[c.tools[a].rec].DescriptionVector
-		eu := vdot(ev, ua)
+		eu := vec.DotVectors(ev, ua)
 		ownRoc := own
 		if !zero(ua) {
 			den2 := ss - 2*es + ee + 2*(roc[a].su-float64(eu)) + 1
@@ -188,7 +188,7 @@ func (c *catalog) toolLeaks(a int, ix *index, open []int, roc []rocchio, s *leak
 			if b == a {
 				return
 			}
-			if r := roc[b].score(scores[b], vdot(ev, c.recs[c.tools[b].rec].DescriptionVector)); r > bestScore {
+			if r := roc[b].score(scores[b], vec.DotVectors(ev, c.recs[c.tools[b].rec].DescriptionVector)); r > bestScore {
 				best, bestScore = b, r
 			}
 		}
@@ -286,24 +286,13 @@ func (c *catalog) rocchioNorms() []rocchio {
 		u := rec.DescriptionVector
 		var r rocchio
 		for _, v := range rec.ExampleVectors {
-			r.sum += float64(vdot(v, rec.Centroid))
-			r.su += float64(vdot(v, u))
+			r.sum += float64(vec.DotVectors(v, rec.Centroid))
+			r.su += float64(vec.DotVectors(v, u))
 		}
 		if !zero(u) {
-			r.norm = math.Sqrt(max(r.sum*r.sum+2*r.sum*float64(vdot(rec.Centroid, u))+1, 1e-12))
+			r.norm = math.Sqrt(max(r.sum*r.sum+2*r.sum*float64(vec.DotVectors(rec.Centroid, u))+1, 1e-12))
 		}
 		out[t] = r
 	})
 	return out
-}
-
-// vdot is a·b for two vectors of one form, 0 when their forms differ.
-func vdot(a, b habilis.Vector) float32 {
-	switch {
-	case a.Dense != nil && b.Dense != nil && len(a.Dense) == len(b.Dense):
-		return vec.Dot(a.Dense, b.Dense)
-	case a.Indices != nil && b.Indices != nil:
-		return vec.SparseDot(a.Indices, a.Values, b.Indices, b.Values)
-	}
-	return 0
 }

@@ -133,20 +133,8 @@ func (s *space) scoreColumn(q habilis.Vector, col []float32, out [][4]float32, j
 	return ok
 }
 
-// dot returns a·b for two vectors of the same form, or 0 when their forms
-// differ or either is zero.
-func dot(a, b habilis.Vector) float32 {
-	switch {
-	case a.Dense != nil && b.Dense != nil:
-		if len(a.Dense) != len(b.Dense) {
-			return 0
-		}
-		return vec.Dot(a.Dense, b.Dense)
-	case a.Indices != nil && b.Indices != nil:
-		return vec.SparseDot(a.Indices, a.Values, b.Indices, b.Values)
-	}
-	return 0
-}
+// dot is vec.DotVectors, the name selector's scoring code uses.
+func dot(a, b habilis.Vector) float32 { return vec.DotVectors(a, b) }
 
 // mean returns the normalised mean of vs (all of one form), or a zero
 // Vector when there is none or it is zero.

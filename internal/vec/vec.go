@@ -14,6 +14,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/habilis-router/habilis"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 )
@@ -35,6 +36,22 @@ func Dot(a, b []float32) float32 {
 		s0 += a[i] * b[i]
 	}
 	return s0 + s1 + s2 + s3
+}
+
+// DotVectors returns a·b for two habilis vectors of the same form (both
+// dense of one length, or both sparse), or 0 when their forms differ or
+// either is zero.
+func DotVectors(a, b habilis.Vector) float32 {
+	switch {
+	case a.Dense != nil && b.Dense != nil:
+		if len(a.Dense) != len(b.Dense) {
+			return 0
+		}
+		return Dot(a.Dense, b.Dense)
+	case a.Indices != nil && b.Indices != nil:
+		return SparseDot(a.Indices, a.Values, b.Indices, b.Values)
+	}
+	return 0
 }
 
 // SparseDot returns the dot product of two sparse vectors whose indices are

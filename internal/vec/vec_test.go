@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/habilis-router/habilis"
 )
 
 func near(a, b float32) bool { return math.Abs(float64(a-b)) <= 1e-5 }
@@ -22,6 +24,27 @@ func TestDot(t *testing.T) {
 	for _, tt := range tests {
 		if got := Dot(tt.a, tt.b); !near(got, tt.want) {
 			t.Errorf("Dot(%v, %v) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+func TestDotVectors(t *testing.T) {
+	dense := func(x ...float32) habilis.Vector { return habilis.Vector{Dense: x} }
+	sparse := func(i []uint32, v ...float32) habilis.Vector { return habilis.Vector{Indices: i, Values: v} }
+	tests := []struct {
+		name string
+		a, b habilis.Vector
+		want float32
+	}{
+		{"dense", dense(1, 2, 3), dense(4, 5, 6), 32},
+		{"dense of other lengths", dense(1, 2), dense(1, 2, 3), 0},
+		{"sparse", sparse([]uint32{1, 4, 9}, 1, 2, 3), sparse([]uint32{4, 9, 12}, 5, 6, 7), 28},
+		{"dense with sparse", dense(1, 2), sparse([]uint32{0}, 1), 0},
+		{"zero", habilis.Vector{}, dense(1), 0},
+	}
+	for _, tt := range tests {
+		if got := DotVectors(tt.a, tt.b); !near(got, tt.want) {
+			t.Errorf("%s: DotVectors = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

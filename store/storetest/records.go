@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/vec"
 )
 
 // Shape says what vectors generated records carry.
@@ -222,29 +223,8 @@ func centroid(vs []habilis.Vector) habilis.Vector {
 	return habilis.Vector{Indices: idx, Values: val}
 }
 
-func dot(a, b habilis.Vector) float32 {
-	var s float32
-	if !a.IsSparse() {
-		for i := range a.Dense {
-			s += a.Dense[i] * b.Dense[i]
-		}
-		return s
-	}
-	i, j := 0, 0
-	for i < len(a.Indices) && j < len(b.Indices) {
-		switch {
-		case a.Indices[i] == b.Indices[j]:
-			s += a.Values[i] * b.Values[j]
-			i++
-			j++
-		case a.Indices[i] < b.Indices[j]:
-			i++
-		default:
-			j++
-		}
-	}
-	return s
-}
+// dot is a·b as the selector computes it.
+func dot(a, b habilis.Vector) float32 { return vec.DotVectors(a, b) }
 
 // Embedder and Lexical pick a catalog meta's embedder info and its paired
 // lexical one, for SetAlgorithm.
