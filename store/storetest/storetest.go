@@ -475,32 +475,11 @@ func testConcurrentWriters(t *testing.T, h Harness) {
 	s := open(t, h)
 	snap := seed(t, s, Catalog(2, 2, false, 1))
 	const writers = 8
-	errs := make([]error, writers)
-	var wg sync.WaitGroup
-	for i := range writers {
-		wg.Go(func() {
-			_, errs[i] = s.Write(context.Background(), &habilis.Batch{
-				BaseVersion: snap.Meta.Version,
-				Put:         []habilis.Record{Record(fmt.Sprintf("writer-%d", i), 2, false, int64(i))},
-				Meta:        snap.Meta,
-			})
-		})
+	stores := make([]habilis.Store, writers)
+	for i := range stores {
+		stores[i] = s
 	}
-	wg.Wait()
-	winner := -1
-	for i, err := range errs {
-		switch {
-		case err == nil && winner >= 0:
-			t.Errorf("writers %d and %d both committed on base %d", winner, i, snap.Meta.Version)
-		case err == nil:
-			winner = i
-		case !errors.Is(err, habilis.ErrConflict):
-			t.Errorf("writer %d error = %v, want nil or %v", i, err, habilis.ErrConflict)
-		}
-	}
-	if winner < 0 {
-		t.Fatalf("no writer committed, errors: %v", errs)
-	}
+	winner := raceWriters(t, stores, snap)
 	got := snapshot(t, s)
 	if got.Meta.Version != snap.Meta.Version+1 {
 		t.Errorf("Snapshot().Meta.Version = %d, want %d", got.Meta.Version, snap.Meta.Version+1)
@@ -529,7 +508,23 @@ func testSharedStores(t *testing.T, h Harness) {
 		t.Cleanup(func() { stores[i].Close() })
 		checkVersion(t, stores[i], snap.Meta.Version)
 	}
-	errs := make([]error, writers)
+	winner := raceWriters(t, stores, snap)
+	want := append(names(snap.Records), fmt.Sprintf("writer-%d", winner))
+	slices.Sort(want)
+	for i, st := range append(stores, s) {
+		checkVersion(t, st, snap.Meta.Version+1)
+		if diff := cmp.Diff(want, names(snapshot(t, st).Records)); diff != "" {
+			t.Errorf("store %d: Snapshot() names mismatch (-want +got):\n%s", i, diff)
+		}
+	}
+}
+
+// raceWriters has writer i put the tool "writer-i" through stores[i], all
+// at once on snap's version, and returns the one writer that committed;
+// every other must get ErrConflict.
+func raceWriters(t *testing.T, stores []habilis.Store, snap *habilis.Snapshot) int {
+	t.Helper()
+	errs := make([]error, len(stores))
 	var wg sync.WaitGroup
 	for i, st := range stores {
 		wg.Go(func() {
@@ -555,14 +550,7 @@ func testSharedStores(t *testing.T, h Harness) {
 	if winner < 0 {
 		t.Fatalf("no writer committed, errors: %v", errs)
 	}
-	want := append(names(snap.Records), fmt.Sprintf("writer-%d", winner))
-	slices.Sort(want)
-	for i, st := range append(stores, s) {
-		checkVersion(t, st, snap.Meta.Version+1)
-		if diff := cmp.Diff(want, names(snapshot(t, st).Records)); diff != "" {
-			t.Errorf("store %d: Snapshot() names mismatch (-want +got):\n%s", i, diff)
-		}
-	}
+	return winner
 }
 
 func testLargeBatch(t *testing.T, h Harness) {
