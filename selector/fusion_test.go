@@ -1,7 +1,6 @@
 package selector_test
 
 import (
-	"cmp"
 	"context"
 	"math"
 	"slices"
@@ -151,35 +150,11 @@ func TestHybridFusionByHand(t *testing.T) {
 func checkFusion(t *testing.T, r *selector.Router, recs []habilis.Record, query string, c selector.Calibration) {
 	t.Helper()
 	ctx := context.Background()
-	qs, err := r.Embedder().Embed(ctx, []string{query}, habilis.Query)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := plain(qs[0])
 	sc, err := r.Scores(ctx, query)
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := make(map[string]habilis.Record, len(recs))
-	for _, rec := range recs {
-		byName[rec.Tool.Name] = rec
-	}
-	sigs := make([]handSignals, len(sc.Tools))
-	for i, name := range sc.Tools {
-		s := signalsByHand(byName[name], q)
-		sigs[i] = s
-		got := []float32{sc.Centroid[i], sc.Description[i], sc.Document[i], sc.Rocchio[i]}
-		want := []float64{s.cent, s.desc, s.doc, s.roc}
-		for k := range got {
-			if !near(got[k], want[k]) {
-				t.Errorf("%q: Scores of %s (centroid, description, document, Rocchio) = %v, by hand %v", query, name, got, want)
-				break
-			}
-		}
-		if s.examples && !near(sc.Evidence[i], s.evidence) {
-			t.Errorf("%q: Scores.Evidence of %s = %v, by hand (Rocchio + document) / 2 = %v", query, name, sc.Evidence[i], s.evidence)
-		}
-	}
+	sigs := checkSignals(t, r, recs, query, sc)
 	want := fusedByHand(sc.Tools, sigs, c.Weights, c.Prior)
 	fused := sc.Fused(c.Weights, c.Prior)
 	for i, name := range sc.Tools {
@@ -191,23 +166,22 @@ func checkFusion(t *testing.T, r *selector.Router, recs []habilis.Record, query 
 	if err != nil {
 		t.Fatal(err)
 	}
-	order := slices.Clone(sc.Tools)
+	if len(rk.Matches) != len(sc.Tools) {
+		t.Errorf("%q: ranking of %d tools, want every one of %d", query, len(rk.Matches), len(sc.Tools))
+	}
 	idx := make(map[string]int, len(sc.Tools))
 	for i, name := range sc.Tools {
 		idx[name] = i
 	}
-	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(want[idx[b]], want[idx[a]]) })
-	var ranked []string
 	for j, m := range rk.Matches {
-		ranked = append(ranked, m.Tool)
 		i := idx[m.Tool]
 		if !near(m.Score, want[i]) {
 			t.Errorf("%q: selection scores %s %v, by hand %v", query, m.Tool, m.Score, want[i])
 		}
 		// Ties within rounding may fall either way; anything else must be
 		// in the hand-computed order.
-		if j > 0 && want[idx[ranked[j-1]]] < want[i]-1e-4 {
-			t.Errorf("%q: selection ranks %s (%v) above %s (%v)", query, ranked[j-1], want[idx[ranked[j-1]]], m.Tool, want[i])
+		if prev := rk.Matches[max(j-1, 0)].Tool; want[idx[prev]] < want[i]-1e-4 {
+			t.Errorf("%q: selection ranks %s (%v) above %s (%v)", query, prev, want[idx[prev]], m.Tool, want[i])
 		}
 		gate := sigs[i].evidence
 		if !sigs[i].examples {
@@ -217,9 +191,35 @@ func checkFusion(t *testing.T, r *selector.Router, recs []habilis.Record, query 
 			t.Errorf("%q: %s gate score %v (passed %v at %v), by hand %v", query, m.Tool, m.GateScore, m.Passed, m.Gate, gate)
 		}
 	}
-	if len(ranked) != len(order) {
-		t.Errorf("%q: ranking %v, want every tool: %v", query, ranked, order)
+}
+
+// checkSignals compares the raw signals of sc, query's Scores, with those
+// computed by hand from recs, and returns the latter in sc's order.
+func checkSignals(t *testing.T, r *selector.Router, recs []habilis.Record, query string, sc *selector.Scores) []handSignals {
+	t.Helper()
+	qs, err := r.Embedder().Embed(context.Background(), []string{query}, habilis.Query)
+	if err != nil {
+		t.Fatal(err)
 	}
+	q := plain(qs[0])
+	byName := make(map[string]habilis.Record, len(recs))
+	for _, rec := range recs {
+		byName[rec.Tool.Name] = rec
+	}
+	sigs := make([]handSignals, len(sc.Tools))
+	for i, name := range sc.Tools {
+		s := signalsByHand(byName[name], q)
+		sigs[i] = s
+		got := []float32{sc.Centroid[i], sc.Description[i], sc.Document[i], sc.Rocchio[i]}
+		want := []float64{s.cent, s.desc, s.doc, s.roc}
+		if !slices.EqualFunc(got, want, near) {
+			t.Errorf("%q: Scores of %s (centroid, description, document, Rocchio) = %v, by hand %v", query, name, got, want)
+		}
+		if s.examples && !near(sc.Evidence[i], s.evidence) {
+			t.Errorf("%q: Scores.Evidence of %s = %v, by hand (Rocchio + document) / 2 = %v", query, name, sc.Evidence[i], s.evidence)
+		}
+	}
+	return sigs
 }
 
 // TestGatesLetThroughTheirShare checks what calibration promises, on a
