@@ -156,33 +156,14 @@ func toolElements(data []byte) (elems []json.RawMessage, wrapped bool) {
 	return elems, true
 }
 
-// openAIDef and mcpDef are definitions written from a normalised tool.
-type openAIDef struct {
-	Type     string         `json:"type"`
-	Function openAIFunction `json:"function"`
-}
-
-type openAIFunction struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Parameters  json.RawMessage `json:"parameters"`
-}
-
-type mcpDef struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"inputSchema"`
-}
-
-// renderTool writes t's definition in shape ("openai" or "mcp").
+// renderTool writes t's definition in shape ("openai" or "mcp"), as a
+// model is given it: without examples or a title.
 func renderTool(t *habilis.Tool, shape string) []byte {
-	schema := t.InputSchema
-	if len(schema) == 0 {
-		schema = json.RawMessage(`{"type":"object"}`)
-	}
-	var v any = openAIDef{Type: "function", Function: openAIFunction{Name: t.Name, Description: t.Description, Parameters: schema}}
+	bare := *t
+	bare.Examples, bare.Meta = nil, nil
+	var v any = catalog.OpenAI(bare)
 	if shape == shapeMCP {
-		v = mcpDef{Name: t.Name, Description: t.Description, InputSchema: schema}
+		v = catalog.MCP(bare)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {

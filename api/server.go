@@ -287,16 +287,23 @@ func (s *Server) checkTools(opts habilis.SelectOptions) error {
 	})
 }
 
+// catalogOptions validates a request's selection options and the tools
+// they pin or deny against the server's catalog.
+func (s *Server) catalogOptions(req selectParams) (habilis.SelectOptions, error) {
+	opts, err := selectOptions(req)
+	if err != nil {
+		return opts, err
+	}
+	return opts, s.checkTools(opts)
+}
+
 // Select implements habilisv1.ToolRouterServer.
 func (s *Server) Select(ctx context.Context, req *habilisv1.SelectRequest) (*habilisv1.SelectResponse, error) {
 	if err := s.checkQuery("query", req.GetQuery()); err != nil {
 		return nil, err
 	}
-	opts, err := selectOptions(req)
+	opts, err := s.catalogOptions(req)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.checkTools(opts); err != nil {
 		return nil, err
 	}
 	d, err := s.r.Select(ctx, req.GetQuery(), opts)
@@ -321,11 +328,8 @@ func (s *Server) SelectBatch(ctx context.Context, req *habilisv1.SelectBatchRequ
 			return nil, err
 		}
 	}
-	opts, err := selectOptions(req)
+	opts, err := s.catalogOptions(req)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.checkTools(opts); err != nil {
 		return nil, err
 	}
 	out := &habilisv1.SelectBatchResponse{Results: make([]*habilisv1.SelectResponse, len(qs))}

@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
-	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/catalog"
 	"github.com/spf13/cobra"
 )
 
@@ -35,26 +34,6 @@ and meta other than an MCP title are not part of these shapes and are left out.`
 	return cmd
 }
 
-type mcpExport struct {
-	Name        string          `json:"name"`
-	Title       string          `json:"title,omitempty"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"inputSchema"`
-	Examples    []string        `json:"examples,omitempty"`
-}
-
-type openAIExport struct {
-	Type     string         `json:"type"`
-	Function openAIFunction `json:"function"`
-}
-
-type openAIFunction struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Parameters  json.RawMessage `json:"parameters"`
-	Examples    []string        `json:"examples,omitempty"`
-}
-
 func runToolsExport(ctx context.Context, o *exportOptions, stdout io.Writer) error {
 	if o.format != "mcp" && o.format != "openai" {
 		return usagef("--format %q: want mcp or openai", o.format)
@@ -69,26 +48,17 @@ func runToolsExport(ctx context.Context, o *exportOptions, stdout io.Writer) err
 		return fmt.Errorf("tools export: %w", err)
 	}
 	if o.format == "openai" {
-		out := make([]openAIExport, len(tools))
+		out := make([]catalog.OpenAIDef, len(tools))
 		for i, t := range tools {
-			out[i] = openAIExport{Type: "function", Function: openAIFunction{Name: t.Name, Description: t.Description, Parameters: schemaOf(t), Examples: t.Examples}}
+			out[i] = catalog.OpenAI(t)
 		}
 		return writeJSON(stdout, out)
 	}
-	out := make([]mcpExport, len(tools))
+	out := make([]catalog.MCPDef, len(tools))
 	for i, t := range tools {
-		out[i] = mcpExport{Name: t.Name, Title: t.Meta["title"], Description: t.Description, InputSchema: schemaOf(t), Examples: t.Examples}
+		out[i] = catalog.MCP(t)
 	}
 	return writeJSON(stdout, struct {
-		Tools []mcpExport `json:"tools"`
+		Tools []catalog.MCPDef `json:"tools"`
 	}{out})
-}
-
-// schemaOf returns a tool's input schema, {"type": "object"} when it has
-// none (a remote server's tool may come without).
-func schemaOf(t habilis.Tool) json.RawMessage {
-	if len(t.InputSchema) == 0 {
-		return json.RawMessage(`{"type":"object"}`)
-	}
-	return t.InputSchema
 }
