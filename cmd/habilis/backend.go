@@ -47,6 +47,21 @@ const storeTimeout = 2 * time.Second
 
 // openBackend returns the remote server when --remote is set and a router
 // over the local store otherwise. write opens the store for writing.
+// catalogTools returns the tools of the catalog --store or --remote
+// names, for the command op.
+func catalogTools(ctx context.Context, g *globalOptions, op string) ([]habilis.Tool, error) {
+	b, err := openBackend(ctx, g, false)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	tools, err := b.Tools(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return tools, nil
+}
+
 func openBackend(ctx context.Context, g *globalOptions, write bool) (backend, error) {
 	if g.remote != "" {
 		b, err := dialRemote(ctx, g.remote, g)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/habilis-router/habilis/catalog"
@@ -38,14 +37,9 @@ func runToolsExport(ctx context.Context, o *exportOptions, stdout io.Writer) err
 	if o.format != "mcp" && o.format != "openai" {
 		return usagef("--format %q: want mcp or openai", o.format)
 	}
-	b, err := openBackend(ctx, o.g, false)
+	tools, err := catalogTools(ctx, o.g, "tools export")
 	if err != nil {
 		return err
-	}
-	defer b.Close()
-	tools, err := b.Tools(ctx)
-	if err != nil {
-		return fmt.Errorf("tools export: %w", err)
 	}
 	if o.format == "openai" {
 		out := make([]catalog.OpenAIDef, len(tools))

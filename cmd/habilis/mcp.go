@@ -60,14 +60,8 @@ func (o *mcpOptions) addServeFlags(cmd *cobra.Command) {
 }
 
 func newMCPCmd(g *globalOptions) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "mcp",
-		Short: "Front MCP servers: serve their tools through search_tools and call_tool",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
-	}
-	cmd.AddCommand(newMCPServeCmd(g), newMCPToolsCmd(g), newMCPSearchCmd(g))
-	return cmd
+	return newGroupCmd("mcp", "Front MCP servers: serve their tools through search_tools and call_tool",
+		newMCPServeCmd(g), newMCPToolsCmd(g), newMCPSearchCmd(g))
 }
 
 func newMCPServeCmd(g *globalOptions) *cobra.Command {

@@ -66,7 +66,7 @@ func runSelect(ctx context.Context, o *selectOptions, stdout io.Writer) error {
 	defer b.Close()
 	d, err := b.Select(ctx, o.query, habilis.SelectOptions{K: o.k, Mode: mode, Pinned: o.pin, Denied: o.deny, FailOpen: o.failOpen})
 	if err != nil {
-		return err // the router's errors already start with "select:"
+		return err // the router's errors already name the selection
 	}
 	if o.g.json {
 		return writeJSON(stdout, d)

@@ -19,14 +19,7 @@ import (
 const damagedHint = "restore the store from a backup, or move it aside and load the catalog again (habilis load FILE); habilis store check lists what is damaged"
 
 func newStoreCmd(g *globalOptions) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "store",
-		Short: "Look after the catalog store",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
-	}
-	cmd.AddCommand(newStoreCheckCmd(g))
-	return cmd
+	return newGroupCmd("store", "Look after the catalog store", newStoreCheckCmd(g))
 }
 
 // storeCheckOptions are the flags of `habilis store check`.

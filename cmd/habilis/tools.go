@@ -14,14 +14,21 @@ import (
 )
 
 func newToolsCmd(g *globalOptions) *cobra.Command {
+	return newGroupCmd("tools", "List, show, remove and export the catalog's tools",
+		newToolsListCmd(g), newToolsShowCmd(g), newToolsRmCmd(g), newToolsExportCmd(g))
+}
+
+// newGroupCmd returns a command that only holds subs: alone it prints its
+// help, and an unknown subcommand is a usage error (NoArgs) rather than
+// help.
+func newGroupCmd(use, short string, subs ...*cobra.Command) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "tools",
-		Short: "List, show, remove and export the catalog's tools",
-		// NoArgs makes an unknown subcommand a usage error instead of help.
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		Use:   use,
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newToolsListCmd(g), newToolsShowCmd(g), newToolsRmCmd(g), newToolsExportCmd(g))
+	cmd.AddCommand(subs...)
 	return cmd
 }
 
@@ -70,14 +77,9 @@ func newToolsRmCmd(g *globalOptions) *cobra.Command {
 }
 
 func runToolsList(ctx context.Context, o *toolsOptions, stdout io.Writer) error {
-	b, err := openBackend(ctx, o.g, false)
+	tools, err := catalogTools(ctx, o.g, "tools list")
 	if err != nil {
 		return err
-	}
-	defer b.Close()
-	tools, err := b.Tools(ctx)
-	if err != nil {
-		return fmt.Errorf("tools list: %w", err)
 	}
 	if o.g.json {
 		return writeJSON(stdout, struct {
