@@ -12,14 +12,13 @@ import (
 //
 // Classical MDS alone keeps the directions of largest variance, which suit
 // points that lie near a plane. Tool centroids do not: they are nearly
-// orthogonal, so the spectrum is flat (on the sample catalog the first two
-// eigenvalues of the 16 hold 19 % of the variance) and the plane keeps the
-// nearest tool of only 8 of the 16 tools among their two nearest on the
-// map. t-SNE keeps neighbourhoods instead (15 of 16 there): it matches the
-// distribution of each tool's similarities to the others (a Gaussian kernel
-// on the sphere, whose width is set per tool by a perplexity) with one of
-// distances on the map (a Student-t kernel, whose heavy tail lets unrelated
-// tools lie far apart). Classical MDS gives it a deterministic start that
+// orthogonal, so the spectrum is flat and the plane separates half the
+// tools from their nearest; t-SNE keeps nearly all of them together (as
+// measured on the sample catalog, docs/map.md). It matches the distribution
+// of each tool's similarities to the others (a Gaussian kernel on the
+// sphere, whose width is set per tool by a perplexity) with one of distances
+// on the map (a Student-t kernel, whose heavy tail lets unrelated tools lie
+// far apart). Classical MDS gives it a deterministic start that
 // keeps the coarse layout.
 func project(sim []float64, n int) [][2]float64 {
 	switch n {
