@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/habilis-router/habilis"
 )
 
 // TestQuantile checks quantile on values worked out by hand: linear
@@ -189,4 +191,51 @@ func shareAtOrAbove(xs []float32, t float32) float64 {
 		}
 	}
 	return float64(n) / float64(len(xs))
+}
+
+// TestLeaveOneOut compares leaveOneOut's Gram-matrix identities with the
+// plain computation: example i against the normalised sum of the others,
+// and against that sum with the description added.
+func TestLeaveOneOut(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	recs := denseRecords(rng, 1, 8)
+	u := recs[0].DescriptionVector.Dense
+	var vs []habilis.Vector
+	for range 5 {
+		vs = append(vs, denseRecords(rng, 1, 8)[0].DescriptionVector)
+	}
+	held, roc := leaveOneOut(vs, habilis.Vector{Dense: u})
+	if len(held) != len(vs) || len(roc) != len(vs) {
+		t.Fatalf("leaveOneOut of %d examples = %d and %d scores", len(vs), len(held), len(roc))
+	}
+	for i, v := range vs {
+		others := make([]float64, len(u))
+		for j, o := range vs {
+			for k := range others {
+				if j != i {
+					others[k] += float64(o.Dense[k])
+				}
+			}
+		}
+		withDesc := make([]float64, len(u))
+		for k := range withDesc {
+			withDesc[k] = others[k] + float64(u[k])
+		}
+		if want := cosine(v.Dense, others); math.Abs(float64(held[i])-want) > 1e-5 {
+			t.Errorf("example %d against the others' centroid: %v, by hand %v", i, held[i], want)
+		}
+		if want := cosine(v.Dense, withDesc); math.Abs(float64(roc[i])-want) > 1e-5 {
+			t.Errorf("example %d's Rocchio score without it: %v, by hand %v", i, roc[i], want)
+		}
+	}
+}
+
+// cosine returns the cosine of unit vector v with x.
+func cosine(v []float32, x []float64) float64 {
+	var d, n float64
+	for k := range x {
+		d += float64(v[k]) * x[k]
+		n += x[k] * x[k]
+	}
+	return d / math.Sqrt(n)
 }
