@@ -69,6 +69,8 @@ type index struct {
 	dead  []bool
 	live  int
 	order []int32
+	// place is each live row's place in order, for ties (topK.rank).
+	place []int32
 	// baseVersion is the catalog version base was stored at.
 	baseVersion uint64
 }

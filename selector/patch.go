@@ -117,6 +117,10 @@ func combine(base, pix *index, info patchInfo, meta habilis.CatalogMeta) (*index
 	}
 	ix.live = len(ix.byName)
 	ix.order = mergeOrder(ix, nb)
+	ix.place = make([]int32, nb+np)
+	for p, i := range ix.order {
+		ix.place[i] = int32(p)
+	}
 	for _, i := range base.bare {
 		if !ix.dead[i] {
 			ix.bare = append(ix.bare, i)

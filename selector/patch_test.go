@@ -64,7 +64,7 @@ func TestPatchedWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	twin := tools[17]
-	twin.Name = "zz_" + twin.Name // a copy under a name that sorts after it: a high collision
+	twin.Name = "a_" + twin.Name // a copy under a name that sorts before it: a high collision, and ties
 	changed := tools[40]
 	changed.Examples = append([]string{"please archive the old ledger of every branch"}, changed.Examples[1:]...)
 	fresh := patchCatalog(641)[640]
@@ -150,15 +150,20 @@ func checkPatched(t *testing.T, r *Router, st *boltstore.Store, step string, que
 	checkDerived(t, ctx, r, snap, step)
 }
 
-// decisionOf returns what a selection of q on ix decides: the tools, in
+// decisionOf returns what selections of q on ix decide in hybrid and
+// centroid modes (where a copy of a tool ties with it): the tools, in
 // order, with their scores and gates.
-func decisionOf(t *testing.T, ix *index, q string) []habilis.Match {
+func decisionOf(t *testing.T, ix *index, q string) [][]habilis.Match {
 	t.Helper()
-	d, _, err := ix.selectQuery(context.Background(), q, habilis.SelectOptions{K: 8, FailOpen: true})
-	if err != nil {
-		t.Fatal(err)
+	var out [][]habilis.Match
+	for _, mode := range []habilis.Mode{habilis.ModeHybrid, habilis.ModeCentroid} {
+		d, _, err := ix.selectQuery(context.Background(), q, habilis.SelectOptions{K: 8, FailOpen: true, Mode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, d.Matches)
 	}
-	return d.Matches
+	return out
 }
 
 func toolNames(ts []habilis.Tool) []string {

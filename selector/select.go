@@ -411,7 +411,7 @@ func (ix *index) rank(ctx context.Context, q, ql habilis.Vector, mode habilis.Mo
 		rk.rival = ix.rival(rk, denied, func(i int) signals { return ix.hybridSignals(s, i) })
 		return rk, nil
 	}
-	best := newTopK(k)
+	best := newTopK(k, ix.place)
 	for i := range s.sig {
 		if !isDenied(denied, i) && !ix.gone(i) {
 			best.offer(i, s.sig[i][key])
@@ -472,7 +472,7 @@ func (ix *index) hybrid(q habilis.Vector, s *scratch, k int, denied map[int]bool
 	if w.Example != 0 {
 		pool = max(2*k, 16)
 	}
-	best := newTopK(min(pool, ix.n()))
+	best := newTopK(min(pool, ix.n()), ix.place)
 	for i := range s.sig {
 		g := &s.sig[i]
 		s.fused[i] = f.at(i, g[sigRoc], g[sigDesc], g[sigDoc])
@@ -761,10 +761,14 @@ func z(x, mean, std float32) float32 { return (x - mean) / std }
 func isDenied(denied map[int]bool, i int) bool { return len(denied) > 0 && denied[i] }
 
 // topK keeps the k best of the scores offered to it: the largest, ties
-// going to the lower index, so that results are deterministic.
+// going to the lower index (or the lower rank, when ranks are given), so
+// that results are deterministic.
 type topK struct {
 	k    int
 	heap []scored // a min-heap: the worst kept is at the root
+	// rank, when set, orders the indexes for ties: a patched index's
+	// rows by name, as an index built whole holds them.
+	rank []int32
 }
 
 // scored is a tool's index and score.
@@ -774,9 +778,23 @@ type scored struct {
 }
 
 // worse reports whether a ranks below b.
-func worse(a, b scored) bool { return a.score < b.score || (a.score == b.score && a.i > b.i) }
+func (t *topK) worse(a, b scored) bool {
+	return a.score < b.score || (a.score == b.score && t.tie(a.i, b.i) > 0)
+}
 
-func newTopK(k int) *topK { return &topK{k: k, heap: make([]scored, 0, max(k, 0))} }
+// tie compares indexes i and j of equal scores: negative when i goes
+// first.
+func (t *topK) tie(i, j int) int {
+	if t.rank != nil {
+		return cmp.Compare(t.rank[i], t.rank[j])
+	}
+	return cmp.Compare(i, j)
+}
+
+// newTopK returns a topK of k, ties ordered by rank (nil: by index).
+func newTopK(k int, rank []int32) *topK {
+	return &topK{k: k, heap: make([]scored, 0, max(k, 0)), rank: rank}
+}
 
 // offer considers tool i with score.
 func (t *topK) offer(i int, score float32) {
@@ -788,7 +806,7 @@ func (t *topK) offer(i int, score float32) {
 		h = append(h, x)
 		for j > 0 {
 			p := (j - 1) / 2
-			if !worse(h[j], h[p]) {
+			if !t.worse(h[j], h[p]) {
 				break
 			}
 			h[j], h[p] = h[p], h[j]
@@ -797,7 +815,7 @@ func (t *topK) offer(i int, score float32) {
 		t.heap = h
 		return
 	}
-	if len(h) == 0 || !worse(h[0], x) {
+	if len(h) == 0 || !t.worse(h[0], x) {
 		return
 	}
 	// Replace the root and sift it down.
@@ -807,10 +825,10 @@ func (t *topK) offer(i int, score float32) {
 		if c >= len(h) {
 			break
 		}
-		if r := c + 1; r < len(h) && worse(h[r], h[c]) {
+		if r := c + 1; r < len(h) && t.worse(h[r], h[c]) {
 			c = r
 		}
-		if !worse(h[c], h[j]) {
+		if !t.worse(h[c], h[j]) {
 			break
 		}
 		h[j], h[c] = h[c], h[j]
@@ -821,7 +839,7 @@ func (t *topK) offer(i int, score float32) {
 // indexes returns the indexes kept, best first.
 func (t *topK) indexes() []int {
 	slices.SortFunc(t.heap, func(a, b scored) int {
-		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.i, b.i))
+		return cmp.Or(cmp.Compare(b.score, a.score), t.tie(a.i, b.i))
 	})
 	idx := make([]int, len(t.heap))
 	for j, x := range t.heap {

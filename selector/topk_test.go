@@ -24,7 +24,7 @@ func TestTopK(t *testing.T) {
 		}
 		slices.SortStableFunc(all, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
 		for _, k := range []int{0, 1, 3, n, n + 2} {
-			top := newTopK(k)
+			top := newTopK(k, nil)
 			for i, s := range scores {
 				top.offer(i, s)
 			}
