@@ -116,6 +116,12 @@ type Options struct {
 	// passes are skipped (see the package documentation); 0 means
 	// DefaultMaxTools, a negative value means no limit.
 	MaxTools int
+	// HighOnly, above MaxTools, looks for the pairs whose centroid
+	// similarity alone makes them high (Threshold + 0.1) and no others:
+	// what a caller keeping only high severities needs, found with fewer
+	// candidates to check (about half the time on 10,000 synthetic lexical
+	// tools). The zero value reports every pair from Threshold on.
+	HighOnly bool
 }
 
 // resolved returns o with defaults filled in, or an error for values that

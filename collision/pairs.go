@@ -18,6 +18,10 @@ type hit struct {
 // tools, the restricted one above.
 func (c *catalog) pairs(opts Options) (pairSet, error) {
 	var hits []hit
+	above := opts.Threshold
+	if opts.HighOnly {
+		above += highDelta
+	}
 	switch {
 	case opts.MaxTools < 0 || len(c.tools) <= opts.MaxTools:
 		if c.sparse {
@@ -26,9 +30,9 @@ func (c *catalog) pairs(opts Options) (pairSet, error) {
 			hits = c.denseAll(opts.Threshold)
 		}
 	case c.sparse:
-		hits = c.sparseAbove(opts.Threshold)
+		hits = c.sparseAbove(above)
 	default:
-		hits = c.denseAbove(opts.Threshold, maxProbes)
+		hits = c.denseAbove(above, maxProbes)
 	}
 	ps := make(pairSet, len(hits))
 	for _, h := range hits {

@@ -229,3 +229,38 @@ func TestPairsWorkers(t *testing.T) {
 		}
 	}
 }
+
+// TestHighOnly checks that HighOnly finds, above MaxTools, exactly the
+// pairs of high severity that the pass without it finds, in sparse and
+// dense catalogs.
+func TestHighOnly(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for round := range 30 {
+		recs := randomCatalog(r, 40, 12)
+		if round%2 == 1 {
+			recs = toSparse(recs)
+		}
+		opts := Options{Threshold: 0.3, MaxTools: 1}
+		all, err := Pairs(recs, opts)
+		if err != nil {
+			t.Fatalf("Pairs: %v", err)
+		}
+		var want []habilis.Collision
+		for _, c := range all {
+			if c.Severity == habilis.SeverityHigh {
+				want = append(want, c)
+			}
+		}
+		opts.HighOnly = true
+		got, err := Pairs(recs, opts)
+		if err != nil {
+			t.Fatalf("Pairs: %v", err)
+		}
+		if len(want) == 0 && round == 0 {
+			t.Fatalf("round %d: no high pairs to compare", round)
+		}
+		if diff := gocmp.Diff(canonical(want), canonical(got), cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("round %d: Pairs(HighOnly) mismatch (-want +got):\n%s", round, diff)
+		}
+	}
+}

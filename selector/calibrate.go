@@ -325,7 +325,7 @@ func collides(recs []habilis.Record, cal Calibration, threshold float32) (map[st
 	// Above findMaxTools, Pairs keeps to its restricted pass (centroid
 	// pairs above the threshold, found through an inverted index), which
 	// is all a high severity can rest on without the leak analysis.
-	opts := collision.Options{Threshold: threshold, CatalogThreshold: cal.Threshold, GateFloor: cal.NoiseFloor, MaxTools: findMaxTools}
+	opts := collision.Options{Threshold: threshold, CatalogThreshold: cal.Threshold, GateFloor: cal.NoiseFloor, MaxTools: findMaxTools, HighOnly: true}
 	var cols []habilis.Collision
 	var err error
 	if len(recs) <= findMaxTools {
