@@ -211,3 +211,60 @@ func checkDerived(t *testing.T, ctx context.Context, r *Router, snap *habilis.Sn
 		t.Errorf("%s: stored collisions differ from the whole catalog's (-want +got):\n%s", step, diff)
 	}
 }
+
+// TestPatchedWriteWhileSelecting selects on every core while patched
+// writes add and delete tools (run with -race): every selection answers,
+// from one catalog version or the next.
+func TestPatchedWriteWhileSelecting(t *testing.T) {
+	ctx := context.Background()
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "habilis.db"), boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r, err := New(ctx, st, Config{Embedder: lexical.New(lexical.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := patchCatalog(610)
+	if _, err := r.Load(ctx, tools[:600], LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			for {
+				select {
+				case <-stop:
+					errs <- nil
+					return
+				default:
+				}
+				if _, err := r.Select(ctx, "please update the backup in storage", habilis.SelectOptions{}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i, tool := range tools[600:] {
+		if _, err := r.Load(ctx, []habilis.Tool{tool}, LoadOptions{Merge: true}); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 0 {
+			if _, err := r.Delete(ctx, []string{tools[i].Name}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	close(stop)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("Select during patched writes: %v", err)
+		}
+	}
+	if r.cur.Load().base == nil {
+		t.Error("the writes were not patches")
+	}
+}
