@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/habilis-router/habilis/internal/wordsplit"
 )
 
 // token is a run of letters and digits in the query, with its byte offsets
@@ -143,31 +145,9 @@ func tokenise(s string) []token {
 }
 
 // words splits an argument name or enum value into lowercase words:
-// "maxResults", "max_results" and "max-results" all give [max results].
-func words(s string) []string {
-	var out []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			out = append(out, strings.ToLower(string(cur)))
-			cur = cur[:0]
-		}
-	}
-	rs := []rune(s)
-	for i, r := range rs {
-		switch {
-		case !isWordRune(r):
-			flush()
-		case unicode.IsUpper(r) && i > 0 && (unicode.IsLower(rs[i-1]) || (i+1 < len(rs) && unicode.IsLower(rs[i+1]) && unicode.IsUpper(rs[i-1]))):
-			flush()
-			cur = append(cur, r)
-		default:
-			cur = append(cur, r)
-		}
-	}
-	flush()
-	return out
-}
+// "maxResults", "max_results" and "max-results" all give [max results],
+// and "HTTPServer" gives [http server].
+func words(s string) []string { return wordsplit.Split(s, wordsplit.CamelAcronym) }
 
 // numberWord returns the value of a number word and whether it multiplies
 // (hundred, thousand, ...).
