@@ -374,12 +374,16 @@ func (r *payloadReader) fail(key, want string) {
 	}
 }
 
-func (r *payloadReader) str(key string) string {
-	s, ok := r.optStr(key)
+func (r *payloadReader) str(key string) string { return required(r, key, "a string", r.optStr) }
+
+// required returns what opt reads at key, failing r with want when it is
+// missing or of another type.
+func required[T any](r *payloadReader, key, want string, opt func(string) (T, bool)) T {
+	v, ok := opt(key)
 	if !ok {
-		r.fail(key, "a string")
+		r.fail(key, want)
 	}
-	return s
+	return v
 }
 
 func (r *payloadReader) optStr(key string) (string, bool) {
@@ -419,13 +423,7 @@ func (r *payloadReader) int(key string) int64 {
 	return 0
 }
 
-func (r *payloadReader) float(key string) float64 {
-	f, ok := r.optFloat(key)
-	if !ok {
-		r.fail(key, "a number")
-	}
-	return f
-}
+func (r *payloadReader) float(key string) float64 { return required(r, key, "a number", r.optFloat) }
 
 // optFloat accepts integers too: a whole double may come back as one.
 func (r *payloadReader) optFloat(key string) (float64, bool) {

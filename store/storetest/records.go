@@ -180,47 +180,23 @@ func sparseUnit(rng *rand.Rand, nz int) habilis.Vector {
 	return habilis.Vector{Indices: idx, Values: val}
 }
 
-// centroid returns the normalised mean of vs, all dense or all sparse.
+// centroid returns the normalised mean of vs, all dense or all sparse,
+// as the selector computes it.
 func centroid(vs []habilis.Vector) habilis.Vector {
 	if !vs[0].IsSparse() {
-		sum := make([]float64, len(vs[0].Dense))
-		for _, v := range vs {
-			for i, x := range v.Dense {
-				sum[i] += float64(x)
-			}
+		xs := make([][]float32, len(vs))
+		for i, v := range vs {
+			xs[i] = v.Dense
 		}
-		var n float64
-		for _, x := range sum {
-			n += x * x
-		}
-		n = math.Sqrt(n)
-		d := make([]float32, len(sum))
-		for i, x := range sum {
-			d[i] = float32(x / n)
-		}
-		return habilis.Vector{Dense: d}
+		return habilis.Vector{Dense: vec.MeanDense(xs)}
 	}
-	sum := map[uint32]float64{}
-	for _, v := range vs {
-		for i, j := range v.Indices {
-			sum[j] += float64(v.Values[i])
-		}
+	idx := make([][]uint32, len(vs))
+	val := make([][]float32, len(vs))
+	for i, v := range vs {
+		idx[i], val[i] = v.Indices, v.Values
 	}
-	idx := make([]uint32, 0, len(sum))
-	for j := range sum {
-		idx = append(idx, j)
-	}
-	slices.Sort(idx) // before summing squares, so the result is deterministic
-	var n float64
-	for _, j := range idx {
-		n += sum[j] * sum[j]
-	}
-	n = math.Sqrt(n)
-	val := make([]float32, len(idx))
-	for i, j := range idx {
-		val[i] = float32(sum[j] / n)
-	}
-	return habilis.Vector{Indices: idx, Values: val}
+	ii, vv := vec.MeanSparse(idx, val)
+	return habilis.Vector{Indices: ii, Values: vv}
 }
 
 // dot is a·b as the selector computes it.
