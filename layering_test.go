@@ -45,7 +45,9 @@ var forbiddenInCore = []string{
 // and image codecs it brings, by toolmap/render alone, so that no routing
 // package builds it. unsafe and golang.org/x/sys/cpu are imported by
 // internal/vec alone (the posting loop's assembly, views of stored bytes).
-// Test files are not checked: the core is tested with real adapters.
+// Test files are not checked: the core is tested with real adapters; the
+// helpers several packages' tests share, in internal/testutil, are for
+// tests alone.
 func TestLayering(t *testing.T) {
 	out, err := exec.Command("go", "list", "-e", "-deps", "-json=ImportPath,Standard,Imports,Deps", "./...").Output()
 	if err != nil {
@@ -93,7 +95,8 @@ func TestLayeringViolations(t *testing.T) {
 		{ImportPath: m("toolmap/render"), Imports: []string{m("toolmap"), "gonum.org/v1/plot", "gonum.org/v1/gonum/floats"}, Deps: []string{m("toolmap"), "gonum.org/v1/plot", "gonum.org/v1/gonum/mat", "gonum.org/v1/gonum/floats"}},
 		{ImportPath: m("eval"), Imports: []string{m("store/memstore")}, Deps: []string{m("store/memstore")}},
 		{ImportPath: m("mcpgate"), Imports: []string{m("embed/lexical"), m("store/memstore")}, Deps: []string{m("embed/lexical"), m("internal/vec"), "gonum.org/v1/gonum/floats", m("store/memstore")}},
-		{ImportPath: m("store/memstore")},
+		{ImportPath: m("store/memstore"), Imports: []string{m("internal/testutil")}, Deps: []string{m("internal/testutil")}},
+		{ImportPath: m("internal/testutil")},
 		{ImportPath: m("cmd/habilis")},
 	}
 	pkgs := map[string]*listedPackage{}
@@ -111,6 +114,7 @@ func TestLayeringViolations(t *testing.T) {
 		"selector imports store/boltstore (via selector -> collision -> store/boltstore): the core (catalog, selector, collision, fill, eval, toolmap) must not depend on adapters or their libraries",
 		"selector imports unsafe: only internal/vec imports unsafe or golang.org/x/sys/cpu (generated protobuf code aside)",
 		"store/boltstore imports embed/lexical (via store/boltstore -> embed/lexical): adapters (embed/*, store/*, api, mcpgate, fill/executor, fill/ollamafill) must not import each other",
+		"store/memstore imports internal/testutil (via store/memstore -> internal/testutil): only tests import internal/testutil",
 		"toolmap imports gonum.org/v1/plot: only toolmap/render imports gonum's plotting library",
 		"toolmap/render imports gonum.org/v1/gonum/floats: only internal/vec and toolmap import gonum's numeric packages",
 	}
@@ -241,6 +245,10 @@ var layeringRules = []layeringRule{
 	{"nothing imports cmd", func(_ map[string]*listedPackage, r, dep string) bool {
 		d, ok := rel(dep)
 		return ok && under(d, "cmd") && !under(r, "cmd")
+	}},
+	{"only tests import internal/testutil", func(_ map[string]*listedPackage, r, dep string) bool {
+		d, ok := rel(dep)
+		return ok && d == "internal/testutil"
 	}},
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/testutil"
 )
 
 // serveHTTP serves h on a real loopback listener over HTTP/1.1 and
@@ -53,28 +53,12 @@ func jsonFixture(t *testing.T, opts ServerOptions) (*Server, string) {
 // and returns the status and the decoded JSON answer.
 func postJSON(t *testing.T, url, body string, hdr ...string) (int, map[string]any) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	status, _, data := testutil.Post(t, url, body, hdr...)
 	var out map[string]any
-	if err := json.Unmarshal(data, &out); err != nil {
-		t.Fatalf("POST %s: status %d, body %q is not a JSON object: %v", url, resp.StatusCode, data, err)
+	if err := json.Unmarshal([]byte(data), &out); err != nil {
+		t.Fatalf("POST %s: status %d, body %q is not a JSON object: %v", url, status, data, err)
 	}
-	return resp.StatusCode, out
+	return status, out
 }
 
 func TestHTTPJSON(t *testing.T) {
@@ -221,17 +205,7 @@ func TestHTTPSharesServer(t *testing.T) {
 // httptestRecorder returns what h answers to GET /metrics.
 func httptestRecorder(t *testing.T, h http.Handler) string {
 	t.Helper()
-	base := serveHTTP(t, h)
-	resp, err := http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return testutil.Get(t, serveHTTP(t, h)+"/metrics")
 }
 
 func TestConnectJSON(t *testing.T) {

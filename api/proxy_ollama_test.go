@@ -13,6 +13,7 @@ import (
 
 	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/internal/ollamatest"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 )
@@ -208,8 +209,8 @@ func TestProxyOllamaError(t *testing.T) {
 	o := newOllamaProxy(t)
 	body := chatBody(openAITools(t), userMail, "")
 	body = strings.Replace(body, `"model": "tiny"`, `"model": "no-such-model"`, 1)
-	directStatus, directHdr, direct := post(t, o.host+"/v1/chat/completions", body)
-	status, hdr, got := post(t, o.proxy+"/v1/chat/completions", body)
+	directStatus, directHdr, direct := testutil.Post(t, o.host+"/v1/chat/completions", body)
+	status, hdr, got := testutil.Post(t, o.proxy+"/v1/chat/completions", body)
 	t.Logf("upstream error: %d %s", directStatus, direct)
 	if directStatus < 400 || status != directStatus || got != direct || hdr.Get("Content-Type") != directHdr.Get("Content-Type") {
 		t.Errorf("through the proxy: %d %s %q; directly: %d %s %q", status, hdr.Get("Content-Type"), got, directStatus, directHdr.Get("Content-Type"), direct)

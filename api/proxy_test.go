@@ -17,6 +17,7 @@ import (
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/internal/ollamatest"
+	"github.com/habilis-router/habilis/internal/testutil"
 )
 
 // recorder is a real HTTP upstream that keeps the last request it got and
@@ -106,22 +107,6 @@ func chatBody(tools json.RawMessage, messages string, extra string) string {
 	return b + extra + "}"
 }
 
-// post sends body to the proxy's chat endpoint and returns the answer's
-// status, headers and body.
-func post(t testing.TB, url, body string) (int, http.Header, string) {
-	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, string(b)
-}
-
 // forwarded decodes the body the upstream got: its tools' names and every
 // other field.
 func forwarded(t *testing.T, body []byte) (tools []string, rest map[string]any) {
@@ -168,7 +153,7 @@ func TestProxyCutsTools(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, rec, base := proxyFixture(t, ProxyOptions{K: 3})
-			status, hdr, answer := post(t, base+"/v1/chat/completions", chatBody(tools, tt.messages, tt.extra))
+			status, hdr, answer := testutil.Post(t, base+"/v1/chat/completions", chatBody(tools, tt.messages, tt.extra))
 			if status != http.StatusOK || answer != recordedAnswer {
 				t.Fatalf("answer %d %q, want 200 and the upstream's answer unchanged", status, answer)
 			}
@@ -217,7 +202,7 @@ func TestProxyKeepsBytes(t *testing.T) {
 		{"type": "function", "function": {"name": "play_music", "description": "Play a song"}},
 		{"type": "custom", "custom": {"name": "grammar_tool", "description": "custom tools are never cut"}}]`
 	sent := chatBody(json.RawMessage(tools), userMail, `, "stream_options": null`)
-	_, hdr, _ := post(t, base+"/v1/chat/completions", strings.Replace(sent, "2.50", "2.50e0", 1))
+	_, hdr, _ := testutil.Post(t, base+"/v1/chat/completions", strings.Replace(sent, "2.50", "2.50e0", 1))
 	_, body := rec.last()
 	want := strings.Replace(sent, "2.50", "2.50e0", 1)
 	want = strings.Replace(want, tools, `[{"type": "function", "function": {"name": "send_email", "description": "Send an email message", "strict": true, "parameters": {"type": "object"}}},`+
@@ -250,7 +235,7 @@ func TestProxyUntouched(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, rec, base := proxyFixture(t, ProxyOptions{K: 2, MinTools: 4})
-			status, hdr, answer := post(t, base+"/v1/chat/completions", tt.body)
+			status, hdr, answer := testutil.Post(t, base+"/v1/chat/completions", tt.body)
 			if status != http.StatusOK || answer != recordedAnswer {
 				t.Errorf("answer %d %q, want the upstream's", status, answer)
 			}
@@ -284,7 +269,7 @@ func TestProxyLogsWhy(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := serveHTTP(t, p)
-	post(t, base+"/v1/chat/completions", chatBody(openAITools(t), `[{"role": "system", "content": "hi"}]`, ""))
+	testutil.Post(t, base+"/v1/chat/completions", chatBody(openAITools(t), `[{"role": "system", "content": "hi"}]`, ""))
 	if got := logs.String(); !strings.Contains(got, "forwarded as it came") || !strings.Contains(got, `no message with role \"user\"`) {
 		t.Errorf("log %q, want the request forwarded as it came and why", got)
 	}
@@ -322,7 +307,7 @@ func TestProxyServerCatalog(t *testing.T) {
 		defs[i] = strings.Replace(defs[i], s.r.Tools()[i].Description, "a tool", 1)
 	}
 	body := chatBody(json.RawMessage("["+strings.Join(defs, ",")+"]"), `[{"role": "user", "content": "will it rain in Oslo on Sunday"}]`, "")
-	_, hdr, _ := post(t, base+"/v1/chat/completions", body)
+	_, hdr, _ := testutil.Post(t, base+"/v1/chat/completions", body)
 	_, got := rec.last()
 	tools, _ := forwarded(t, got)
 	if diff := cmp.Diff([]string{"get_forecast"}, tools); diff != "" {
@@ -345,7 +330,7 @@ func TestProxyFailClosed(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, rec, base := proxyFixture(t, ProxyOptions{K: 2, FailClosed: tt.failClosed})
-			_, hdr, _ := post(t, base+"/v1/chat/completions", chatBody(tools, abstain, tt.extra))
+			_, hdr, _ := testutil.Post(t, base+"/v1/chat/completions", chatBody(tools, abstain, tt.extra))
 			if got := hdr.Get(HeaderOutcome); got != OutcomeAbstained {
 				t.Fatalf("%s = %q, want abstained", HeaderOutcome, got)
 			}
@@ -383,21 +368,21 @@ func TestProxyPassThrough(t *testing.T) {
 	if path, _ := rec.last(); path != "/v1/models?limit=2" {
 		t.Errorf("GET /v1/models?limit=2 reached the upstream as %s", path)
 	}
-	status, _, answer := post(t, base+"/v1/embeddings", `{"model": "m", "input": "x"}`)
+	status, _, answer := testutil.Post(t, base+"/v1/embeddings", `{"model": "m", "input": "x"}`)
 	if path, body := rec.last(); status != 200 || path != "/v1/embeddings" || string(body) != `{"model": "m", "input": "x"}` {
 		t.Errorf("POST /v1/embeddings: %d %q, upstream got %s %q", status, answer, path, body)
 	}
-	status, _, answer = post(t, base+"/v1/broken", `{}`)
+	status, _, answer = testutil.Post(t, base+"/v1/broken", `{}`)
 	if status != http.StatusNotFound || answer != recordedError {
 		t.Errorf("the upstream's error came back as %d %q, want 404 %q", status, answer, recordedError)
 	}
-	status, _, answer = post(t, base+"/elsewhere", `{}`)
+	status, _, answer = testutil.Post(t, base+"/elsewhere", `{}`)
 	if status != http.StatusNotFound || !strings.Contains(answer, "not proxied") {
 		t.Errorf("POST /elsewhere: %d %q, want 404 from the proxy", status, answer)
 	}
 
 	_, _, closed := proxyFixture(t, ProxyOptions{Upstream: "http://" + ollamatest.ClosedAddr(t) + "/v1"})
-	status, hdr, answer := post(t, closed+"/v1/chat/completions", chatBody(openAITools(t), userMail, ""))
+	status, hdr, answer := testutil.Post(t, closed+"/v1/chat/completions", chatBody(openAITools(t), userMail, ""))
 	if status != http.StatusBadGateway || !strings.Contains(answer, `"type":"upstream_error"`) || hdr.Get(HeaderToolsAfter) != "5" {
 		t.Errorf("unreachable upstream: %d %q %v, want 502 in OpenAI's shape with the habilis headers", status, answer, hdr)
 	}
@@ -405,7 +390,7 @@ func TestProxyPassThrough(t *testing.T) {
 
 func TestProxyStream(t *testing.T) {
 	_, _, base := proxyFixture(t, ProxyOptions{K: 2})
-	status, hdr, answer := post(t, base+"/v1/chat/completions", chatBody(openAITools(t), userMail, `, "stream":true`))
+	status, hdr, answer := testutil.Post(t, base+"/v1/chat/completions", chatBody(openAITools(t), userMail, `, "stream":true`))
 	want := ""
 	for _, c := range recordedChunks {
 		want += "data: " + c + "\n\n"
@@ -422,8 +407,8 @@ func TestProxyStream(t *testing.T) {
 func TestProxyMetrics(t *testing.T) {
 	s, _, base := proxyFixture(t, ProxyOptions{K: 2})
 	tools := openAITools(t)
-	post(t, base+"/v1/chat/completions", chatBody(tools, userMail, ""))
-	post(t, base+"/v1/chat/completions", chatBody(nil, userMail, ""))
+	testutil.Post(t, base+"/v1/chat/completions", chatBody(tools, userMail, ""))
+	testutil.Post(t, base+"/v1/chat/completions", chatBody(nil, userMail, ""))
 	got := httptestRecorder(t, s.MetricsHandler())
 	for _, want := range []string{
 		`habilis_proxy_chat_requests_total{outcome="no-tools"} 1`,

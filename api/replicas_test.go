@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/boltstore"
 	"github.com/habilis-router/habilis/store/memstore"
@@ -375,16 +375,7 @@ func metricsOf(t *testing.T, s *Server) string {
 	t.Helper()
 	srv := httptest.NewServer(s.MetricsHandler())
 	defer srv.Close()
-	resp, err := srv.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(body)
+	return testutil.Get(t, srv.URL)
 }
 
 // followLines keeps the catalog lines of a metrics page, for messages.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net"
 	"net/http/httptest"
@@ -24,6 +23,7 @@ import (
 	habilisv1 "github.com/habilis-router/habilis/api/habilis/v1"
 	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/boltstore"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -918,15 +918,7 @@ func TestMetrics(t *testing.T) {
 	}
 	srv := httptest.NewServer(s.MetricsHandler())
 	defer srv.Close()
-	resp, err := srv.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	body := testutil.Get(t, srv.URL)
 	for _, want := range []string{
 		`habilis_grpc_requests_total{code="OK",method="/habilis.v1.ToolRouter/Select"} 2`,
 		`habilis_grpc_requests_total{code="NotFound",method="/habilis.v1.ToolRouter/GetTool"} 1`,

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/api"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/store/qdrantstore/qdranttest"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
@@ -130,7 +129,7 @@ func TestServeReplicasOverQdrant(t *testing.T) {
 		v = rep.Version
 	}
 	for i, s := range srvs {
-		body := httpGet(t, s.metrics)
+		body := testutil.Get(t, s.metrics)
 		for _, line := range []string{fmt.Sprintf("habilis_catalog_version %d", v), "habilis_catalog_follow_up 1"} {
 			if !strings.Contains(body, line) {
 				t.Errorf("server %d's metrics lack %q", i, line)
@@ -141,18 +140,4 @@ func TestServeReplicasOverQdrant(t *testing.T) {
 			t.Errorf("server %d's catalog health = %v, %v; want SERVING", i, resp.GetStatus(), err)
 		}
 	}
-}
-
-func httpGet(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/api"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/selector"
 )
 
@@ -92,21 +93,6 @@ func chatRequest(t *testing.T, n int, ask string) string {
 	return fmt.Sprintf(`{"model":"m","messages":[{"role":"user","content":%q}],"tools":[%s]}`, ask, strings.Join(defs, ","))
 }
 
-// postTo posts a JSON body and returns the status, headers and body.
-func postTo(t *testing.T, url, body string) (int, http.Header, string) {
-	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, string(b)
-}
-
 // TestProxyCommand runs `habilis proxy` in front of an upstream: chat
 // requests have their tools cut, and the same listener serves the JSON API
 // and the gRPC one that --remote uses.
@@ -117,7 +103,7 @@ func TestProxyCommand(t *testing.T) {
 	srv := startServe(t, "--store", store, "proxy", "--listen", "127.0.0.1:0", "--upstream", up.url, "--k", "2")
 	base := "http://" + srv.addr
 
-	status, hdr, answer := postTo(t, base+"/v1/chat/completions", chatRequest(t, 20, "mail the report to Bob"))
+	status, hdr, answer := testutil.Post(t, base+"/v1/chat/completions", chatRequest(t, 20, "mail the report to Bob"))
 	if status != 200 || answer != upstreamAnswer {
 		t.Fatalf("chat through the proxy: %d %q, want the upstream's answer", status, answer)
 	}
@@ -135,13 +121,13 @@ func TestProxyCommand(t *testing.T) {
 	if load.code != 0 || !strings.Contains(load.stdout, "7 tools") {
 		t.Fatalf("load --remote: exit %d, stdout %q, stderr %q", load.code, load.stdout, load.stderr)
 	}
-	status, _, sel := postTo(t, base+"/habilis.v1.ToolRouter/Select", `{"query": "what's the weather in Oslo right now", "k": 1}`)
+	status, _, sel := testutil.Post(t, base+"/habilis.v1.ToolRouter/Select", `{"query": "what's the weather in Oslo right now", "k": 1}`)
 	if status != 200 || !strings.Contains(sel, `"get_weather"`) {
 		t.Errorf("JSON Select after load --remote: %d %s, want get_weather", status, sel)
 	}
 	// With the catalog holding every tool of a request, its examples
 	// choose.
-	postTo(t, base+"/v1/chat/completions", chatRequest(t, 7, "is it raining in Oslo right now"))
+	testutil.Post(t, base+"/v1/chat/completions", chatRequest(t, 7, "is it raining in Oslo right now"))
 	if got := up.forwardedTools(t); !strings.Contains(strings.Join(got, ","), "get_weather") {
 		t.Errorf("forwarded %v with the catalog loaded, want get_weather among them", got)
 	}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/api"
+	"github.com/habilis-router/habilis/internal/testutil"
 )
 
 // server is a `habilis serve` subprocess.
@@ -138,12 +138,7 @@ func TestServe(t *testing.T) {
 		t.Errorf("select --remote: %v\n%s", err, out)
 	}
 
-	resp, err := http.Get(srv.metrics)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	body := testutil.Get(t, srv.metrics)
 	if !strings.Contains(string(body), `habilis_grpc_requests_total{code="OK",method="/habilis.v1.ToolRouter/Select"}`) {
 		t.Errorf("metrics lack the Select count:\n%.2000s", body)
 	}
