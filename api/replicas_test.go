@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http/httptest"
@@ -24,7 +22,6 @@ import (
 	"github.com/habilis-router/habilis/store/memstore"
 	"github.com/habilis-router/habilis/store/qdrantstore"
 	"github.com/habilis-router/habilis/store/qdrantstore/qdranttest"
-	"github.com/qdrant/go-client/qdrant"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
@@ -125,28 +122,7 @@ func realQdrant(t *testing.T) qdrantstore.Config {
 	if err != nil {
 		t.Fatalf("HABILIS_QDRANT_ADDR: %v", err)
 	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	cfg.Catalog, cfg.Layout = "replicas-"+hex.EncodeToString(b), qdrantstore.LayoutShared
-	t.Cleanup(func() {
-		client, err := qdrant.NewClient(&qdrant.Config{Host: cfg.Host, Port: cfg.Port, SkipCompatibilityCheck: true})
-		if err != nil {
-			t.Errorf("purge: %v", err)
-			return
-		}
-		defer client.Close()
-		ctx := context.Background()
-		all, err := client.ListCollections(ctx)
-		if err != nil {
-			t.Errorf("purge: %v", err)
-			return
-		}
-		for _, c := range all {
-			if strings.HasPrefix(c, "habilis_"+cfg.Catalog+"_") {
-				client.DeleteCollection(ctx, c)
-			}
-		}
-	})
+	cfg.Catalog, cfg.Layout = qdranttest.Catalog(t, cfg.Host, cfg.Port, "replicas-"), qdrantstore.LayoutShared
 	return cfg
 }
 

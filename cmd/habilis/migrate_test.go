@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net"
 	"os"
 	"path/filepath"
@@ -18,8 +16,8 @@ import (
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/store/boltstore"
 	"github.com/habilis-router/habilis/store/qdrantstore"
+	"github.com/habilis-router/habilis/store/qdrantstore/qdranttest"
 	"github.com/habilis-router/habilis/store/storetest"
-	"github.com/qdrant/go-client/qdrant"
 )
 
 // migrateQueries are selections whose answers must not change when a
@@ -261,30 +259,7 @@ func qdrantAddr(t *testing.T) (string, int) {
 // when the test ends.
 func qdrantCatalog(t *testing.T, host string, port int, query string) string {
 	t.Helper()
-	b := make([]byte, 6)
-	rand.Read(b)
-	catalog := "cli-" + hex.EncodeToString(b)
-	t.Cleanup(func() {
-		c, err := qdrant.NewClient(&qdrant.Config{Host: host, Port: port, SkipCompatibilityCheck: true})
-		if err != nil {
-			t.Errorf("cleanup: %v", err)
-			return
-		}
-		defer c.Close()
-		ctx := context.Background()
-		all, err := c.ListCollections(ctx)
-		if err != nil {
-			t.Errorf("cleanup: list collections: %v", err)
-			return
-		}
-		for _, name := range all {
-			if strings.HasPrefix(name, "habilis_"+catalog+"_") {
-				if err := c.DeleteCollection(ctx, name); err != nil {
-					t.Errorf("cleanup: delete %s: %v", name, err)
-				}
-			}
-		}
-	})
+	catalog := qdranttest.Catalog(t, host, port, "cli-")
 	return "qdrant://" + net.JoinHostPort(host, strconv.Itoa(port)) + "/" + catalog + query
 }
 
