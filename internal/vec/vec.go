@@ -115,6 +115,31 @@ func MeanDense(xs [][]float32) []float32 {
 	return m
 }
 
+// MeanVectors returns the normalised mean of habilis vectors of one form
+// (MeanDense or MeanSparse; dense zero vectors are left out), or a zero
+// Vector when there is none or it is zero.
+func MeanVectors(vs []habilis.Vector) habilis.Vector {
+	if len(vs) == 0 {
+		return habilis.Vector{}
+	}
+	if vs[0].Dense != nil {
+		xs := make([][]float32, 0, len(vs))
+		for _, v := range vs {
+			if v.Dense != nil {
+				xs = append(xs, v.Dense)
+			}
+		}
+		return habilis.Vector{Dense: MeanDense(xs)}
+	}
+	idx := make([][]uint32, len(vs))
+	val := make([][]float32, len(vs))
+	for i, v := range vs {
+		idx[i], val[i] = v.Indices, v.Values
+	}
+	ii, vv := MeanSparse(idx, val)
+	return habilis.Vector{Indices: ii, Values: vv}
+}
+
 // MeanSparse returns the normalised mean of sparse vectors as ascending
 // indices and values, or nils when the mean is zero or there are none.
 //

@@ -102,6 +102,40 @@ func TestMeans(t *testing.T) {
 	}
 }
 
+func TestMeanVectors(t *testing.T) {
+	dense := func(x ...float32) habilis.Vector { return habilis.Vector{Dense: x} }
+	sparse := func(i []uint32, v ...float32) habilis.Vector { return habilis.Vector{Indices: i, Values: v} }
+	r := float32(math.Sqrt2 / 2)
+	tests := []struct {
+		name string
+		vs   []habilis.Vector
+		want habilis.Vector
+	}{
+		{"none", nil, habilis.Vector{}},
+		{"dense", []habilis.Vector{dense(1, 0), dense(0, 1)}, dense(r, r)},
+		{"dense with a zero vector", []habilis.Vector{dense(2, 0), {}, dense(0, 2)}, dense(r, r)},
+		{"sparse", []habilis.Vector{sparse([]uint32{3}, 1), sparse([]uint32{8}, 1)}, sparse([]uint32{3, 8}, r, r)},
+		{"cancelling", []habilis.Vector{dense(1, 0), dense(-1, 0)}, habilis.Vector{}},
+	}
+	for _, tt := range tests {
+		got := MeanVectors(tt.vs)
+		if !slices.Equal(got.Indices, tt.want.Indices) || len(got.Dense) != len(tt.want.Dense) || len(got.Values) != len(tt.want.Values) {
+			t.Errorf("%s: MeanVectors = %+v, want %+v", tt.name, got, tt.want)
+			continue
+		}
+		for i := range got.Dense {
+			if !near(got.Dense[i], tt.want.Dense[i]) {
+				t.Errorf("%s: MeanVectors = %+v, want %+v", tt.name, got, tt.want)
+			}
+		}
+		for i := range got.Values {
+			if !near(got.Values[i], tt.want.Values[i]) {
+				t.Errorf("%s: MeanVectors = %+v, want %+v", tt.name, got, tt.want)
+			}
+		}
+	}
+}
+
 // TestSlabScores checks the matrix-vector product against row-by-row
 // dot products.
 func TestSlabScores(t *testing.T) {

@@ -180,24 +180,8 @@ func sparseUnit(rng *rand.Rand, nz int) habilis.Vector {
 	return habilis.Vector{Indices: idx, Values: val}
 }
 
-// centroid returns the normalised mean of vs, all dense or all sparse,
-// as the selector computes it.
-func centroid(vs []habilis.Vector) habilis.Vector {
-	if !vs[0].IsSparse() {
-		xs := make([][]float32, len(vs))
-		for i, v := range vs {
-			xs[i] = v.Dense
-		}
-		return habilis.Vector{Dense: vec.MeanDense(xs)}
-	}
-	idx := make([][]uint32, len(vs))
-	val := make([][]float32, len(vs))
-	for i, v := range vs {
-		idx[i], val[i] = v.Indices, v.Values
-	}
-	ii, vv := vec.MeanSparse(idx, val)
-	return habilis.Vector{Indices: ii, Values: vv}
-}
+// centroid is the normalised mean of vs as the selector computes it.
+func centroid(vs []habilis.Vector) habilis.Vector { return vec.MeanVectors(vs) }
 
 // dot is a·b as the selector computes it.
 func dot(a, b habilis.Vector) float32 { return vec.DotVectors(a, b) }
