@@ -13,7 +13,7 @@ import (
 // BenchmarkEmbed1000 embeds 1,000 catalog examples per op with the default
 // batching (64 texts per request, 2 in flight).
 func BenchmarkEmbed1000(b *testing.B) {
-	s := server(b)
+	s := ollamatest.EmbedServer(b)
 	e := newEmbedder(b, Options{Host: s.Host, Model: model})
 	texts := ollamatest.BenchExamples(1000)
 	ollamatest.BenchEmbed(b, e, texts, habilis.Document)
@@ -24,13 +24,13 @@ func BenchmarkEmbed1000(b *testing.B) {
 // embedder; BenchmarkQueryRaw is the same request through the bare client,
 // so their difference is the embedder's own cost.
 func BenchmarkQuery(b *testing.B) {
-	s := server(b)
+	s := ollamatest.EmbedServer(b)
 	e := newEmbedder(b, Options{Host: s.Host, Model: model})
 	ollamatest.BenchEmbed(b, e, []string{ollamatest.BenchQuery}, habilis.Query)
 }
 
 func BenchmarkQueryRaw(b *testing.B) {
-	s := server(b)
+	s := ollamatest.EmbedServer(b)
 	ctx := context.Background()
 	req := &api.EmbedRequest{Model: model, Input: []string{ollamatest.BenchQuery}}
 	if _, err := s.Client.Embed(ctx, req); err != nil {

@@ -18,17 +18,9 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(ollamatest.Main(m)) }
 
-// model is the tiny embedding model every test registers; its dimension is
-// ollamatest.DefaultEmbedDim.
-const model = "habilis-tiny-embed"
-
-// server returns the shared server with the tiny model registered.
-func server(tb testing.TB) *ollamatest.Instance {
-	tb.Helper()
-	s := ollamatest.Server(tb)
-	ollamatest.CreateEmbedModel(tb, s.Client, model, 0)
-	return s
-}
+// model is the tiny embedding model ollamatest.EmbedServer registers; its
+// dimension is ollamatest.DefaultEmbedDim.
+const model = ollamatest.TinyEmbedModel
 
 func newEmbedder(tb testing.TB, opts Options) *Embedder {
 	tb.Helper()
@@ -40,7 +32,7 @@ func newEmbedder(tb testing.TB, opts Options) *Embedder {
 }
 
 func TestEmbedBatchesInOrder(t *testing.T) {
-	s := server(t)
+	s := ollamatest.EmbedServer(t)
 	texts := make([]string, 40)
 	for i := range texts {
 		texts[i] = fmt.Sprintf("note %d about the weather in city %d", i, i*7)
@@ -61,7 +53,7 @@ func TestEmbedBatchesInOrder(t *testing.T) {
 }
 
 func TestDimensionAndNorm(t *testing.T) {
-	s := server(t)
+	s := ollamatest.EmbedServer(t)
 	ollamatest.CreateEmbedModel(t, s.Client, "habilis-tiny-embed-24", 24)
 	tests := []struct {
 		model string
@@ -97,12 +89,12 @@ func TestDimensionAndNorm(t *testing.T) {
 }
 
 func TestParaphraseScoresHigher(t *testing.T) {
-	s := server(t)
+	s := ollamatest.EmbedServer(t)
 	ollamatest.CheckParaphrases(t, newEmbedder(t, Options{Host: s.Host, Model: model}))
 }
 
 func TestPrefixes(t *testing.T) {
-	s := server(t)
+	s := ollamatest.EmbedServer(t)
 	plain := newEmbedder(t, Options{Host: s.Host, Model: model})
 	prefixed := newEmbedder(t, Options{Host: s.Host, Model: model, QueryPrefix: "search query: ", DocumentPrefix: "search document: "})
 	for _, p := range []habilis.Purpose{habilis.Query, habilis.Document} {
@@ -116,7 +108,7 @@ func TestPrefixes(t *testing.T) {
 }
 
 func TestModelMissing(t *testing.T) {
-	s := server(t)
+	s := ollamatest.EmbedServer(t)
 	e := newEmbedder(t, Options{Host: s.Host, Model: "no-such-model"})
 	_, err := e.Embed(context.Background(), []string{"hello"}, habilis.Query)
 	want := fmt.Sprintf(`ollamaembed: embed with no-such-model at %s: model "no-such-model" not found; pull it with: ollama pull no-such-model`, s.Host)
@@ -126,7 +118,7 @@ func TestModelMissing(t *testing.T) {
 }
 
 func TestTruncate(t *testing.T) {
-	s := server(t)
+	s := ollamatest.EmbedServer(t)
 	long := strings.Repeat("weather ", 600) // more tokens than the model's 512
 	no := false
 	_, err := newEmbedder(t, Options{Host: s.Host, Model: model, Truncate: &no}).Embed(context.Background(), []string{long}, habilis.Document)
@@ -163,7 +155,7 @@ func (c *cancelAfter) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestCancel(t *testing.T) {
-	s := server(t)
+	s := ollamatest.EmbedServer(t)
 	texts := []string{"weather in paris", "weather in rome"}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -192,7 +184,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestDimensionChangeRefused(t *testing.T) {
-	s := server(t)
+	s := ollamatest.EmbedServer(t)
 	ollamatest.CheckDimensionChange(t, s, func(name string) habilis.Embedder {
 		return newEmbedder(t, Options{Host: s.Host, Model: name})
 	})

@@ -16,7 +16,7 @@ import (
 // /v1/embeddings with the default batching (64 texts per request, 2 in
 // flight).
 func BenchmarkEmbed1000(b *testing.B) {
-	s := server(b)
+	s := ollamatest.EmbedServer(b)
 	e := newEmbedder(b, Options{BaseURL: s.Host, Model: model})
 	texts := ollamatest.BenchExamples(1000)
 	ollamatest.BenchEmbed(b, e, texts, habilis.Document)
@@ -27,13 +27,13 @@ func BenchmarkEmbed1000(b *testing.B) {
 // embedder; BenchmarkQueryRaw posts the same request with bare net/http, so
 // their difference is the embedder's own cost.
 func BenchmarkQuery(b *testing.B) {
-	s := server(b)
+	s := ollamatest.EmbedServer(b)
 	e := newEmbedder(b, Options{BaseURL: s.Host, Model: model})
 	ollamatest.BenchEmbed(b, e, []string{ollamatest.BenchQuery}, habilis.Query)
 }
 
 func BenchmarkQueryRaw(b *testing.B) {
-	s := server(b)
+	s := ollamatest.EmbedServer(b)
 	body, _ := json.Marshal(request{Model: model, Input: []string{ollamatest.BenchQuery}})
 	post := func() {
 		resp, err := http.Post(s.Host+"/v1/embeddings", "application/json", bytes.NewReader(body))

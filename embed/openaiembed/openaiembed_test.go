@@ -19,16 +19,9 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(ollamatest.Main(m)) }
 
-// model is the tiny embedding model every test registers on the real
-// Ollama server, which serves /v1/embeddings too.
-const model = "habilis-tiny-embed"
-
-func server(tb testing.TB) *ollamatest.Instance {
-	tb.Helper()
-	s := ollamatest.Server(tb)
-	ollamatest.CreateEmbedModel(tb, s.Client, model, 0)
-	return s
-}
+// model is the tiny embedding model ollamatest.EmbedServer registers on the
+// real Ollama server, which serves /v1/embeddings too.
+const model = ollamatest.TinyEmbedModel
 
 func newEmbedder(tb testing.TB, opts Options) *Embedder {
 	tb.Helper()
@@ -50,7 +43,7 @@ func native(t *testing.T, s *ollamatest.Instance, texts []string) [][]float32 {
 }
 
 func TestEmbedBatchesInOrder(t *testing.T) {
-	s := server(t)
+	s := ollamatest.EmbedServer(t)
 	texts := make([]string, 40)
 	for i := range texts {
 		texts[i] = fmt.Sprintf("note %d about the weather in city %d", i, i*7)
@@ -71,7 +64,7 @@ func TestEmbedBatchesInOrder(t *testing.T) {
 }
 
 func TestBaseURLForms(t *testing.T) {
-	s := server(t)
+	s := ollamatest.EmbedServer(t)
 	for _, base := range []string{s.Host, s.Host + "/", s.Host + "/v1", s.Host + "/v1/"} {
 		e := newEmbedder(t, Options{BaseURL: base, Model: model})
 		if _, err := e.Embed(context.Background(), []string{"hello"}, habilis.Query); err != nil {
@@ -81,7 +74,7 @@ func TestBaseURLForms(t *testing.T) {
 }
 
 func TestDimensionAndNorm(t *testing.T) {
-	s := server(t)
+	s := ollamatest.EmbedServer(t)
 	tests := []struct {
 		dimensions int
 		want       int
@@ -112,7 +105,7 @@ func TestDimensionAndNorm(t *testing.T) {
 }
 
 func TestDimensionsMismatchRefused(t *testing.T) {
-	s := server(t)
+	s := ollamatest.EmbedServer(t)
 	// The model cannot lengthen its vectors: the server answers with its
 	// own dimension where twice as many were asked for.
 	have, ask := ollamatest.DefaultEmbedDim, 2*ollamatest.DefaultEmbedDim
@@ -125,19 +118,19 @@ func TestDimensionsMismatchRefused(t *testing.T) {
 }
 
 func TestDimensionChangeRefused(t *testing.T) {
-	s := server(t)
+	s := ollamatest.EmbedServer(t)
 	ollamatest.CheckDimensionChange(t, s, func(name string) habilis.Embedder {
 		return newEmbedder(t, Options{BaseURL: s.Host, Model: name})
 	})
 }
 
 func TestParaphraseScoresHigher(t *testing.T) {
-	s := server(t)
+	s := ollamatest.EmbedServer(t)
 	ollamatest.CheckParaphrases(t, newEmbedder(t, Options{BaseURL: s.Host, Model: model}))
 }
 
 func TestPrefixes(t *testing.T) {
-	s := server(t)
+	s := ollamatest.EmbedServer(t)
 	e := newEmbedder(t, Options{BaseURL: s.Host, Model: model, QueryPrefix: "search query: ", DocumentPrefix: "search document: "})
 	got := []habilis.Vector{
 		ollamatest.Embed(t, e, []string{"weather in paris"}, habilis.Query)[0],
@@ -153,7 +146,7 @@ func TestPrefixes(t *testing.T) {
 }
 
 func TestModelMissing(t *testing.T) {
-	s := server(t)
+	s := ollamatest.EmbedServer(t)
 	e := newEmbedder(t, Options{BaseURL: s.Host, Model: "no-such-model"})
 	_, err := e.Embed(context.Background(), []string{"hello"}, habilis.Query)
 	prefix := fmt.Sprintf("openaiembed: embed with no-such-model at %s: server refused the request: HTTP 404 Not Found: ", s.Host)
@@ -174,7 +167,7 @@ func TestServerDown(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
-	s := server(t)
+	s := ollamatest.EmbedServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := newEmbedder(t, Options{BaseURL: s.Host, Model: model}).Embed(ctx, []string{"hello"}, habilis.Query)

@@ -54,6 +54,19 @@ const embedStopwords = `
 	up us was what when where which who why will with would you your
 `
 
+// TinyEmbedModel is the name under which EmbedServer registers the tiny
+// embedding model of dimension DefaultEmbedDim.
+const TinyEmbedModel = "habilis-tiny-embed"
+
+// EmbedServer returns Server with TinyEmbedModel registered, or skips tb
+// as Server does.
+func EmbedServer(tb testing.TB) *Instance {
+	tb.Helper()
+	s := Server(tb)
+	CreateEmbedModel(tb, s.Client, TinyEmbedModel, 0)
+	return s
+}
+
 // CreateEmbedModel writes a tiny BERT embedding model of dimension dim (0
 // means DefaultEmbedDim) and registers it on the server as name.
 //
