@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/habilis-router/habilis"
-	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/boltstore"
 )
@@ -75,11 +75,7 @@ func benchReplica(b *testing.B, shared bool) *selector.Router {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
-	r, err := selector.New(context.Background(), st, selector.Config{Embedder: lexical.New(lexical.Options{})})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { r.Close() })
+	r := testutil.LexicalRouter(b, st)
 	if _, err := r.Load(context.Background(), testTools(b), selector.LoadOptions{}); err != nil {
 		b.Fatal(err)
 	}

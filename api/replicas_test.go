@@ -43,11 +43,7 @@ type replica struct {
 // ends.
 func startReplica(t *testing.T, st habilis.Store) *replica {
 	t.Helper()
-	r, err := selector.New(context.Background(), st, selector.Config{Embedder: lexical.New(lexical.Options{})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
+	r := testutil.LexicalRouter(t, st)
 	s, addr := serve(t, r, ServerOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

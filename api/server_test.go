@@ -25,7 +25,6 @@ import (
 	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/selector"
-	"github.com/habilis-router/habilis/store/boltstore"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -39,16 +38,7 @@ import (
 // with the lexical embedder, loaded with tools unless they are nil.
 func newRouter(t testing.TB, tools []habilis.Tool) *selector.Router {
 	t.Helper()
-	st, err := boltstore.Open(filepath.Join(t.TempDir(), "habilis.db"), boltstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	r, err := selector.New(context.Background(), st, selector.Config{Embedder: lexical.New(lexical.Options{})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
+	r := testutil.LexicalRouter(t, testutil.BoltStore(t, filepath.Join(t.TempDir(), "habilis.db")))
 	if tools != nil {
 		if _, err := r.Load(context.Background(), tools, selector.LoadOptions{}); err != nil {
 			t.Fatal(err)

@@ -13,8 +13,8 @@ import (
 	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/eval"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/selector"
-	"github.com/habilis-router/habilis/store/boltstore"
 )
 
 func TestAUROC(t *testing.T) {
@@ -70,15 +70,7 @@ func TestParseQueries(t *testing.T) {
 func router(t *testing.T) (*selector.Router, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "habilis.db")
-	st, err := boltstore.Open(path, boltstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	r, err := selector.New(context.Background(), st, selector.Config{Embedder: lexical.New(lexical.Options{})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := testutil.LexicalRouter(t, testutil.BoltStore(t, path))
 	tools, err := catalog.Read("../selector/testdata/catalog.json")
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	bolt "go.etcd.io/bbolt"
+
+	"github.com/habilis-router/habilis/internal/testutil"
 )
 
 // TestDamagedStoreCommands damages a store loaded by the binary at every
@@ -24,7 +25,7 @@ import (
 // `store check` must then report (exit 1). Never "the catalog is empty".
 func TestDamagedStoreCommands(t *testing.T) {
 	sound := loadedStore(t)
-	size := highWater(t, sound)
+	size := int(testutil.HighWater(t, sound))
 	pristine, err := os.ReadFile(sound)
 	if err != nil {
 		t.Fatal(err)
@@ -131,20 +132,6 @@ func writeStore(t *testing.T, path string, b []byte) {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// highWater returns the bytes of the bbolt file at path below its
-// high-water mark: bbolt grows files ahead of use.
-func highWater(t *testing.T, path string) int {
-	t.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var size int64
-	db.View(func(tx *bolt.Tx) error { size = tx.Size(); return nil })
-	return int(size)
 }
 
 func TestStoreCheck(t *testing.T) {

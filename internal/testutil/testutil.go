@@ -1,5 +1,6 @@
 // Package testutil holds the helpers that the tests of several packages
-// share: HTTP calls whose failure ends the test. Only tests import it (the
+// share: HTTP calls whose failure ends the test, an embedded store and a
+// lexical router that close when it ends. Only tests import it (the
 // layering test keeps it so).
 package testutil
 

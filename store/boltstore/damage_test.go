@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/store/boltstore"
 	"github.com/habilis-router/habilis/store/storetest"
 	bolt "go.etcd.io/bbolt"
@@ -160,24 +161,10 @@ func damagedStore(t *testing.T, path string) *habilis.Snapshot {
 	}
 	// bbolt grows files ahead of use; a few pages past the high-water
 	// mark are enough to see that damage there changes nothing.
-	if err := os.Truncate(path, highWater(t, path)+4*int64(os.Getpagesize())); err != nil {
+	if err := os.Truncate(path, testutil.HighWater(t, path)+4*int64(os.Getpagesize())); err != nil {
 		t.Fatal(err)
 	}
 	return want
-}
-
-// highWater returns the bytes of the bbolt file at path below its
-// high-water mark: the pages in use or free.
-func highWater(t testing.TB, path string) int64 {
-	t.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var size int64
-	db.View(func(tx *bolt.Tx) error { size = tx.Size(); return nil })
-	return size
 }
 
 // TestDamagedPages writes each kind of damage over each page of a real
@@ -349,7 +336,7 @@ func FuzzOpen(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	b = b[:highWater(f, seed)] // bbolt grows files ahead of use
+	b = b[:testutil.HighWater(f, seed)] // bbolt grows files ahead of use
 	f.Add(b)
 	f.Add(b[:len(b)/2])
 	f.Fuzz(func(t *testing.T, file []byte) {
