@@ -42,15 +42,6 @@ func openStore(t *testing.T, path string) *boltstore.Store {
 	return s
 }
 
-func snapshot(t *testing.T, s habilis.Store) *habilis.Snapshot {
-	t.Helper()
-	snap, err := s.Snapshot(context.Background())
-	if err != nil {
-		t.Fatalf("Snapshot() error = %v", err)
-	}
-	return snap
-}
-
 // TestExactRoundTrip checks what the portable suite leaves to each store:
 // raw JSON comes back byte for byte, whitespace and all, and empty values
 // keep their nil-ness.
@@ -95,7 +86,7 @@ func TestExactRoundTrip(t *testing.T) {
 	}
 	meta.Version, meta.UpdatedAt = 1, m.UpdatedAt
 	want := &habilis.Snapshot{Meta: meta, Records: recs}
-	if diff := cmp.Diff(want, snapshot(t, s)); diff != "" {
+	if diff := cmp.Diff(want, storetest.Snapshot(t, s)); diff != "" {
 		t.Errorf("Snapshot() mismatch (-want +got):\n%s", diff)
 	}
 }
@@ -122,7 +113,7 @@ func TestInvalidVectors(t *testing.T) {
 			}
 		})
 	}
-	if snap := snapshot(t, s); snap.Meta.Version != 0 || len(snap.Records) != 0 {
+	if snap := storetest.Snapshot(t, s); snap.Meta.Version != 0 || len(snap.Records) != 0 {
 		t.Errorf("Snapshot() after invalid writes = version %d, %d records, want empty", snap.Meta.Version, len(snap.Records))
 	}
 }
@@ -254,7 +245,7 @@ func TestReadOnly(t *testing.T) {
 	if _, err := s.Write(context.Background(), &habilis.Batch{Put: recs}); err != nil {
 		t.Fatalf("Write() error = %v", err)
 	}
-	want := snapshot(t, s)
+	want := storetest.Snapshot(t, s)
 	s.Close()
 	before := readFile(t, path)
 
@@ -268,7 +259,7 @@ func TestReadOnly(t *testing.T) {
 		readers = append(readers, r)
 	}
 	for i, r := range readers {
-		if diff := cmp.Diff(want, snapshot(t, r)); diff != "" {
+		if diff := cmp.Diff(want, storetest.Snapshot(t, r)); diff != "" {
 			t.Errorf("reader %d Snapshot() mismatch (-want +got):\n%s", i, diff)
 		}
 	}
@@ -292,7 +283,7 @@ func TestFailedWriteLeavesFile(t *testing.T) {
 	if _, err := s.Write(context.Background(), &habilis.Batch{Put: storetest.Catalog(20, 3, false, 1), Meta: storetest.Meta(8, 1)}); err != nil {
 		t.Fatalf("Write() error = %v", err)
 	}
-	want := snapshot(t, s)
+	want := storetest.Snapshot(t, s)
 	before := readFile(t, path)
 	big := storetest.Catalog(500, 4, false, 100) // tool-0000 .. tool-0499, replacing the first 20
 	ctx, cancel := context.WithCancel(context.Background())
@@ -312,7 +303,7 @@ func TestFailedWriteLeavesFile(t *testing.T) {
 		if _, err := s.Write(f.ctx, &f.batch); !errors.Is(err, f.want) {
 			t.Errorf("Write(%s) error = %v, want %v", f.name, err, f.want)
 		}
-		if diff := cmp.Diff(want, snapshot(t, s)); diff != "" {
+		if diff := cmp.Diff(want, storetest.Snapshot(t, s)); diff != "" {
 			t.Errorf("Snapshot() after failed Write(%s) mismatch (-want +got):\n%s", f.name, diff)
 		}
 		if !bytes.Equal(readFile(t, path), before) {
@@ -320,7 +311,7 @@ func TestFailedWriteLeavesFile(t *testing.T) {
 		}
 	}
 	s.Close()
-	if diff := cmp.Diff(want, snapshot(t, openStore(t, path))); diff != "" {
+	if diff := cmp.Diff(want, storetest.Snapshot(t, openStore(t, path))); diff != "" {
 		t.Errorf("Snapshot() after reopen mismatch (-want +got):\n%s", diff)
 	}
 }
@@ -462,7 +453,7 @@ func TestSnapshotSlabs(t *testing.T) {
 	if _, err := s.Write(context.Background(), &habilis.Batch{Put: recs}); err != nil {
 		t.Fatalf("Write() error = %v", err)
 	}
-	snap := snapshot(t, s)
+	snap := storetest.Snapshot(t, s)
 	// Every vector's coordinates (dense ones, and the values of the sparse
 	// document vector) lie in one backing array, in order, without gaps:
 	// the next vector starts where the previous one ends.

@@ -155,7 +155,7 @@ func damagedStore(t *testing.T, path string) *habilis.Snapshot {
 	if _, err := s.Write(ctx, &habilis.Batch{BaseVersion: 1, Replace: true, Put: recs, Meta: meta}); err != nil {
 		t.Fatal(err)
 	}
-	want := snapshot(t, s)
+	want := storetest.Snapshot(t, s)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,7 @@ func TestSharedReleasesFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap := snapshot(t, follower); snap.Meta.Version != m2.Version || len(snap.Records) != 1 {
+	if snap := storetest.Snapshot(t, follower); snap.Meta.Version != m2.Version || len(snap.Records) != 1 {
 		t.Errorf("follower's Snapshot() = version %d, %d tools; want %d, 1", snap.Meta.Version, len(snap.Records), m2.Version)
 	}
 	if _, err := follower.Write(ctx, &habilis.Batch{BaseVersion: m2.Version, Meta: storetest.Meta(8, 3)}); !errors.Is(err, habilis.ErrInvalid) {

@@ -85,6 +85,18 @@ func purge(t *testing.T, cfg Config) {
 	}
 }
 
+// openOther opens a second store on s's catalog, as another process
+// would, closed when the test ends.
+func openOther(t *testing.T, s *Store) *Store {
+	t.Helper()
+	other, err := Open(context.Background(), s.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	return other
+}
+
 // TestConformance runs the store suite against a real Qdrant.
 func TestConformance(t *testing.T) {
 	addr := os.Getenv("HABILIS_QDRANT_ADDR")
@@ -420,11 +432,7 @@ func TestConcurrentWriterDetected(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another process's store on the same catalog commits while s builds.
-	other, err := Open(ctx, s.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := openOther(t, s)
 	var once atomic.Bool
 	f.SetHook(func(method, collection string) error {
 		if method == "Upsert" && once.CompareAndSwap(false, true) {
@@ -519,11 +527,7 @@ func TestCommitRace(t *testing.T) {
 	f, s := openFake(t, LayoutPerTool)
 	ctx := context.Background()
 	w := writeFirst(t, f, s)
-	other, err := Open(ctx, s.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := openOther(t, s)
 	var reached atomic.Int32
 	f.SetHook(func(method, collection string) error {
 		if method == "Upsert" && collection == s.names.commitsCollection() && reached.Add(1) == 1 {
@@ -533,7 +537,7 @@ func TestCommitRace(t *testing.T) {
 		}
 		return nil
 	})
-	_, err = s.Write(ctx, &habilis.Batch{BaseVersion: w.version, Put: []habilis.Record{storetest.Record("mine", 2, false, 4)}, Meta: storetest.Meta(8, 4)})
+	_, err := s.Write(ctx, &habilis.Batch{BaseVersion: w.version, Put: []habilis.Record{storetest.Record("mine", 2, false, 4)}, Meta: storetest.Meta(8, 4)})
 	f.SetHook(nil)
 	if !errors.Is(err, habilis.ErrConflict) || !strings.Contains(err.Error(), "committed by another writer") {
 		t.Fatalf("Write losing the commit: error = %v, want ErrConflict from the ledger", err)
@@ -583,11 +587,7 @@ func TestPublishAfterNewerCommit(t *testing.T) {
 			f, s := openFake(t, layout)
 			ctx := context.Background()
 			w := writeFirst(t, f, s)
-			other, err := Open(ctx, s.cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer other.Close()
+			other := openOther(t, s)
 			var once atomic.Bool
 			f.SetHook(func(method, collection string) error {
 				if method == "UpdateAliases" && once.CompareAndSwap(false, true) {

@@ -86,7 +86,8 @@ func open(t *testing.T, h Harness) habilis.Store {
 	return s
 }
 
-func snapshot(t *testing.T, s habilis.Store) *habilis.Snapshot {
+// Snapshot returns s.Snapshot, ending the test on an error.
+func Snapshot(t *testing.T, s habilis.Store) *habilis.Snapshot {
 	t.Helper()
 	snap, err := s.Snapshot(context.Background())
 	if err != nil {
@@ -112,7 +113,7 @@ func seed(t *testing.T, s habilis.Store, recs []habilis.Record) *habilis.Snapsho
 		dim = 0
 	}
 	write(t, s, &habilis.Batch{Put: recs, Meta: Meta(dim, 1)})
-	return snapshot(t, s)
+	return Snapshot(t, s)
 }
 
 func names(recs []habilis.Record) []string {
@@ -187,7 +188,7 @@ func diffMany(want, got []habilis.Record) string {
 // before.
 func checkUnchanged(t *testing.T, s habilis.Store, before *habilis.Snapshot) {
 	t.Helper()
-	after := snapshot(t, s)
+	after := Snapshot(t, s)
 	if diff := cmp.Diff(before, after, recordOpts); diff != "" {
 		t.Errorf("store changed by a failed write (-before +after):\n%s", diff)
 	}
@@ -205,7 +206,7 @@ func checkVersion(t *testing.T, s habilis.Store, want uint64) {
 
 func testEmptySnapshot(t *testing.T, h Harness) {
 	s := open(t, h)
-	snap := snapshot(t, s)
+	snap := Snapshot(t, s)
 	if snap.Meta.Version != 0 {
 		t.Errorf("Snapshot().Meta.Version = %d, want 0", snap.Meta.Version)
 	}
@@ -243,7 +244,7 @@ func testRoundTrip(t *testing.T, h Harness, sparse bool) {
 		t.Errorf("Write() meta mismatch (-want +got):\n%s", diff)
 	}
 
-	snap := snapshot(t, s)
+	snap := Snapshot(t, s)
 	if diff := cmp.Diff(want, snap.Meta, recordOpts); diff != "" {
 		t.Errorf("Snapshot().Meta mismatch (-want +got):\n%s", diff)
 	}
@@ -293,7 +294,7 @@ func testVersionIncrements(t *testing.T, h Harness) {
 	if m.Version != base+1 {
 		t.Errorf("meta-only write: Version = %d, want %d", m.Version, base+1)
 	}
-	snap := snapshot(t, s)
+	snap := Snapshot(t, s)
 	meta.Version, meta.UpdatedAt = m.Version, m.UpdatedAt
 	if diff := cmp.Diff(meta, snap.Meta, recordOpts); diff != "" {
 		t.Errorf("Snapshot().Meta after meta-only write mismatch (-want +got):\n%s", diff)
@@ -314,7 +315,7 @@ func testVersion(t *testing.T, h Harness) {
 	checkVersion(t, s, m.Version)
 	m = write(t, s, &habilis.Batch{BaseVersion: m.Version, Replace: true, Meta: Meta(8, 3)})
 	checkVersion(t, s, m.Version)
-	if snap := snapshot(t, s); snap.Meta.Version != m.Version {
+	if snap := Snapshot(t, s); snap.Meta.Version != m.Version {
 		t.Errorf("Snapshot().Meta.Version = %d, want %d as Version says", snap.Meta.Version, m.Version)
 	}
 }
@@ -332,7 +333,7 @@ func testPutReplacesTool(t *testing.T, h Harness) {
 			repl := Record("tool", 2, sparse, 3)
 			repl.Tool.Description = "a new description"
 			write(t, s, &habilis.Batch{BaseVersion: snap.Meta.Version, Put: []habilis.Record{repl}, Meta: snap.Meta})
-			got := snapshot(t, s)
+			got := Snapshot(t, s)
 			want := []habilis.Record{other, repl}
 			if diff := cmp.Diff(want, got.Records, recordOpts); diff != "" {
 				t.Errorf("Snapshot() after put of an existing tool mismatch (-want +got):\n%s", diff)
@@ -342,7 +343,7 @@ func testPutReplacesTool(t *testing.T, h Harness) {
 			// And back to more examples than ever.
 			more := Record("tool", 9, sparse, 4)
 			write(t, s, &habilis.Batch{BaseVersion: got.Meta.Version, Put: []habilis.Record{more}, Meta: snap.Meta})
-			got = snapshot(t, s)
+			got = Snapshot(t, s)
 			want = []habilis.Record{other, more}
 			if diff := cmp.Diff(want, got.Records, recordOpts); diff != "" {
 				t.Errorf("Snapshot() after second put mismatch (-want +got):\n%s", diff)
@@ -357,7 +358,7 @@ func testReplace(t *testing.T, h Harness) {
 	b1 := Record("tool-0001", 2, false, 50)
 	n := Record("new", 3, false, 51)
 	write(t, s, &habilis.Batch{BaseVersion: snap.Meta.Version, Replace: true, Put: []habilis.Record{b1, n}, Meta: snap.Meta})
-	got := snapshot(t, s)
+	got := Snapshot(t, s)
 	want := []habilis.Record{n, b1}
 	if diff := cmp.Diff(want, got.Records, recordOpts); diff != "" {
 		t.Errorf("Snapshot() after Replace mismatch (-want +got):\n%s", diff)
@@ -368,7 +369,7 @@ func testReplaceWithNothing(t *testing.T, h Harness) {
 	s := open(t, h)
 	snap := seed(t, s, Catalog(3, 2, true, 1))
 	m := write(t, s, &habilis.Batch{BaseVersion: snap.Meta.Version, Replace: true, Meta: snap.Meta})
-	got := snapshot(t, s)
+	got := Snapshot(t, s)
 	if len(got.Records) != 0 {
 		t.Errorf("Snapshot() after Replace with no puts = %v, want no records", names(got.Records))
 	}
@@ -378,7 +379,7 @@ func testReplaceWithNothing(t *testing.T, h Harness) {
 	// The emptied store accepts new tools again.
 	r := Record("again", 2, true, 9)
 	write(t, s, &habilis.Batch{BaseVersion: m.Version, Put: []habilis.Record{r}, Meta: snap.Meta})
-	if diff := cmp.Diff([]habilis.Record{r}, snapshot(t, s).Records, recordOpts); diff != "" {
+	if diff := cmp.Diff([]habilis.Record{r}, Snapshot(t, s).Records, recordOpts); diff != "" {
 		t.Errorf("Snapshot() after refill mismatch (-want +got):\n%s", diff)
 	}
 }
@@ -388,7 +389,7 @@ func testDelete(t *testing.T, h Harness) {
 	recs := Catalog(4, 3, false, 1)
 	snap := seed(t, s, recs)
 	write(t, s, &habilis.Batch{BaseVersion: snap.Meta.Version, Delete: []string{"tool-0001", "tool-0003"}, Meta: snap.Meta})
-	got := snapshot(t, s)
+	got := Snapshot(t, s)
 	want := []habilis.Record{recs[0], recs[2]}
 	if diff := cmp.Diff(want, got.Records, recordOpts); diff != "" {
 		t.Errorf("Snapshot() after Delete mismatch (-want +got):\n%s", diff)
@@ -397,7 +398,7 @@ func testDelete(t *testing.T, h Harness) {
 	again := Record("tool-0001", 1, false, 77)
 	write(t, s, &habilis.Batch{BaseVersion: got.Meta.Version, Put: []habilis.Record{again}, Meta: snap.Meta})
 	want = []habilis.Record{recs[0], again, recs[2]}
-	if diff := cmp.Diff(want, snapshot(t, s).Records, recordOpts); diff != "" {
+	if diff := cmp.Diff(want, Snapshot(t, s).Records, recordOpts); diff != "" {
 		t.Errorf("Snapshot() after re-put mismatch (-want +got):\n%s", diff)
 	}
 }
@@ -480,7 +481,7 @@ func testConcurrentWriters(t *testing.T, h Harness) {
 		stores[i] = s
 	}
 	winner := raceWriters(t, stores, snap)
-	got := snapshot(t, s)
+	got := Snapshot(t, s)
 	if got.Meta.Version != snap.Meta.Version+1 {
 		t.Errorf("Snapshot().Meta.Version = %d, want %d", got.Meta.Version, snap.Meta.Version+1)
 	}
@@ -513,7 +514,7 @@ func testSharedStores(t *testing.T, h Harness) {
 	slices.Sort(want)
 	for i, st := range append(stores, s) {
 		checkVersion(t, st, snap.Meta.Version+1)
-		if diff := cmp.Diff(want, names(snapshot(t, st).Records)); diff != "" {
+		if diff := cmp.Diff(want, names(Snapshot(t, st).Records)); diff != "" {
 			t.Errorf("store %d: Snapshot() names mismatch (-want +got):\n%s", i, diff)
 		}
 	}
@@ -564,7 +565,7 @@ func testLargeBatch(t *testing.T, h Harness) {
 	if m.Version != 1 {
 		t.Errorf("Write(%d tools).Version = %d, want 1", n, m.Version)
 	}
-	got := snapshot(t, s)
+	got := Snapshot(t, s)
 	if len(got.Records) != n {
 		t.Fatalf("Snapshot() has %d records, want %d", len(got.Records), n)
 	}
@@ -594,13 +595,13 @@ func testNoAliasing(t *testing.T, h Harness) {
 	if diff := cmp.Diff(wantMeta, m, recordOpts); diff != "" {
 		t.Errorf("Write() meta after mutating the batch mismatch (-want +got):\n%s", diff)
 	}
-	snap := snapshot(t, s)
+	snap := Snapshot(t, s)
 	snap.Records[0].DescriptionVector.Dense[0] = 42
 	snap.Records[0].ExampleVectors[1].Dense[1] = 42
 	snap.Records[0].Tool.Meta["owner"] = "changed"
 	snap.Meta.Calibration[0] = '['
 
-	got := snapshot(t, s)
+	got := Snapshot(t, s)
 	if diff := cmp.Diff([]habilis.Record{pristine}, got.Records, recordOpts); diff != "" {
 		t.Errorf("Snapshot() after mutating earlier results mismatch (-want +got):\n%s", diff)
 	}
@@ -657,13 +658,13 @@ func testPersistence(t *testing.T, h Harness) {
 	recs := append(Catalog(3, 4, false, 1), Record("empty", 0, false, 9))
 	m := write(t, s, &habilis.Batch{Put: recs, Meta: Meta(8, 1)})
 	m = write(t, s, &habilis.Batch{BaseVersion: m.Version, Delete: []string{"tool-0002"}, Meta: Meta(8, 2)})
-	want := snapshot(t, s)
+	want := Snapshot(t, s)
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close() error = %v", err)
 	}
 	r := h.Reopen(t, s)
 	t.Cleanup(func() { r.Close() })
-	got := snapshot(t, r)
+	got := Snapshot(t, r)
 	if diff := cmp.Diff(want, got, recordOpts); diff != "" {
 		t.Errorf("Snapshot() after reopen mismatch (-want +got):\n%s", diff)
 	}
