@@ -18,12 +18,8 @@ import (
 // checks what it wrote and printed.
 func TestMap(t *testing.T) {
 	dir := t.TempDir()
-	store := filepath.Join(dir, "habilis.db")
 	var stdout, stderr bytes.Buffer
-	if code := execute(context.Background(), []string{"--store", store, "load", testdata("tools.json")}, &stdout, &stderr, noEnv); code != exitOK {
-		t.Fatalf("load: exit %d: %s", code, stderr.String())
-	}
-	g := &globalOptions{store: store, embedder: "lexical", stderr: &stderr, getenv: noEnv}
+	g := &globalOptions{store: loadedStore(t), embedder: "lexical", stderr: &stderr, getenv: noEnv}
 
 	png1 := filepath.Join(dir, "map.png")
 	stdout.Reset()
@@ -83,12 +79,8 @@ func TestMap(t *testing.T) {
 }
 
 func TestMapRefuses(t *testing.T) {
-	dir := t.TempDir()
-	store := filepath.Join(dir, "habilis.db")
+	dir, store := t.TempDir(), loadedStore(t)
 	var stdout, stderr bytes.Buffer
-	if code := execute(context.Background(), []string{"--store", store, "load", testdata("tools.json")}, &stdout, &stderr, noEnv); code != exitOK {
-		t.Fatalf("load: exit %d: %s", code, stderr.String())
-	}
 	g := &globalOptions{store: store, embedder: "lexical", stderr: &stderr, getenv: noEnv}
 	out := filepath.Join(dir, "map.svg")
 	var ue *usageError
@@ -106,7 +98,7 @@ func TestMapRefuses(t *testing.T) {
 	if !errors.Is(err, habilis.ErrNotFound) || !strings.Contains(err.Error(), "no_such_tool") {
 		t.Errorf("map --tools no_such_tool = %v, want ErrNotFound naming it", err)
 	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("refused maps left files behind: %v", entries)
 	}
 }
