@@ -6,7 +6,9 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/catalog"
+	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/selector"
+	"github.com/habilis-router/habilis/store/memstore"
 )
 
 // bareCatalog is three OpenAI function tools, as users bring them: a name,
@@ -116,6 +118,85 @@ func TestToolGatesAreTheGatesSelectApplies(t *testing.T) {
 			}
 			if info.Threshold != info.Gates[habilis.ModeCentroid] {
 				t.Errorf("Tool(%s).Threshold = %v, want its centroid gate %v", m.Tool, info.Threshold, info.Gates[habilis.ModeCentroid])
+			}
+		}
+	}
+}
+
+// TestModelGates loads catalogs with a dense embedder beside the lexical
+// one: hybrid mode gates every tool on its evidence (the Rocchio or
+// description score weighed with the document's) against the background,
+// tools without examples included, while description mode keeps the
+// gates calibrated from the examples.
+func TestModelGates(t *testing.T) {
+	bare, err := catalog.Parse("tools.json", []byte(bareCatalog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		tools []habilis.Tool
+	}{
+		{"with examples, and one without", testCatalog(t)},
+		{"descriptions only", bare},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			r, err := selector.New(ctx, memstore.New(), selector.Config{Embedder: &wordEmbedder{}, Lexical: lexical.New(lexical.Options{})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Load(ctx, tc.tools, selector.LoadOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			cal := r.Calibration()
+			if cal.DocumentWeight <= 0 || len(cal.Background) != len(tc.tools) {
+				t.Fatalf("calibration: document weight %v, %d backgrounds; want a positive weight and %d", cal.DocumentWeight, len(cal.Background), len(tc.tools))
+			}
+			checkModelGates(t, r, cal)
+		})
+	}
+}
+
+// checkModelGates selects a few requests in hybrid and description modes
+// and checks each match's gate against the tool's and the calibration.
+func checkModelGates(t *testing.T, r *selector.Router, cal selector.Calibration) {
+	t.Helper()
+	ctx := context.Background()
+	n := len(r.Tools())
+	for _, q := range []string{"what's the weather in Oslo", "send an email to Ann", "tell me a joke"} {
+		for _, mode := range []habilis.Mode{habilis.ModeHybrid, habilis.ModeDescription} {
+			d, err := r.Select(ctx, q, habilis.SelectOptions{Mode: mode, K: n, FailOpen: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(d.Matches) == 0 {
+				t.Fatalf("Select(%q, %s, fail-open) = no matches", q, mode)
+			}
+			for _, m := range d.Matches {
+				info, err := r.Tool(m.Tool)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m.Gate != info.Gates[mode] {
+					t.Errorf("Select(%q, %s) match %s: gate %v, tools show says %v", q, mode, m.Tool, m.Gate, info.Gates[mode])
+				}
+				switch {
+				case mode == habilis.ModeDescription:
+					// The background's rule was measured for hybrid mode only.
+					if m.Gate != cal.DescriptionThreshold || m.GateScore != m.DescriptionScore {
+						t.Errorf("Select(%q, description) match %s: gate %v on %v, want %v on the description score %v", q, m.Tool, m.Gate, m.GateScore, cal.DescriptionThreshold, m.DescriptionScore)
+					}
+				case len(info.Tool.Examples) > 0:
+					if want := max(cal.HybridThreshold, cal.Background[m.Tool].Gates(n)[2]); m.Gate != want {
+						t.Errorf("Select(%q, hybrid) match %s: gate %v, want %v", q, m.Tool, m.Gate, want)
+					}
+				default:
+					bg := cal.Background[m.Tool]
+					if m.Gate <= bg.Mean[2] || m.GateScore == m.DescriptionScore {
+						t.Errorf("Select(%q, hybrid) match %s: gate %v on %v, want above the background's mean %v on the evidence, not the description score %v", q, m.Tool, m.Gate, m.GateScore, bg.Mean[2], m.DescriptionScore)
+					}
+				}
 			}
 		}
 	}

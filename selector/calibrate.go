@@ -51,11 +51,17 @@ type Calibration struct {
 	// tool's margin.
 	NoiseFloor float32 `json:"noise_floor"`
 	// HybridThreshold is hybrid mode's gate: a tool with examples passes
-	// when its evidence reaches it (the mean of its Rocchio score, the
+	// when its evidence reaches it (see weighed: its Rocchio score, the
 	// centroid of its examples and its description, and its lexical
-	// document score; the Rocchio score alone with a model embedder). It
-	// lets hybridMinPass of held-out examples through.
+	// document score). It lets hybridMinPass of held-out examples
+	// through.
 	HybridThreshold float32 `json:"hybrid_threshold"`
+	// DocumentWeight is, with a model embedder, the weight of the lexical
+	// document score beside the Rocchio score in hybrid mode's evidence
+	// (see weighed); 0, as in catalogs stored before it, leaves the
+	// Rocchio score alone. The lexical embedder weighs them equally. It
+	// is recomputed with every write, from the background.
+	DocumentWeight float32 `json:"document_weight,omitempty"`
 	// Background holds, by tool, how high the background requests score
 	// there (see Background); no gate sits below it. It is recomputed with
 	// every write.
@@ -147,13 +153,12 @@ var defaultWeights = Weights{Centroid: 1, Description: 0.1, Document: 0.5}
 // (Youden's J).
 //
 // sh is newShared of recs: the spaces held-out examples are scored in,
-// and the Rocchio norms. heldOutDoc, when not
-// nil, puts the document signal into hybrid mode's evidence: it returns
-// tool a's document rebuilt without each of its examples. It must be safe
+// and the Rocchio norms. lex, when not nil, puts the document signal into
+// hybrid mode's evidence (see heldOutLexical). Its functions must be safe
 // for concurrent use: the sampled tools are scored on GOMAXPROCS
 // goroutines, and their scores gathered in sampling order, so the result
 // does not depend on how many there are.
-func calibrate(recs []habilis.Record, fixed *Calibration, sh *shared, heldOutDoc func(a int) []habilis.Vector) Calibration {
+func calibrate(recs []habilis.Record, fixed *Calibration, sh *shared, lex *heldOutLexical) Calibration {
 	sampled := calibrationSample(recs)
 	shapes := shapesOf(recs)
 	samples := make([]heldOutScores, len(sampled))
@@ -163,7 +168,7 @@ func calibrate(recs []habilis.Record, fixed *Calibration, sh *shared, heldOutDoc
 			bufs[w] = new(scratch)
 			bufs[w].size(len(recs))
 		}
-		samples[t] = heldOut(recs, shapes, sampled[t], sh, bufs[w], heldOutDoc)
+		samples[t] = heldOut(recs, shapes, sampled[t], sh, bufs[w], lex)
 	})
 	// Gate excess (score − (radius − margin) at margin 0) of held-out
 	// examples at their own tool (pos) and at the best other tool (neg);
@@ -262,35 +267,61 @@ func shapesOf(recs []habilis.Record) []toolShape {
 	return out
 }
 
+// heldOutLexical is the lexical side of calibration's held-out examples,
+// for when the document signal joins hybrid mode's evidence with the
+// weight weight (see weighed). docs returns tool a's document rebuilt
+// without each of its held-out examples; queries returns the held-out
+// examples' lexical vectors, or is nil when the main embedder is the
+// lexical one, whose example vectors serve.
+type heldOutLexical struct {
+	docs, queries func(a int) []habilis.Vector
+	weight        float32
+}
+
+// of returns tool a's documents rebuilt without each of its held-out
+// examples vs, and those examples' lexical vectors (vs themselves when the
+// main embedder is the lexical one); none for a nil l or when they do
+// not pair.
+func (l *heldOutLexical) of(a int, vs []habilis.Vector) (docs, queries []habilis.Vector) {
+	if l == nil {
+		return nil, nil
+	}
+	docs, queries = l.docs(a), vs
+	if l.queries != nil {
+		if queries = l.queries(a); len(queries) != len(vs) {
+			return nil, nil
+		}
+	}
+	return docs, queries
+}
+
 // heldOut scores each held-out example of tool a at its own tool and at
 // every other in sh's spaces, with s as working memory; shapes are
 // shapesOf(recs).
-func heldOut(recs []habilis.Record, shapes []toolShape, a int, sh *shared, s *scratch, heldOutDoc func(a int) []habilis.Vector) heldOutScores {
+func heldOut(recs []habilis.Record, shapes []toolShape, a int, sh *shared, s *scratch, lex *heldOutLexical) heldOutScores {
 	var h heldOutScores
 	// A sample of every example's score at the tools it is not for.
 	noiseStride := max(1, len(recs)/64)
 	r := &recs[a]
 	vs := heldOutExamples(r)
 	var held, roc []float32
-	var ownDocs []habilis.Vector
+	var ownDocs, lexVecs []habilis.Vector
 	if len(vs) >= 3 {
 		held, roc = leaveOneOut(vs, r.DescriptionVector)
-		if heldOutDoc != nil {
-			ownDocs = heldOutDoc(a)
-		}
+		ownDocs, lexVecs = lex.of(a, vs)
 	}
 	sig := s.sig
 	for k, v := range vs {
 		if v.IsZero() {
 			continue
 		}
+		withDoc := k < len(ownDocs)
 		// The document signal is scored only when it joins the evidence.
 		var ql habilis.Vector
-		if heldOutDoc != nil {
-			ql = v
+		if withDoc {
+			ql = lexVecs[k]
 		}
 		sh.scoreAll(v, ql, s)
-		withDoc := k < len(ownDocs)
 		bestEx, bestRaw, bestDesc, bestEv := float32(-2), float32(-2), float32(-2), float32(-2)
 		for b := range shapes {
 			if b == a {
@@ -306,7 +337,7 @@ func heldOut(recs []habilis.Record, shapes []toolShape, a int, sh *shared, s *sc
 			}
 			rb := rocchioScore(sh.sumNorm[b], sh.rocchioNorm[b], sig[b][sigCent], sig[b][sigDesc])
 			if withDoc {
-				rb = evidence(rb, sig[b][sigDoc])
+				rb = weighed(rb, sig[b][sigDoc], lex.weight)
 			}
 			bestEv = max(bestEv, rb)
 			bestRaw = max(bestRaw, sig[b][sigCent])
@@ -325,7 +356,7 @@ func heldOut(recs []habilis.Record, shapes []toolShape, a int, sh *shared, s *sc
 			h.negRaw = append(h.negRaw, bestRaw)
 			ev := roc[k]
 			if withDoc {
-				ev = evidence(ev, dot(v, ownDocs[k]))
+				ev = weighed(ev, dot(lexVecs[k], ownDocs[k]), lex.weight)
 			}
 			h.posEv = append(h.posEv, ev)
 			h.negEv = append(h.negEv, bestEv)
@@ -364,13 +395,20 @@ func collides(recs []habilis.Record, cal Calibration, threshold float32) (map[st
 	return collision.ForTool(high), nil
 }
 
-// evidence is hybrid mode's gate score with the lexical embedder: the mean
-// of a tool's Rocchio and document scores. The two views weigh words
-// differently (one vector per example against one for the whole tool), and
-// their mean separates requests for no tool from requests for some tool
-// better than either on half a of the MetaTool development queries
+// weighed is hybrid mode's gate score of a tool, its evidence: its
+// Rocchio and document scores weighed w to 1, (roc + w·doc) / (1 + w).
+//
+// With the lexical embedder w is 1, the mean: the two views weigh words
+// differently (one vector per example against one for the whole tool),
+// and their mean separates requests for no tool from requests for some
+// tool better than either on half a of the MetaTool development queries
 // (docs/quality.md, Earlier releases).
-func evidence(roc, doc float32) float32 { return (roc + doc) / 2 }
+//
+// With a model embedder the two are on different scales, and w is
+// Calibration.DocumentWeight, the ratio of their spreads over the
+// background (see backgroundGates), so that each counts as much as the
+// other in telling a request from generic ones (docs/models.md).
+func weighed(roc, doc, w float32) float32 { return (roc + w*doc) / (1 + w) }
 
 // rocchioNorms returns ‖Σ v‖ over a record's examples and ‖Σ v + u‖ with
 // its description u, both 0 for a tool without examples: with them the

@@ -96,21 +96,21 @@ func TestCalibrateWorkers(t *testing.T) {
 	lexRecs, lex := lexicalRecords(t, rng, 150)
 	denseRecs := denseRecords(rng, 150, 16)
 	cases := []struct {
-		name       string
-		recs       []habilis.Record
-		sh         *shared
-		heldOutDoc func(int) []habilis.Vector
+		name string
+		recs []habilis.Record
+		sh   *shared
+		lex  *heldOutLexical
 	}{
-		{"lexical", lexRecs, newShared(lexRecs, 0, true), func(a int) []habilis.Vector {
+		{"lexical", lexRecs, newShared(lexRecs, 0, true), &heldOutLexical{weight: 1, docs: func(a int) []habilis.Vector {
 			return heldOutDocuments(context.Background(), lex, lexRecs[a].Tool)
-		}},
+		}}},
 		{"dense", denseRecs, newShared(denseRecs, 16, false), nil},
 	}
 	for _, tc := range cases {
 		var want Calibration
 		for _, procs := range []int{1, 2, 5} {
 			old := runtime.GOMAXPROCS(procs)
-			got := calibrate(tc.recs, nil, tc.sh, tc.heldOutDoc)
+			got := calibrate(tc.recs, nil, tc.sh, tc.lex)
 			runtime.GOMAXPROCS(old)
 			if procs == 1 {
 				if got.Samples < minSamples {
@@ -201,3 +201,41 @@ func TestLearnGates(t *testing.T) {
 }
 
 func close32(a, b float32) bool { return math.Abs(float64(a-b)) < 1e-5 }
+
+// TestWeighedMoments checks the evidence's background moments, computed
+// from the moments of its two scores, against the moments of the weighed
+// scores themselves, and the document weight against the ratio of the
+// scores' spreads.
+func TestWeighedMoments(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var acc bgScores
+	var roc, doc []float32
+	for range 500 {
+		r := float32(0.3 + 0.1*rng.NormFloat64())
+		d := float32(0.05 + 0.02*rng.NormFloat64() + 0.05*float64(r-0.3))
+		roc, doc = append(roc, r), append(doc, d)
+		acc.m[bgEvidence].add(r)
+		acc.doc.add(d)
+		acc.rocDoc += float64(r) * float64(d)
+	}
+	for _, w := range []float32{0, 0.5, 5} {
+		var direct moments
+		for i := range roc {
+			direct.add(weighed(roc[i], doc[i], w))
+		}
+		wantMean, wantSD := direct.meanStd()
+		mean, sd := acc.weighed(w)
+		if math.Abs(float64(mean-wantMean)) > 1e-5 || math.Abs(float64(sd-wantSD)) > 1e-5 {
+			t.Errorf("weighed(%v) = %v, %v; want %v, %v", w, mean, sd, wantMean, wantSD)
+		}
+	}
+	rs, _ := acc.m[bgEvidence].spread()
+	ds, _ := acc.doc.spread()
+	two := []bgScores{acc, acc}
+	if got, want := documentWeight(two), float32(rs/ds); math.Abs(float64(got-want)) > 1e-4 {
+		t.Errorf("documentWeight = %v, want %v", got, want)
+	}
+	if got := documentWeight([]bgScores{{m: acc.m}}); got != 0 {
+		t.Errorf("documentWeight without document scores = %v, want 0", got)
+	}
+}

@@ -56,7 +56,8 @@ type index struct {
 	generic *genericSpace
 	// bg holds each tool's background gates (Background.Gates) by index;
 	// a tool the calibration has no Background for (a store written
-	// before there was one, a model embedder) has none, -Inf.
+	// before there was one) has none, -Inf, and so have the description
+	// and centroid gates with a model embedder (setBackground).
 	bg [][3]float32
 
 	// A patched index (patch.go) is a stored index's rows followed by its
@@ -104,15 +105,15 @@ func (ix *index) rocchio(i int, cent, desc float32) float32 {
 	return rocchioScore(ix.sh.sumNorm[i], ix.sh.rocchioNorm[i], cent, desc)
 }
 
-// evidence returns hybrid mode's gate score of a tool with examples from
-// its Rocchio and document scores: their mean with the lexical embedder,
-// where it was measured to separate no-tool requests better, and the
-// Rocchio score alone with a model embedder.
+// evidence returns hybrid mode's gate score of a tool from its Rocchio
+// and document scores (see weighed): their mean with the lexical
+// embedder, weighed by the calibration's DocumentWeight with a model
+// embedder.
 func (ix *index) evidence(roc, doc float32) float32 {
 	if ix.sameLex {
-		return evidence(roc, doc)
+		return weighed(roc, doc, 1)
 	}
-	return roc
+	return weighed(roc, doc, ix.cal.DocumentWeight)
 }
 
 // toolInfo is what selection reads of a tool: its name, how many
@@ -162,8 +163,25 @@ func (ix *index) descriptionGate(i int) float32 {
 }
 
 // hybridGate is tool i's gate in hybrid mode, on its evidence, for a tool
-// with examples.
-func (ix *index) hybridGate(i int) float32 { return max(ix.cal.HybridThreshold, ix.bg[i][bgEvidence]) }
+// with examples or one that bareEvidence gates there; a tool without
+// examples has only the background's gate.
+func (ix *index) hybridGate(i int) float32 {
+	if ix.tools[i].examples == 0 {
+		return ix.bg[i][bgEvidence]
+	}
+	return max(ix.cal.HybridThreshold, ix.bg[i][bgEvidence])
+}
+
+// bareEvidence reports that hybrid mode gates tool i, which has no
+// examples, on its evidence (its description score weighed with its
+// lexical document's, see weighed) rather than on its description score
+// alone: with a model embedder whose calibration weighs the document
+// (DocumentWeight) and a Background at the tool. The description-only
+// catalogs of the development sets decide better so than on either score
+// alone (docs/models.md).
+func (ix *index) bareEvidence(i int) bool {
+	return !ix.sameLex && ix.cal.DocumentWeight > 0 && ix.hasBackground != nil && ix.hasBackground[i]
+}
 
 // shared is what both calibration and the index compute over a catalog's
 // records, so that a write computes it once: per tool the Rocchio norms
@@ -382,6 +400,18 @@ func (ix *index) setBackground(bs map[string]Background) {
 		}
 		ix.background[i], ix.hasBackground[i] = b, true
 		ix.bg[i] = b.Gates(n)
+		if ix.tools[i].examples == 0 {
+			ix.bg[i][bgEvidence] = b.bareEvidenceGate(n)
+		}
+		if !ix.sameLex {
+			// The description and centroid gates' rule was measured on
+			// the lexical embedder's scores only. With a model, a
+			// cosine's band is narrow enough that mean + z deviations
+			// can pass the scores of a tool's own requests, so those
+			// modes keep the gates calibrated from the examples; hybrid
+			// mode's evidence was measured (docs/models.md).
+			ix.bg[i][bgDescription], ix.bg[i][bgCentroid] = inf, inf
+		}
 	}
 }
 

@@ -199,7 +199,7 @@ func checkDerived(t *testing.T, ctx context.Context, r *Router, snap *habilis.Sn
 	if err != nil {
 		t.Fatal(err)
 	}
-	bgs := backgroundGates(recs, newShared(recs, 0, true), bv, true)
+	bgs, _ := backgroundGates(recs, newShared(recs, 0, true), bv, true, false)
 	if diff := cmp.Diff(bgs, cal.Background, cmpopts.EquateApprox(0, 1e-4)); diff != "" {
 		t.Errorf("%s: stored backgrounds differ from the whole catalog's (-want +got):\n%s", step, diff)
 	}

@@ -161,7 +161,9 @@ func (r *Router) commitPatch(ctx context.Context, p *patchPlan) (*LoadReport, er
 	if err != nil {
 		return nil, err
 	}
-	bgs := backgroundGates(recs, newShared(recs, 0, true), bv, ix.lex != nil && ix.sameLex)
+	// A patched catalog has the lexical embedder alone (patchable), whose
+	// evidence weighs its two scores equally: no document weight to learn.
+	bgs, _ := backgroundGates(recs, newShared(recs, 0, true), bv, ix.lex != nil && ix.sameLex, false)
 	r.step(StepCollisions)
 	pairs, err := r.patchCollisions(ix, p.gone, recs)
 	if err != nil {

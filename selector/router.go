@@ -500,9 +500,10 @@ type ToolInfo struct {
 	// Gates holds the tool's gate in each mode ("description", "centroid",
 	// "hybrid"): what the gate score of a match in that mode must reach.
 	// A tool without examples is gated on its description score in every
-	// mode; one with examples on its description score in description
-	// mode, its centroid score in centroid mode and its evidence in hybrid
-	// mode.
+	// mode (but in hybrid mode on its evidence with a model embedder that
+	// weighs the lexical document); one with examples on its description
+	// score in description mode, its centroid score in centroid mode and
+	// its evidence in hybrid mode.
 	Gates        map[habilis.Mode]float32 `json:"gates"`
 	CollidesWith []string                 `json:"collides_with"`
 }
@@ -525,7 +526,7 @@ func (r *Router) Tool(name string) (*ToolInfo, error) {
 	t := &ix.tools[i]
 	thr, radius, src := ix.gate(i)
 	gates := map[habilis.Mode]float32{habilis.ModeDescription: ix.descriptionGate(i), habilis.ModeCentroid: thr, habilis.ModeHybrid: ix.descriptionGate(i)}
-	if t.examples > 0 {
+	if t.examples > 0 || ix.bareEvidence(i) {
 		gates[habilis.ModeHybrid] = ix.hybridGate(i)
 	}
 	return &ToolInfo{Tool: d.Tool, Hash: d.Hash, Radius: radius, RadiusSource: src, RadiusExample: d.RadiusExample,

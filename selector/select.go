@@ -679,7 +679,7 @@ func (ix *index) hybridMatch(sg signals) habilis.Match {
 func (ix *index) hybridSignals(s *scratch, i int) signals {
 	g := &s.sig[i]
 	sg := signals{tool: i, cent: g[sigCent], desc: g[sigDesc], doc: g[sigDoc], roc: g[sigRoc], fused: s.fused[i]}
-	if ix.tools[i].examples > 0 {
+	if ix.tools[i].examples > 0 || ix.bareEvidence(i) {
 		sg.gateScore, sg.threshold = ix.evidence(sg.roc, sg.doc), ix.hybridGate(i)
 	} else {
 		sg.gateScore, sg.threshold = sg.desc, ix.descriptionGate(i)
@@ -738,6 +738,20 @@ func (m moments) meanStd() (mean, std float32) {
 		return float32(mu), 1
 	}
 	return float32(mu), float32(math.Sqrt(v))
+}
+
+// spread returns the series' standard deviation, and false when it has
+// fewer than two values or does not vary.
+func (m moments) spread() (float64, bool) {
+	if m.n < 2 {
+		return 0, false
+	}
+	mu := m.s / float64(m.n)
+	v := m.ss/float64(m.n) - mu*mu
+	if v <= 1e-12 {
+		return 0, false
+	}
+	return math.Sqrt(v), true
 }
 
 // merge adds o's series to m's.

@@ -71,6 +71,19 @@ func heldOutDocuments(ctx context.Context, lex habilis.Embedder, t habilis.Tool)
 	return vs
 }
 
+// heldOutQueries returns the lexical vectors of t's first
+// maxCalibrationExamples examples, embedded as requests, or nil when they
+// cannot be embedded: what calibration scores held-out examples with
+// against the documents when the main embedder is a model.
+func heldOutQueries(ctx context.Context, lex habilis.Embedder, t habilis.Tool) []habilis.Vector {
+	n := min(len(t.Examples), maxCalibrationExamples)
+	vs, err := lex.Embed(ctx, t.Examples[:n], habilis.Query)
+	if err != nil || len(vs) != n {
+		return nil
+	}
+	return vs
+}
+
 type argument struct{ name, description string }
 
 // arguments returns the top-level properties of a JSON Schema with their

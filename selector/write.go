@@ -368,30 +368,31 @@ func (r *Router) embed(ctx context.Context, c *change) error {
 }
 
 // derive is the derive phase: every record's centroid and radius, the
-// calibration with its background gates, the margins and the collisions.
+// background's gates, the calibration, the margins and the collisions.
 func (r *Router) derive(ctx context.Context, c *change) error {
 	r.step(StepCalibrate)
-	calibrateChange(ctx, c, r.cfg)
-	if c.meta.Embedder.Dim == 0 {
-		// The background's rule (backgroundZ) was chosen on the lexical
-		// embedder's scores. A model's cosines are compressed into a
-		// narrow band where mean + z deviations can pass the scores of
-		// the tool's own requests, so model catalogs keep the gates
-		// calibrated from their examples until the rule is measured on
-		// them.
-		bv, err := r.background(ctx, c.emb.emb, c.emb.lex, len(c.recs))
-		if err != nil {
-			return err
-		}
-		c.cal.Background = backgroundGates(c.recs, c.sh, bv, c.emb.lex != nil && c.emb.sameLex)
-		if !c.cal.Fitted && !hasExamples(c.recs) {
-			// Without examples the background is the gate.
-			c.cal.DescriptionThreshold = 0
-		}
+	recs := c.recs
+	par.For(len(recs), func(_, i int) { shape(&recs[i]) })
+	// Calibration, the background and the index share the Rocchio norms
+	// and, with the lexical embedder alone, the merged space: built once
+	// for all.
+	dim := c.meta.Embedder.Dim
+	c.sh = newShared(recs, dim, c.emb.merged(dim))
+	bv, err := r.background(ctx, c.emb.emb, c.emb.lex, len(recs))
+	if err != nil {
+		return err
+	}
+	lexical := c.emb.lex != nil && c.emb.sameLex
+	bg, weight := backgroundGates(recs, c.sh, bv, lexical, c.emb.lex != nil && !lexical)
+	calibrateChange(ctx, c, r.cfg, weight)
+	c.cal.Background, c.cal.DocumentWeight = bg, weight
+	if !c.cal.Fitted && !hasExamples(recs) && lexical {
+		// Without examples the background is the gate (see
+		// index.setBackground for a model embedder's).
+		c.cal.DescriptionThreshold = 0
 	}
 	r.step(StepCollisions)
-	var err error
-	if c.cal.Collides, err = collides(c.recs, c.cal, r.cfg.CollisionThreshold); err != nil {
+	if c.cal.Collides, err = collides(recs, c.cal, r.cfg.CollisionThreshold); err != nil {
 		// A catalog too large or too odd for the analysis still serves;
 		// its matches just name no collisions.
 		r.cfg.Logger.Warn("collision analysis skipped", "err", err)
@@ -405,24 +406,25 @@ func (r *Router) derive(ctx context.Context, c *change) error {
 	return nil
 }
 
-// calibrateChange computes every record's centroid and radius, the
-// shared spaces, the calibration from the records' own examples (keeping
-// what fit learned) and the margins. It runs no embedder but the lexical
-// one, to rebuild documents without a held-out example.
-func calibrateChange(ctx context.Context, c *change, cfg Config) {
+// calibrateChange computes the calibration from the records' own
+// examples (keeping what fit learned) and the margins, the records shaped
+// and c.sh built. weight is the lexical document's weight in the
+// evidence of a model embedder (0 for none). It runs no embedder but the
+// lexical one, to rebuild documents without a held-out example.
+func calibrateChange(ctx context.Context, c *change, cfg Config, weight float32) {
 	recs := c.recs
-	par.For(len(recs), func(_, i int) { shape(&recs[i]) })
-	var heldOutDoc func(int) []habilis.Vector
-	if c.emb.lex != nil && c.emb.sameLex {
-		heldOutDoc = func(a int) []habilis.Vector {
+	var lex *heldOutLexical
+	switch {
+	case c.emb.lex != nil && c.emb.sameLex:
+		lex = &heldOutLexical{weight: 1, docs: func(a int) []habilis.Vector {
 			return heldOutDocuments(ctx, c.emb.lex, recs[a].Tool)
-		}
+		}}
+	case c.emb.lex != nil && weight > 0:
+		lex = &heldOutLexical{weight: weight,
+			docs:    func(a int) []habilis.Vector { return heldOutDocuments(ctx, c.emb.lex, recs[a].Tool) },
+			queries: func(a int) []habilis.Vector { return heldOutQueries(ctx, c.emb.lex, recs[a].Tool) }}
 	}
-	// Calibration and the index share the Rocchio norms and, with the
-	// lexical embedder alone, the merged space: built once for both.
-	dim := c.meta.Embedder.Dim
-	c.sh = newShared(recs, dim, c.emb.merged(dim))
-	c.cal = calibrate(recs, c.fixed, c.sh, heldOutDoc)
+	c.cal = calibrate(recs, c.fixed, c.sh, lex)
 	if cfg.Margin != nil && !c.cal.Fitted {
 		c.cal.Margin, c.cal.MarginSource = *cfg.Margin, "config"
 	}

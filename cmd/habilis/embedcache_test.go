@@ -2,15 +2,18 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/habilis-router/habilis/embed/embedcache"
-	"github.com/habilis-router/habilis/eval"
 	"hash/fnv"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/habilis-router/habilis/embed/embedcache"
+	"github.com/habilis-router/habilis/eval"
 )
 
 // embeddingServer is an OpenAI-compatible embeddings endpoint whose
@@ -83,10 +86,11 @@ func TestEmbedCache(t *testing.T) {
 			t.Fatalf("habilis %v: exit %d, stderr:\n%s", args, r.code, r.stderr)
 		}
 	}
-	const (
-		catalogTexts = 7 + 43 // testdata/tools.json: descriptions and examples
-		probe        = 1
-	)
+	const probe = 1
+	// A catalog's first write embeds testdata/tools.json's descriptions
+	// and examples, and the background requests its hybrid gates are
+	// measured against.
+	catalogTexts := 7 + 43 + backgroundRequests(t)
 	queries := testdata("queries.jsonl")
 	steps := []struct {
 		name string
@@ -105,6 +109,17 @@ func TestEmbedCache(t *testing.T) {
 			t.Errorf("%s: the server embedded %d texts, want %d", st.name, got, st.want)
 		}
 	}
+}
+
+// backgroundRequests counts the background requests of
+// selector/background.txt, one a line.
+func backgroundRequests(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "selector", "background.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(strings.Split(strings.TrimSpace(string(b)), "\n"))
 }
 
 // distinctQueries counts the distinct query texts of a JSONL file.
