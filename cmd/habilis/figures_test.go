@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,20 +30,26 @@ var figureColumns = map[string]string{
 // figureRows maps the first cell of each row of the README's quality
 // tables to the command of its "## Quality" block that makes it (by its
 // index there) and the flags it adds, besides any `--flag` the cell
-// names. A row this test does not know fails it.
+// names. A row this test does not know fails it. Model rows name a model
+// embedder's server in their cell (`--embedder ...`); they are checked
+// only when HABILIS_README_MODEL is set, with that server running.
 var figureRows = []struct {
 	prefix  string
 	command int
 	flags   []string
+	model   bool
 }{
-	{"BFCL candidates,", 2, nil},
-	{"BM25 there,", 2, []string{"--baseline", "bm25"}},
-	{"sample catalog, held-out generic requests", 3, nil},
-	{"BM25 over name + description + examples", 0, []string{"--baseline", "bm25"}},
-	{"habilis, hybrid (default)", 0, nil},
-	{"habilis, centroid", 0, nil},
-	{"habilis, hybrid after `fit` on half a", 1, nil},
-	{"target", -1, nil},
+	{"BFCL candidates,", 2, nil, false},
+	{"BM25 there,", 2, []string{"--baseline", "bm25"}, false},
+	{"model there, generic requests", 3, nil, true},
+	{"model there,", 2, nil, true},
+	{"sample catalog, held-out generic requests", 3, nil, false},
+	{"BM25 over name + description + examples", 0, []string{"--baseline", "bm25"}, false},
+	{"habilis, hybrid (default)", 0, nil, false},
+	{"habilis, centroid", 0, nil, false},
+	{"habilis, hybrid after `fit` on half a", 1, nil, false},
+	{"model, hybrid (default)", 0, nil, true},
+	{"target", -1, nil, false},
 }
 
 // figures runs README commands with --json in the repository's root, once
@@ -68,6 +75,12 @@ func (f *figures) eval(line string, extra ...string) map[string]any {
 	}
 	cmd := habilisCmd(args...)
 	cmd.Dir = filepath.Join("..", "..")
+	if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--embedder") }) {
+		// A model row embeds thousands of texts: it keeps them in the
+		// user's embedding cache, so that checking again costs the server
+		// nothing, rather than in the tests' own.
+		cmd.Env = append(cmd.Env, "HABILIS_EMBED_CACHE="+userEmbedCache(f.t))
+	}
 	r := runHabilis(f.t, cmd)
 	var rep map[string]any
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil {
@@ -75,6 +88,21 @@ func (f *figures) eval(line string, extra ...string) map[string]any {
 	}
 	f.runs[key] = rep
 	return rep
+}
+
+// userEmbedCache returns the embedding cache the CLI uses by default:
+// $HABILIS_EMBED_CACHE, else habilis/embeddings in the user's cache
+// directory.
+func userEmbedCache(t *testing.T) string {
+	t.Helper()
+	if d := os.Getenv("HABILIS_EMBED_CACHE"); d != "" {
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(d, "habilis", "embeddings")
 }
 
 // field returns the number at path (dot-separated) of rep.
@@ -153,7 +181,7 @@ func checkFigureTable(t *testing.T, f *figures, commands []string, table string)
 			t.Errorf("README quality row %q: this test knows no command for it; add one", row[0])
 			continue
 		}
-		if figureRows[i].command < 0 {
+		if figureRows[i].command < 0 || figureRows[i].model && os.Getenv("HABILIS_README_MODEL") == "" {
 			continue
 		}
 		flags := figureRows[i].flags
