@@ -117,19 +117,9 @@ func liveFromPayload(p map[string]*qdrant.Value) (live, error) {
 	r := payloadReader{p: p}
 	var l live
 	l.meta.Version = uint64(r.int(keyVersion))
-	l.meta.Embedder = habilis.EmbedderInfo{
-		Kind:    r.str(keyEmbedderKind),
-		Model:   r.str(keyEmbedderModel),
-		Dim:     int(r.int(keyEmbedderDim)),
-		Version: r.str(keyEmbedderVersion),
-	}
+	l.meta.Embedder = r.embedderInfo(keyEmbedderKind, keyEmbedderModel, keyEmbedderDim, keyEmbedderVersion)
 	l.meta.EmbedderState = r.optBase64(keyEmbedderState)
-	l.meta.Lexical = habilis.EmbedderInfo{
-		Kind:    r.str(keyLexicalKind),
-		Model:   r.str(keyLexicalModel),
-		Dim:     int(r.int(keyLexicalDim)),
-		Version: r.str(keyLexicalVersion),
-	}
+	l.meta.Lexical = r.embedderInfo(keyLexicalKind, keyLexicalModel, keyLexicalDim, keyLexicalVersion)
 	l.meta.LexicalState = r.optBase64(keyLexicalState)
 	if s, ok := r.optStr(keyCalibration); ok {
 		l.meta.Calibration = json.RawMessage(s)
@@ -372,6 +362,11 @@ func (r *payloadReader) fail(key, want string) {
 	if r.err == nil {
 		r.err = fmt.Errorf("payload %q: missing or not %s", key, want)
 	}
+}
+
+// embedderInfo reads an embedder's identity from the four fields named.
+func (r *payloadReader) embedderInfo(kind, model, dim, version string) habilis.EmbedderInfo {
+	return habilis.EmbedderInfo{Kind: r.str(kind), Model: r.str(model), Dim: int(r.int(dim)), Version: r.str(version)}
 }
 
 func (r *payloadReader) str(key string) string { return required(r, key, "a string", r.optStr) }
