@@ -164,24 +164,12 @@ func newFitReport(r *selector.Router, tools []habilis.Tool, qs []Query) (*FitRep
 // case and spacing go where the first of them goes, so that no query is
 // tuned on against a catalog that holds it.
 func splitFit(qs []Query) (tune, examples []Query) {
-	toExamples := map[string]bool{}
-	for _, q := range qs {
-		n := normal(q.Query)
-		ex, ok := toExamples[n]
-		if !ok {
-			h := fnv.New64a()
-			h.Write([]byte("habilis fit\x00"))
-			h.Write([]byte(q.Query))
-			ex = h.Sum64()>>63 == 0
-			toExamples[n] = ex
-		}
-		if ex {
-			examples = append(examples, q)
-		} else {
-			tune = append(tune, q)
-		}
-	}
-	return tune, examples
+	return splitBy(qs, func(text string) bool {
+		h := fnv.New64a()
+		h.Write([]byte("habilis fit\x00"))
+		h.Write([]byte(text))
+		return h.Sum64()>>63 == 0
+	})
 }
 
 // counts returns how often each tool is expected by single-tool queries.

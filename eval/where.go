@@ -85,17 +85,26 @@ func WithoutExamples(tools []habilis.Tool, qs []Query) ([]Query, int) {
 // half, the other is measured, and a query must not be measured against
 // a catalog holding it as an example.
 func Halves(qs []Query) (a, b []Query) {
+	return splitBy(qs, func(text string) bool {
+		h := fnv.New32a()
+		h.Write([]byte(text))
+		return h.Sum32()&1 == 1
+	})
+}
+
+// splitBy splits qs in two, into b the queries whose text second holds
+// for; a query equal to an earlier one ignoring case and spacing goes
+// where that one went, whatever second says of it.
+func splitBy(qs []Query, second func(text string) bool) (a, b []Query) {
 	inB := map[string]bool{}
 	for _, q := range qs {
 		n := normal(q.Query)
-		second, ok := inB[n]
+		s, ok := inB[n]
 		if !ok {
-			h := fnv.New32a()
-			h.Write([]byte(q.Query))
-			second = h.Sum32()&1 == 1
-			inB[n] = second
+			s = second(q.Query)
+			inB[n] = s
 		}
-		if second {
+		if s {
 			b = append(b, q)
 		} else {
 			a = append(a, q)
