@@ -258,7 +258,7 @@ func TestProxyUntouched(t *testing.T) {
 // TestProxyLogsWhy checks that a request forwarded as it came because
 // habilis failed says why in the log.
 func TestProxyLogsWhy(t *testing.T) {
-	var logs syncBuffer
+	var logs testutil.Buffer
 	rec := &recorder{}
 	s := NewServer(newRouter(t, testTools(t)), ServerOptions{
 		InlineEmbedder: lexical.New(lexical.Options{}),
@@ -273,24 +273,6 @@ func TestProxyLogsWhy(t *testing.T) {
 	if got := logs.String(); !strings.Contains(got, "forwarded as it came") || !strings.Contains(got, `no message with role \"user\"`) {
 		t.Errorf("log %q, want the request forwarded as it came and why", got)
 	}
-}
-
-// syncBuffer is a buffer the server's goroutines write and the test reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(b []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(b)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
 }
 
 // TestProxyServerCatalog checks that a request whose tools the server's

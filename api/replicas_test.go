@@ -122,19 +122,6 @@ func realQdrant(t *testing.T) qdrantstore.Config {
 	return cfg
 }
 
-// waitFor polls cond until it holds, failing the test after a minute (a
-// guard against hanging, not a measure of speed).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(followInterval / 2)
-	}
-}
-
 // serves reports whether a replica answers from catalog version v.
 func (rp *replica) serves(t *testing.T, v uint64) bool {
 	t.Helper()
@@ -179,9 +166,9 @@ func TestReplicas(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, "b to serve a's catalog", func() bool { return b.serves(t, rep.Version) })
+			testutil.WaitFor(t, "b to serve a's catalog", func() bool { return b.serves(t, rep.Version) })
 			// Health follows the swap, on the goroutine that made it.
-			waitFor(t, "b's health to say SERVING", func() bool { return b.health(t, ServiceName) == healthpb.HealthCheckResponse_SERVING })
+			testutil.WaitFor(t, "b's health to say SERVING", func() bool { return b.health(t, ServiceName) == healthpb.HealthCheckResponse_SERVING })
 			for _, q := range []string{"will it rain in Lisbon tomorrow", "mail the report to Bob", "compose a sonnet"} {
 				da, err := a.c.Select(ctx, q, habilis.SelectOptions{K: 3, FailOpen: true})
 				if err != nil {
@@ -206,7 +193,7 @@ func TestReplicas(t *testing.T) {
 			slices.Sort(want)
 			final := rep.Version + uint64(len(landed))
 			for _, rp := range []*replica{a, b} {
-				waitFor(t, "both replicas to serve the last write", func() bool { return rp.serves(t, final) })
+				testutil.WaitFor(t, "both replicas to serve the last write", func() bool { return rp.serves(t, final) })
 				tools, err := rp.c.Tools(ctx)
 				if err != nil {
 					t.Fatal(err)
@@ -274,13 +261,13 @@ func TestReplicaStoreAway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "b to serve the first catalog", func() bool { return b.serves(t, rep.Version) })
+	testutil.WaitFor(t, "b to serve the first catalog", func() bool { return b.serves(t, rep.Version) })
 	if got := b.health(t, CatalogServiceName); got != healthpb.HealthCheckResponse_SERVING {
 		t.Errorf("b's catalog health = %v, want SERVING", got)
 	}
 
 	eb.SetDown(true)
-	waitFor(t, "b to report the store away", func() bool {
+	testutil.WaitFor(t, "b to report the store away", func() bool {
 		return b.health(t, CatalogServiceName) == healthpb.HealthCheckResponse_NOT_SERVING
 	})
 	rep2, err := a.c.UpsertTools(ctx, tools[4:], UpsertOptions{})
@@ -295,8 +282,8 @@ func TestReplicaStoreAway(t *testing.T) {
 	}
 
 	eb.SetDown(false)
-	waitFor(t, "b to serve the catalog written while it was cut off", func() bool { return b.serves(t, rep2.Version) })
-	waitFor(t, "b to report the store back", func() bool {
+	testutil.WaitFor(t, "b to serve the catalog written while it was cut off", func() bool { return b.serves(t, rep2.Version) })
+	testutil.WaitFor(t, "b to report the store back", func() bool {
 		return b.health(t, CatalogServiceName) == healthpb.HealthCheckResponse_SERVING
 	})
 	m := metricsOf(t, b.s)
@@ -333,14 +320,14 @@ func TestReplicaFollowsWriterProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "b to report the file locked", func() bool {
+	testutil.WaitFor(t, "b to report the file locked", func() bool {
 		return b.health(t, CatalogServiceName) == healthpb.HealthCheckResponse_NOT_SERVING
 	})
 	if err := writer.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "b to serve the writer's catalog", func() bool { return b.serves(t, rep.Version) })
-	waitFor(t, "b's health to say SERVING", func() bool { return b.health(t, ServiceName) == healthpb.HealthCheckResponse_SERVING })
+	testutil.WaitFor(t, "b to serve the writer's catalog", func() bool { return b.serves(t, rep.Version) })
+	testutil.WaitFor(t, "b's health to say SERVING", func() bool { return b.health(t, ServiceName) == healthpb.HealthCheckResponse_SERVING })
 }
 
 func metricsOf(t *testing.T, s *Server) string {

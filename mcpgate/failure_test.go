@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/habilis-router/habilis/internal/testutil"
 )
 
 func TestUpstreamFailsToStart(t *testing.T) {
@@ -65,7 +67,7 @@ func TestUpstreamCrashes(t *testing.T) {
 	if !res.IsError {
 		t.Errorf("call that crashes its server = %q, want an error result", text(res))
 	}
-	eventually(t, "the crashed server to be reported down", func() bool {
+	testutil.WaitFor(t, "the crashed server to be reported down", func() bool {
 		return slices.ContainsFunc(g.Servers(), func(s ServerStatus) bool { return s.Name == "fragile" && s.Status == StatusDown })
 	})
 	var reason string
@@ -141,7 +143,7 @@ func TestUpstreamSlowToStart(t *testing.T) {
 	g := f.gateway(t, opts)
 	// The other servers may have missed the start wait too: they join as
 	// soon as they answer, whatever slow does.
-	eventually(t, "the ready servers to join the index", func() bool {
+	testutil.WaitFor(t, "the ready servers to join the index", func() bool {
 		return len(g.Tools()) == 5
 	})
 	if res := g.Call(t.Context(), "get_forecast", json.RawMessage(`{"city":"Oslo"}`)); text(res) != "rain in Oslo" {
@@ -156,7 +158,7 @@ func TestUpstreamSlowToStart(t *testing.T) {
 		t.Errorf("unavailable while slow starts (-want +got):\n%s", diff)
 	}
 	close(release)
-	eventually(t, "the slow server's tools to join the index", func() bool {
+	testutil.WaitFor(t, "the slow server's tools to join the index", func() bool {
 		res, err := g.Search(t.Context(), "translate this text into French", 1)
 		return err == nil && len(res.Tools) == 1 && res.Tools[0].Name == "translate_text" && len(res.Unavailable) == 0
 	})
@@ -210,8 +212,8 @@ func TestUpstreamStartedAgain(t *testing.T) {
 	mu.Lock()
 	sessions[0].Close() // the server goes away
 	mu.Unlock()
-	eventually(t, "the weather server to be down", func() bool { return status().Status == StatusDown })
-	eventually(t, "the weather server to be started again", func() bool { return status().Status == StatusReady })
+	testutil.WaitFor(t, "the weather server to be down", func() bool { return status().Status == StatusDown })
+	testutil.WaitFor(t, "the weather server to be started again", func() bool { return status().Status == StatusReady })
 	if res := g.Call(t.Context(), "get_forecast", json.RawMessage(`{"city":"Oslo"}`)); res.IsError || text(res) != "rain in Oslo" {
 		t.Errorf("call after the restart = isError %v %q, want rain in Oslo", res.IsError, text(res))
 	}
@@ -246,7 +248,7 @@ func TestUpstreamRestartReason(t *testing.T) {
 		opts.RestartDelay = tt.delay
 		g := f.gateway(t, opts, Server{Name: "missing", Transport: TransportStdio, Command: "/nonexistent/mcp-server"})
 		var reason string
-		eventually(t, "the missing server's reason", func() bool {
+		testutil.WaitFor(t, "the missing server's reason", func() bool {
 			for _, s := range g.Servers() {
 				if s.Name == "missing" {
 					reason = s.Reason

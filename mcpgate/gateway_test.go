@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/habilis-router/habilis/internal/testutil"
 )
 
 // weatherAndFiles is a fixture of two in-process servers whose tools a
@@ -264,7 +266,7 @@ func TestGatewayListChanged(t *testing.T) {
 		func(context.Context, json.RawMessage) *mcp.CallToolResult {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "AQI 12"}}}
 		})
-	eventually(t, "air_quality to be indexed", func() bool {
+	testutil.WaitFor(t, "air_quality to be indexed", func() bool {
 		res, err := g.Search(t.Context(), "how is the air quality and pollen in Madrid", 1)
 		return err == nil && len(res.Tools) == 1 && res.Tools[0].Name == "air_quality"
 	})
@@ -272,7 +274,7 @@ func TestGatewayListChanged(t *testing.T) {
 		t.Errorf("call of the new tool = %q", text(res))
 	}
 	f.servers["weather"].RemoveTools("get_forecast")
-	eventually(t, "get_forecast to leave the index", func() bool {
+	testutil.WaitFor(t, "get_forecast to leave the index", func() bool {
 		return !slices.ContainsFunc(g.Tools(), func(ti ToolInfo) bool { return ti.Name == "get_forecast" })
 	})
 	if !strings.Contains(f.logs.String(), "tools changed; listed again") {

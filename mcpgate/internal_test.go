@@ -8,10 +8,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/habilis-router/habilis/internal/testutil"
 )
 
 func TestTailWriter(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &testutil.Buffer{}
 	w := &tailWriter{logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	for _, chunk := range []string{"starting\n", "\n", "half a ", "line\r\nwarning: x\n", strings.Repeat("z", maxLine+10), "\nlast\n"} {
 		if n, err := w.Write([]byte(chunk)); n != len(chunk) || err != nil {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/habilis-router/habilis/internal/testutil"
 )
 
 // connect serves g to an SDK client in the same process and returns the
@@ -142,7 +144,7 @@ func TestServerExposeSelectedLists(t *testing.T) {
 		want = append(want, ft.Name)
 	}
 	slices.Sort(want)
-	eventually(t, "notifications/tools/list_changed", func() bool { return changed.Load() > 0 })
+	testutil.WaitFor(t, "notifications/tools/list_changed", func() bool { return changed.Load() > 0 })
 	if diff := cmp.Diff(want, listNames(t, cs)); diff != "" {
 		t.Errorf("tools/list after the search (-want +got):\n%s", diff)
 	}
@@ -150,7 +152,7 @@ func TestServerExposeSelectedLists(t *testing.T) {
 		t.Errorf("direct call of an exposed tool = %q", text(res))
 	}
 	clientCall(t, cs, "search_tools", map[string]any{"query": "read the file notes.txt", "k": 1})
-	eventually(t, "the exposed tools to follow the second search", func() bool {
+	testutil.WaitFor(t, "the exposed tools to follow the second search", func() bool {
 		return slices.Equal(listNames(t, cs), []string{"call_tool", "read_file", "search_tools"})
 	})
 	if res := clientCall(t, cs, "call_tool", map[string]any{"name": "get_forecast", "arguments": map[string]any{"city": "Bern"}}); text(res) != "rain in Bern" {

@@ -1,7 +1,6 @@
 package mcpgate
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,9 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -83,13 +82,13 @@ func addText(srv *mcp.Server, name, desc string, answer func(map[string]any) str
 // connect a gateway to them; servers not among them start as configured.
 type fixture struct {
 	servers map[string]*mcp.Server
-	logs    *syncBuffer
+	logs    *testutil.Buffer
 	// calls counts the calls each in-process tool received.
 	calls sync.Map // name → *atomic.Int64
 }
 
 func newFixture() *fixture {
-	return &fixture{servers: map[string]*mcp.Server{}, logs: &syncBuffer{}}
+	return &fixture{servers: map[string]*mcp.Server{}, logs: &testutil.Buffer{}}
 }
 
 // server returns a new in-process server called name.
@@ -170,36 +169,4 @@ func text(res *mcp.CallToolResult) string {
 		}
 	}
 	return strings.Join(parts, "\n")
-}
-
-// eventually waits until cond holds, failing the test after a long
-// deadline: it waits for an event (a notification, a process exit), and
-// its duration is not what is tested.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

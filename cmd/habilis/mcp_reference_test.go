@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/mcpgate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -93,7 +94,7 @@ func mustCall(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 
 // checkReference drives a gateway over the reference servers as an agent
 // would: search, then call.
-func checkReference(t *testing.T, r reference, cs *mcp.ClientSession, stderr *lockedBuffer) {
+func checkReference(t *testing.T, r reference, cs *mcp.ClientSession, stderr *testutil.Buffer) {
 	if f := find(t, cs, "list the directory "+r.files, "list_directory"); f.Server != "filesystem" {
 		t.Errorf("list_directory is on %s", f.Server)
 	}
@@ -121,7 +122,7 @@ func checkReference(t *testing.T, r reference, cs *mcp.ClientSession, stderr *lo
 	// -everything registers tools once it knows the client's capabilities
 	// and says so with notifications/tools/list_changed: the gateway lists
 	// them again.
-	waitFor(t, "the gateway to list -everything's tools again", func() bool {
+	testutil.WaitFor(t, "the gateway to list -everything's tools again", func() bool {
 		return strings.Contains(stderr.String(), `msg="mcp server tools changed; listed again" server=everything`)
 	})
 	find(t, cs, "get the list of MCP roots the client provided", "get-roots-list")
@@ -145,7 +146,7 @@ func checkKilled(t *testing.T, r reference, cs *mcp.ClientSession) {
 		t.Fatal(err)
 	}
 	var ans mcpgate.SearchResult
-	waitFor(t, "the killed server to be reported", func() bool {
+	testutil.WaitFor(t, "the killed server to be reported", func() bool {
 		ans = searchTools(t, cs, "open the knowledge graph node Alice", 5)
 		return slices.ContainsFunc(ans.Unavailable, func(u mcpgate.Unavailable) bool { return u.Server == "memory" })
 	})
@@ -159,7 +160,7 @@ func checkKilled(t *testing.T, r reference, cs *mcp.ClientSession) {
 	if out := mustCall(t, cs, "list_directory", map[string]any{"path": r.files}); !strings.Contains(out, "todo.txt") {
 		t.Errorf("list_directory after the kill = %q", out)
 	}
-	waitFor(t, "the killed server to be started again", func() bool {
+	testutil.WaitFor(t, "the killed server to be started again", func() bool {
 		ans = searchTools(t, cs, "open the knowledge graph node Alice", 5)
 		return len(ans.Unavailable) == 0 && slices.ContainsFunc(ans.Tools, func(f mcpgate.FoundTool) bool { return f.Server == "memory" })
 	})

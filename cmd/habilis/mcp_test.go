@@ -10,12 +10,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/mcpgate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -88,10 +87,10 @@ func testUpstreams(t *testing.T) string {
 
 // gatewayOverStdio starts `habilis mcp serve` with args as an MCP client's
 // host would, and returns the client's session and the gateway's stderr.
-func gatewayOverStdio(t *testing.T, args ...string) (*mcp.ClientSession, *lockedBuffer) {
+func gatewayOverStdio(t *testing.T, args ...string) (*mcp.ClientSession, *testutil.Buffer) {
 	t.Helper()
 	cmd := habilisCmd(append([]string{"mcp", "serve"}, args...)...)
-	stderr := &lockedBuffer{}
+	stderr := &testutil.Buffer{}
 	cmd.Stderr = stderr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent"}, nil).Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -103,10 +102,10 @@ func gatewayOverStdio(t *testing.T, args ...string) (*mcp.ClientSession, *locked
 
 // gatewayOverHTTP starts `habilis mcp serve --http` and returns a client's
 // session, the gateway's stderr, and the gateway's process.
-func gatewayOverHTTP(t *testing.T, args ...string) (*mcp.ClientSession, *lockedBuffer, *exec.Cmd) {
+func gatewayOverHTTP(t *testing.T, args ...string) (*mcp.ClientSession, *testutil.Buffer, *exec.Cmd) {
 	t.Helper()
 	cmd := habilisCmd(append([]string{"mcp", "serve", "--http", "127.0.0.1:0"}, args...)...)
-	stderr := &lockedBuffer{}
+	stderr := &testutil.Buffer{}
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -304,45 +303,13 @@ func TestMCPErrors(t *testing.T) {
 	}
 }
 
-// lockedBuffer collects a process's output while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// waitFor waits until cond holds, failing the test after a long deadline:
-// it waits for an event (a process exit, a notification), and how long
-// that takes is not what is tested.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestMCPServeExposeSelected(t *testing.T) {
 	cs, _ := gatewayOverStdio(t, "--config", testUpstreams(t), "--expose", "selected")
 	ans := searchTools(t, cs, "count the words of this text", 2)
 	want := []string{"call_tool", "search_tools"}
 	want = append(want, names(ans.Tools)...)
 	slices.Sort(want)
-	waitFor(t, "tools/list to hold the found tools", func() bool {
+	testutil.WaitFor(t, "tools/list to hold the found tools", func() bool {
 		res, err := cs.ListTools(t.Context(), nil)
 		if err != nil {
 			t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -22,5 +23,21 @@ func TestGetAndPost(t *testing.T) {
 	status, hdr, body := Post(t, srv.URL+"/v1", `{"a":1}`, "Authorization", "Bearer x")
 	if status != http.StatusTeapot || hdr.Get("X-Seen") != "POST application/json Bearer x" || body != `/v1 {"a":1}` {
 		t.Errorf("Post = %d, %q, %q; want 418, %q, %q", status, hdr.Get("X-Seen"), body, "POST application/json Bearer x", `/v1 {"a":1}`)
+	}
+}
+
+func TestWaitForAndBuffer(t *testing.T) {
+	var b Buffer
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 100 {
+			fmt.Fprint(&b, "x")
+		}
+	}()
+	WaitFor(t, "the writer", func() bool { return len(b.String()) == 100 })
+	<-done
+	if got := b.String(); got != strings.Repeat("x", 100) {
+		t.Errorf("Buffer = %q, want 100 x", got)
 	}
 }

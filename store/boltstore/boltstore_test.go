@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/store/boltstore"
 	"github.com/habilis-router/habilis/store/storetest"
 	bolt "go.etcd.io/bbolt"
@@ -24,29 +25,19 @@ import (
 func TestConformance(t *testing.T) {
 	storetest.Run(t, storetest.Harness{
 		Open: func(t *testing.T) habilis.Store {
-			return openStore(t, filepath.Join(t.TempDir(), "habilis.db"))
+			return testutil.BoltStore(t, filepath.Join(t.TempDir(), "habilis.db"))
 		},
 		Reopen: func(t *testing.T, closed habilis.Store) habilis.Store {
-			return openStore(t, closed.(*boltstore.Store).Path())
+			return testutil.BoltStore(t, closed.(*boltstore.Store).Path())
 		},
 	})
-}
-
-func openStore(t *testing.T, path string) *boltstore.Store {
-	t.Helper()
-	s, err := boltstore.Open(path, boltstore.Options{})
-	if err != nil {
-		t.Fatalf("Open(%q) error = %v", path, err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
 }
 
 // TestExactRoundTrip checks what the portable suite leaves to each store:
 // raw JSON comes back byte for byte, whitespace and all, and empty values
 // keep their nil-ness.
 func TestExactRoundTrip(t *testing.T) {
-	s := openStore(t, filepath.Join(t.TempDir(), "habilis.db"))
+	s := testutil.BoltStore(t, filepath.Join(t.TempDir(), "habilis.db"))
 	zero := float32(0)
 	recs := []habilis.Record{
 		{
@@ -102,7 +93,7 @@ func TestInvalidVectors(t *testing.T) {
 		{"unsorted indices", habilis.Vector{Indices: []uint32{2, 1}, Values: []float32{1, 1}}},
 		{"repeated index", habilis.Vector{Indices: []uint32{2, 2}, Values: []float32{1, 1}}},
 	}
-	s := openStore(t, filepath.Join(t.TempDir(), "habilis.db"))
+	s := testutil.BoltStore(t, filepath.Join(t.TempDir(), "habilis.db"))
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := storetest.Record("t", 1, true, 1)
@@ -168,7 +159,7 @@ func TestOpenForeignFiles(t *testing.T) {
 		{
 			name: "newer format",
 			setup: func(t *testing.T, path string) {
-				openStore(t, path).Close()
+				testutil.BoltStore(t, path).Close()
 				setFormat(t, path, 2)
 			},
 			want: "format version 2 is newer than the supported 1",
@@ -176,7 +167,7 @@ func TestOpenForeignFiles(t *testing.T) {
 		{
 			name: "format zero",
 			setup: func(t *testing.T, path string) {
-				openStore(t, path).Close()
+				testutil.BoltStore(t, path).Close()
 				setFormat(t, path, 0)
 			},
 			want: "format version 0",
@@ -216,7 +207,7 @@ func TestOpenErrors(t *testing.T) {
 
 func TestLockContention(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "habilis.db")
-	first := openStore(t, path)
+	first := testutil.BoltStore(t, path)
 
 	_, err := boltstore.Open(path, boltstore.Options{Timeout: 50e6})
 	if !errors.Is(err, habilis.ErrUnavailable) {
@@ -235,12 +226,12 @@ func TestLockContention(t *testing.T) {
 	if err := first.Close(); err != nil {
 		t.Fatalf("Close() error = %v", err)
 	}
-	openStore(t, path)
+	testutil.BoltStore(t, path)
 }
 
 func TestReadOnly(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "habilis.db")
-	s := openStore(t, path)
+	s := testutil.BoltStore(t, path)
 	recs := storetest.Catalog(3, 2, false, 1)
 	if _, err := s.Write(context.Background(), &habilis.Batch{Put: recs}); err != nil {
 		t.Fatalf("Write() error = %v", err)
@@ -279,7 +270,7 @@ func TestReadOnly(t *testing.T) {
 // the catalog as it was, also after reopening the file.
 func TestFailedWriteLeavesFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "habilis.db")
-	s := openStore(t, path)
+	s := testutil.BoltStore(t, path)
 	if _, err := s.Write(context.Background(), &habilis.Batch{Put: storetest.Catalog(20, 3, false, 1), Meta: storetest.Meta(8, 1)}); err != nil {
 		t.Fatalf("Write() error = %v", err)
 	}
@@ -311,7 +302,7 @@ func TestFailedWriteLeavesFile(t *testing.T) {
 		}
 	}
 	s.Close()
-	if diff := cmp.Diff(want, storetest.Snapshot(t, openStore(t, path))); diff != "" {
+	if diff := cmp.Diff(want, storetest.Snapshot(t, testutil.BoltStore(t, path))); diff != "" {
 		t.Errorf("Snapshot() after reopen mismatch (-want +got):\n%s", diff)
 	}
 }
@@ -320,7 +311,7 @@ func TestFailedWriteLeavesFile(t *testing.T) {
 // Snapshot reports an error instead of panicking or returning garbage.
 func TestCorruptValues(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "habilis.db")
-	s := openStore(t, path)
+	s := testutil.BoltStore(t, path)
 	recs := append(storetest.Catalog(3, 3, false, 1), storetest.Catalog(2, 2, true, 9)[1])
 	recs[3].Tool.Name = "sparse"
 	if _, err := s.Write(context.Background(), &habilis.Batch{Put: recs, Meta: storetest.Meta(8, 1)}); err != nil {
@@ -424,7 +415,7 @@ func TestCorruptValues(t *testing.T) {
 }
 
 func TestSnapshotCancelled(t *testing.T) {
-	s := openStore(t, filepath.Join(t.TempDir(), "habilis.db"))
+	s := testutil.BoltStore(t, filepath.Join(t.TempDir(), "habilis.db"))
 	if _, err := s.Write(context.Background(), &habilis.Batch{Put: storetest.Catalog(3, 2, false, 1)}); err != nil {
 		t.Fatalf("Write() error = %v", err)
 	}
@@ -436,7 +427,7 @@ func TestSnapshotCancelled(t *testing.T) {
 }
 
 func TestCloseIdempotent(t *testing.T) {
-	s := openStore(t, filepath.Join(t.TempDir(), "habilis.db"))
+	s := testutil.BoltStore(t, filepath.Join(t.TempDir(), "habilis.db"))
 	for i := range 3 {
 		if err := s.Close(); err != nil {
 			t.Errorf("Close() #%d error = %v, want nil", i+1, err)
@@ -448,7 +439,7 @@ func TestCloseIdempotent(t *testing.T) {
 }
 
 func TestSnapshotSlabs(t *testing.T) {
-	s := openStore(t, filepath.Join(t.TempDir(), "habilis.db"))
+	s := testutil.BoltStore(t, filepath.Join(t.TempDir(), "habilis.db"))
 	recs := storetest.Catalog(50, 4, false, 1)
 	if _, err := s.Write(context.Background(), &habilis.Batch{Put: recs}); err != nil {
 		t.Fatalf("Write() error = %v", err)

@@ -140,7 +140,7 @@ var damages = []damage{
 // values span several pages.
 func damagedStore(t *testing.T, path string) *habilis.Snapshot {
 	t.Helper()
-	s := openStore(t, path)
+	s := testutil.BoltStore(t, path)
 	ctx := context.Background()
 	recs := storetest.Catalog(40, 3, false, 1)
 	for i := range 10 {
@@ -394,7 +394,7 @@ func TestCycle(t *testing.T) {
 // as damaged, not as a new, empty store.
 func TestLostBuckets(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "habilis.db")
-	s := openStore(t, path)
+	s := testutil.BoltStore(t, path)
 	if _, err := s.Write(context.Background(), &habilis.Batch{Put: storetest.Catalog(3, 2, false, 1)}); err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +450,7 @@ func TestCheck(t *testing.T) {
 	if _, err := boltstore.Check(ctx, filepath.Join(dir, "absent.db"), boltstore.CheckOptions{}); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Check(absent file) error = %v, want %v", err, os.ErrNotExist)
 	}
-	held := openStore(t, filepath.Join(dir, "held.db"))
+	held := testutil.BoltStore(t, filepath.Join(dir, "held.db"))
 	defer held.Close()
 	if _, err := boltstore.Check(ctx, held.Path(), boltstore.CheckOptions{Timeout: 50e6}); !errors.Is(err, habilis.ErrUnavailable) {
 		t.Errorf("Check(store held by a writer) error = %v, want %v", err, habilis.ErrUnavailable)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/store/boltstore"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestIndexPatch(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "habilis.db")
-	s := openStore(t, path)
+	s := testutil.BoltStore(t, path)
 	rec := func(name string) habilis.Record {
 		return habilis.Record{Tool: habilis.Tool{Name: name}, Hash: name}
 	}
