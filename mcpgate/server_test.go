@@ -31,20 +31,6 @@ func connect(t *testing.T, g *Gateway, expose Expose, opts *mcp.ClientOptions) *
 	return cs
 }
 
-func listNames(t *testing.T, cs *mcp.ClientSession) []string {
-	t.Helper()
-	res, err := cs.ListTools(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tl := range res.Tools {
-		names = append(names, tl.Name)
-	}
-	slices.Sort(names)
-	return names
-}
-
 func clientCall(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
 	t.Helper()
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
@@ -57,7 +43,7 @@ func clientCall(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp
 func TestServerSearchAndCall(t *testing.T) {
 	f := weatherAndFiles()
 	cs := connect(t, f.gateway(t, f.options()), ExposeSearch, nil)
-	if diff := cmp.Diff([]string{"call_tool", "search_tools"}, listNames(t, cs)); diff != "" {
+	if diff := cmp.Diff([]string{"call_tool", "search_tools"}, testutil.ToolNames(t, cs)); diff != "" {
 		t.Errorf("tools/list (-want +got):\n%s", diff)
 	}
 	res := clientCall(t, cs, "search_tools", map[string]any{"query": "will it rain in Lisbon tomorrow", "k": 2})
@@ -131,7 +117,7 @@ func TestServerExposeSelectedLists(t *testing.T) {
 	f := weatherAndFiles()
 	g := f.gateway(t, f.options())
 	cs, changed := exposedClient(t, g)
-	if diff := cmp.Diff([]string{"call_tool", "search_tools"}, listNames(t, cs)); diff != "" {
+	if diff := cmp.Diff([]string{"call_tool", "search_tools"}, testutil.ToolNames(t, cs)); diff != "" {
 		t.Errorf("tools/list before a search (-want +got):\n%s", diff)
 	}
 	res := clientCall(t, cs, "search_tools", map[string]any{"query": "will it rain in Lisbon tomorrow", "k": 2})
@@ -145,7 +131,7 @@ func TestServerExposeSelectedLists(t *testing.T) {
 	}
 	slices.Sort(want)
 	testutil.WaitFor(t, "notifications/tools/list_changed", func() bool { return changed.Load() > 0 })
-	if diff := cmp.Diff(want, listNames(t, cs)); diff != "" {
+	if diff := cmp.Diff(want, testutil.ToolNames(t, cs)); diff != "" {
 		t.Errorf("tools/list after the search (-want +got):\n%s", diff)
 	}
 	if res := clientCall(t, cs, "get_forecast", map[string]any{"city": "Rome"}); text(res) != "rain in Rome" {
@@ -153,7 +139,7 @@ func TestServerExposeSelectedLists(t *testing.T) {
 	}
 	clientCall(t, cs, "search_tools", map[string]any{"query": "read the file notes.txt", "k": 1})
 	testutil.WaitFor(t, "the exposed tools to follow the second search", func() bool {
-		return slices.Equal(listNames(t, cs), []string{"call_tool", "read_file", "search_tools"})
+		return slices.Equal(testutil.ToolNames(t, cs), []string{"call_tool", "read_file", "search_tools"})
 	})
 	if res := clientCall(t, cs, "call_tool", map[string]any{"name": "get_forecast", "arguments": map[string]any{"city": "Bern"}}); text(res) != "rain in Bern" {
 		t.Errorf("call_tool of a tool no longer exposed = %q", text(res))

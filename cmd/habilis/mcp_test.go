@@ -192,16 +192,7 @@ func names(ft []mcpgate.FoundTool) []string {
 // clock test servers.
 func checkGateway(t *testing.T, cs *mcp.ClientSession) {
 	t.Helper()
-	tools, err := cs.ListTools(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var listed []string
-	for _, tl := range tools.Tools {
-		listed = append(listed, tl.Name)
-	}
-	slices.Sort(listed)
-	if diff := cmp.Diff([]string{"call_tool", "search_tools"}, listed); diff != "" {
+	if diff := cmp.Diff([]string{"call_tool", "search_tools"}, testutil.ToolNames(t, cs)); diff != "" {
 		t.Errorf("tools/list (-want +got):\n%s", diff)
 	}
 	ans := searchTools(t, cs, "what time is it in the Europe/Lisbon time zone", 3)
@@ -310,16 +301,7 @@ func TestMCPServeExposeSelected(t *testing.T) {
 	want = append(want, names(ans.Tools)...)
 	slices.Sort(want)
 	testutil.WaitFor(t, "tools/list to hold the found tools", func() bool {
-		res, err := cs.ListTools(t.Context(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, tl := range res.Tools {
-			got = append(got, tl.Name)
-		}
-		slices.Sort(got)
-		return slices.Equal(got, want)
+		return slices.Equal(testutil.ToolNames(t, cs), want)
 	})
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "count_words", Arguments: map[string]any{"text": "one two three"}})
 	if err != nil || res.IsError || resultText(res) != "3" {
