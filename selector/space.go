@@ -136,29 +136,9 @@ func (s *space) scoreColumn(q habilis.Vector, col []float32, out [][4]float32, j
 // dot is vec.DotVectors, the name selector's scoring code uses.
 func dot(a, b habilis.Vector) float32 { return vec.DotVectors(a, b) }
 
-// mean returns the normalised mean of vs (all of one form), or a zero
-// Vector when there is none or it is zero.
-func mean(vs []habilis.Vector) habilis.Vector {
-	if len(vs) == 0 {
-		return habilis.Vector{}
-	}
-	if vs[0].Dense != nil {
-		xs := make([][]float32, 0, len(vs))
-		for _, v := range vs {
-			if v.Dense != nil {
-				xs = append(xs, v.Dense)
-			}
-		}
-		return habilis.Vector{Dense: vec.MeanDense(xs)}
-	}
-	idx := make([][]uint32, len(vs))
-	val := make([][]float32, len(vs))
-	for i, v := range vs {
-		idx[i], val[i] = v.Indices, v.Values
-	}
-	ii, vv := vec.MeanSparse(idx, val)
-	return habilis.Vector{Indices: ii, Values: vv}
-}
+// mean is vec.MeanVectors: the normalised mean of vs (all of one form), or
+// a zero Vector when there is none or it is zero.
+func mean(vs []habilis.Vector) habilis.Vector { return vec.MeanVectors(vs) }
 
 // triSpace merges three sparse row sets of one embedder (centroids,
 // descriptions, documents) into one inverted index whose postings carry
