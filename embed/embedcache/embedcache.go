@@ -135,37 +135,54 @@ func (e *Embedder) Embed(ctx context.Context, texts []string, p habilis.Purpose)
 	}
 	out := make([]habilis.Vector, len(texts))
 	paths := make([]string, len(texts))
-	// Texts the cache lacks, each once, and where each goes in out.
+	// Each text is looked up once: first is where it first occurs, and a
+	// repeat takes that occurrence's vector. Texts the cache lacks are
+	// missing, their first occurrences at.
+	first := make(map[string]int, len(texts))
 	var missing []string
-	at := map[string][]int{}
+	var at []int
 	for i, t := range texts {
+		if _, seen := first[t]; seen {
+			continue
+		}
+		first[t] = i
 		paths[i] = e.entry(gen, p, t)
 		if v, ok := e.read(paths[i]); ok {
 			out[i] = v
 			continue
 		}
-		if _, seen := at[t]; !seen {
-			missing = append(missing, t)
+		missing = append(missing, t)
+		at = append(at, i)
+	}
+	if len(missing) > 0 {
+		if err := e.fill(ctx, out, paths, missing, at, p); err != nil {
+			return nil, err
 		}
-		at[t] = append(at[t], i)
 	}
-	if len(missing) == 0 {
-		return out, nil
-	}
-	vs, err := e.inner.Embed(ctx, missing, p)
-	if err != nil {
-		return nil, err
-	}
-	if len(vs) != len(missing) {
-		return nil, fmt.Errorf("embedcache: %d vectors for %d texts: %w", len(vs), len(missing), habilis.ErrUnavailable)
-	}
-	for k, t := range missing {
-		for _, i := range at[t] {
-			out[i] = vs[k]
+	for i, t := range texts {
+		if j := first[t]; j != i {
+			out[i] = out[j]
 		}
-		e.write(paths[at[t][0]], vs[k])
 	}
 	return out, nil
+}
+
+// fill embeds the missing texts with the wrapped embedder, puts each
+// vector at its text's first occurrence at in out and writes it to the
+// cache.
+func (e *Embedder) fill(ctx context.Context, out []habilis.Vector, paths, missing []string, at []int, p habilis.Purpose) error {
+	vs, err := e.inner.Embed(ctx, missing, p)
+	if err != nil {
+		return err
+	}
+	if len(vs) != len(missing) {
+		return fmt.Errorf("embedcache: %d vectors for %d texts: %w", len(vs), len(missing), habilis.ErrUnavailable)
+	}
+	for k, i := range at {
+		out[i] = vs[k]
+		e.write(paths[i], vs[k])
+	}
+	return nil
 }
 
 // generation returns the directory of the generation whose probe vector
