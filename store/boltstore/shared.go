@@ -40,14 +40,17 @@ var _ habilis.Store = (*Shared)(nil)
 // it unless opts.ReadOnly, and returns a Shared store over it that holds
 // the file only during calls. It returns what Open returns.
 func OpenShared(path string, opts Options) (*Shared, error) {
-	st, err := Open(path, opts)
+	s := &Shared{path: path, opts: opts}
+	// The walk of this open is remembered, so the first call does not walk
+	// the file again.
+	st, err := open(path, opts, &s.walked)
 	if err != nil {
 		return nil, err
 	}
 	if err := st.Close(); err != nil {
 		return nil, err
 	}
-	return &Shared{path: path, opts: opts}, nil
+	return s, nil
 }
 
 // Path returns the file the store is over.
