@@ -112,7 +112,7 @@ func open(path string, opts Options, memo *walked) (*Store, error) {
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
 	s := &Store{path: path, readOnly: opts.ReadOnly, db: db}
-	if err := s.guard(func() error { return initialize(db, opts.ReadOnly) }); err != nil {
+	if err := guard(func() error { return initialize(db, opts.ReadOnly) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, s.damaged(err))
 	}
@@ -239,9 +239,6 @@ func guard(fn func() error) (err error) {
 	}()
 	return fn()
 }
-
-// guard is the package's guard, on a method for symmetry with damaged.
-func (s *Store) guard(fn func() error) error { return guard(fn) }
 
 // damaged names the file in an error that reports damage (errCorrupt, or
 // ErrDamaged from the walk) and makes it wrap ErrDamaged; other errors
@@ -376,7 +373,7 @@ func (s *Store) Snapshot(ctx context.Context) (*habilis.Snapshot, error) {
 		return nil, fmt.Errorf("boltstore: snapshot: %w", habilis.ErrClosed)
 	}
 	var snap *habilis.Snapshot
-	err := s.guard(func() error {
+	err := guard(func() error {
 		return s.db.View(func(tx *bolt.Tx) error {
 			var err error
 			snap, err = readSnapshot(ctx, tx)
@@ -599,7 +596,7 @@ func (s *Store) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMet
 		return habilis.CatalogMeta{}, fmt.Errorf("boltstore: write: %w", err)
 	}
 	var meta habilis.CatalogMeta
-	err := s.guard(func() error {
+	err := guard(func() error {
 		return s.db.Update(func(tx *bolt.Tx) error {
 			if err := checkFormat(tx); err != nil {
 				return err // buckets lost since Open

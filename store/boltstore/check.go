@@ -106,7 +106,7 @@ func Check(ctx context.Context, path string, opts CheckOptions) (*CheckReport, e
 		func(tx *bolt.Tx) []string { return checkRecords(ctx, tx, limit+1) },
 	}
 	for _, step := range steps {
-		err := s.guard(func() error {
+		err := guard(func() error {
 			return db.View(func(tx *bolt.Tx) error {
 				add(step(tx)...)
 				return nil

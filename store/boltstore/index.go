@@ -53,7 +53,7 @@ func (s *Store) Index(ctx context.Context) (*habilis.StoredIndex, error) {
 	var tx *bolt.Tx
 	var meta habilis.CatalogMeta
 	var data, patch []byte
-	err := s.guard(func() error {
+	err := guard(func() error {
 		var err error
 		if tx, err = s.db.Begin(false); err != nil {
 			return err

@@ -24,7 +24,7 @@ func (s *Store) Version(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("boltstore: version: %w", habilis.ErrClosed)
 	}
 	var v uint64
-	err := s.guard(func() error {
+	err := guard(func() error {
 		return s.db.View(func(tx *bolt.Tx) error {
 			var err error
 			v, err = readVersion(tx)
