@@ -269,7 +269,7 @@ type source struct {
 
 // prefilter answers a Prefilter request.
 func (s *Server) prefilter(ctx context.Context, req *habilisv1.PrefilterRequest) (*habilisv1.PrefilterResponse, error) {
-	src, err := s.prefilterSelect(ctx, req)
+	src, err := s.prefilterSelect(ctx, req, false)
 	if err != nil {
 		return nil, err
 	}
@@ -279,8 +279,11 @@ func (s *Server) prefilter(ctx context.Context, req *habilisv1.PrefilterRequest)
 
 // prefilterSelect checks a Prefilter request and selects from its catalog:
 // the decision, and the definitions to write the chosen tools with. The
-// chat proxy selects with it too.
-func (s *Server) prefilterSelect(ctx context.Context, req *habilisv1.PrefilterRequest) (*source, error) {
+// chat proxy selects with it too, with known set: it takes the pinned and
+// denied names from the server's catalog itself, so they are not looked
+// up one by one again (the router still refuses a name the catalog lost
+// meanwhile).
+func (s *Server) prefilterSelect(ctx context.Context, req *habilisv1.PrefilterRequest, known bool) (*source, error) {
 	query, field, err := conversationQuery(req)
 	if err != nil {
 		return nil, err
@@ -299,7 +302,7 @@ func (s *Server) prefilterSelect(ctx context.Context, req *habilisv1.PrefilterRe
 		return nil, err
 	}
 	if req.GetToolsJson() == "" {
-		return s.prefilterServer(ctx, query, shape, opts)
+		return s.prefilterServer(ctx, query, shape, opts, known)
 	}
 	return s.prefilterInline(ctx, req.GetToolsJson(), query, shape, opts)
 }
@@ -363,13 +366,16 @@ func prefilterOptions(req *habilisv1.PrefilterRequest) (habilis.SelectOptions, e
 	return opts, nil
 }
 
-// prefilterServer selects from the server's catalog.
-func (s *Server) prefilterServer(ctx context.Context, query, shape string, opts habilis.SelectOptions) (*source, error) {
+// prefilterServer selects from the server's catalog; known says that
+// opts' pinned and denied names are the catalog's own.
+func (s *Server) prefilterServer(ctx context.Context, query, shape string, opts habilis.SelectOptions, known bool) (*source, error) {
 	if shape == "" {
 		shape = shapeOpenAI
 	}
-	if err := s.checkTools(opts); err != nil {
-		return nil, err
+	if !known {
+		if err := s.checkTools(opts); err != nil {
+			return nil, err
+		}
 	}
 	d, err := s.r.Select(ctx, query, opts)
 	if err != nil {

@@ -341,12 +341,13 @@ func (p *Proxy) choose(ctx context.Context, req *chatRequest) (*source, error) {
 			pre.Pinned = append(pre.Pinned, t.name)
 		}
 	}
-	if denied, ok := p.fromCatalog(req); ok {
+	denied, known := p.fromCatalog(req)
+	if known {
 		pre.Denied = denied
 	} else {
 		pre.ToolsJson = req.catalog
 	}
-	src, err := p.s.prefilterSelect(ctx, pre)
+	src, err := p.s.prefilterSelect(ctx, pre, known)
 	if err != nil {
 		return nil, fmt.Errorf("api: proxy: select: %w", err)
 	}
@@ -355,6 +356,9 @@ func (p *Proxy) choose(ctx context.Context, req *chatRequest) (*source, error) {
 
 // fromCatalog reports whether the server's catalog holds every function
 // tool of req, and returns its other tools, which the selection denies.
+// Their names come from the catalog's definitions that prefilterServer
+// keeps for the catalog's version, rather than a copy of every tool made
+// for each request.
 func (p *Proxy) fromCatalog(req *chatRequest) ([]string, bool) {
 	sent := make(map[string]bool, req.functions)
 	for _, t := range req.tools {
@@ -367,9 +371,9 @@ func (p *Proxy) fromCatalog(req *chatRequest) ([]string, bool) {
 		sent[t.name] = true
 	}
 	var denied []string
-	for _, t := range p.s.r.Tools() {
-		if !sent[t.Name] {
-			denied = append(denied, t.Name)
+	for name := range p.s.renders.get(p.s.r, shapeOpenAI).defs {
+		if !sent[name] {
+			denied = append(denied, name)
 		}
 	}
 	return denied, true
