@@ -12,20 +12,20 @@ type pin struct {
 	release  func()
 }
 
-// acquire returns the index in force, held until done is called, or nil
-// once the router is closed.
-func (r *Router) acquire() (ix *index, done func()) {
+// acquire returns the index in force, held until done is called, or
+// ErrClosed once the router is closed.
+func (r *Router) acquire() (ix *index, done func(), err error) {
 	for {
-		if r.closed.Load() {
-			return nil, func() {}
+		if err := r.check(); err != nil {
+			return nil, func() {}, err
 		}
 		ix := r.cur.Load()
 		if ix == nil || ix.pin == nil {
-			return ix, func() {}
+			return ix, func() {}, nil
 		}
 		ix.pin.mu.RLock()
 		if !ix.pin.released {
-			return ix, ix.pin.mu.RUnlock
+			return ix, ix.pin.mu.RUnlock, nil
 		}
 		// Retired between the load and the lock: the next load sees its
 		// successor.

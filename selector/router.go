@@ -470,9 +470,9 @@ func (r *Router) Embedder() habilis.Embedder { return r.cur.Load().emb }
 // Tools returns the catalog's tools, sorted by name. A tool whose stored
 // definition cannot be read comes back with its name alone.
 func (r *Router) Tools() []habilis.Tool {
-	ix, done := r.acquire()
+	ix, done, err := r.acquire()
 	defer done()
-	if ix == nil {
+	if err != nil {
 		return nil
 	}
 	out := make([]habilis.Tool, 0, ix.n())
@@ -510,10 +510,10 @@ type ToolInfo struct {
 
 // Tool returns one tool with its gate, or ErrNotFound.
 func (r *Router) Tool(name string) (*ToolInfo, error) {
-	ix, done := r.acquire()
+	ix, done, err := r.acquire()
 	defer done()
-	if ix == nil {
-		return nil, fmt.Errorf("selector: %w", habilis.ErrClosed)
+	if err != nil {
+		return nil, err
 	}
 	i, ok := ix.byName[name]
 	if !ok {

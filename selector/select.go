@@ -59,13 +59,10 @@ func (r *Router) Select(ctx context.Context, query string, opts habilis.SelectOp
 // same embedding and the same scan: evaluation measures recall and
 // abstention on it.
 func (r *Router) SelectRanked(ctx context.Context, query string, opts habilis.SelectOptions) (*habilis.Decision, *Ranking, error) {
-	if err := r.check(); err != nil {
-		return nil, nil, err
-	}
-	ix, done := r.acquire()
+	ix, done, err := r.acquire()
 	defer done()
-	if ix == nil {
-		return nil, nil, fmt.Errorf("selector: %w", habilis.ErrClosed)
+	if err != nil {
+		return nil, nil, err
 	}
 	return ix.selectQuery(ctx, query, opts)
 }
@@ -110,17 +107,16 @@ func (r *Router) EmbedQueries(ctx context.Context, queries []string) (*QueryBatc
 			return nil, fmt.Errorf("selector: select: query %d: must not be empty: %w", i+1, habilis.ErrInvalid)
 		}
 	}
-	ix, done := r.acquire()
+	ix, done, err := r.acquire()
 	defer done()
-	if ix == nil {
-		return nil, fmt.Errorf("selector: %w", habilis.ErrClosed)
+	if err != nil {
+		return nil, err
 	}
 	b := &QueryBatch{r: r, texts: queries}
 	if ix.n() == 0 || len(queries) == 0 {
 		return b, nil
 	}
 	b.emb, b.lex = ix.infos()
-	var err error
 	if b.q, b.ql, err = ix.queryVectors(ctx, queries); err != nil {
 		return nil, err
 	}
@@ -132,13 +128,10 @@ func (b *QueryBatch) Len() int { return len(b.texts) }
 
 // SelectRanked is Router.SelectRanked of query i.
 func (b *QueryBatch) SelectRanked(ctx context.Context, i int, opts habilis.SelectOptions) (*habilis.Decision, *Ranking, error) {
-	if err := b.r.check(); err != nil {
-		return nil, nil, err
-	}
-	ix, done := b.r.acquire()
+	ix, done, err := b.r.acquire()
 	defer done()
-	if ix == nil {
-		return nil, nil, fmt.Errorf("selector: %w", habilis.ErrClosed)
+	if err != nil {
+		return nil, nil, err
 	}
 	sel, err := ix.selection(b.texts[i], opts)
 	if err != nil {
@@ -155,13 +148,10 @@ func (b *QueryBatch) SelectRanked(ctx context.Context, i int, opts habilis.Selec
 
 // Scores is Router.Scores of query i.
 func (b *QueryBatch) Scores(ctx context.Context, i int) (*Scores, error) {
-	if err := b.r.check(); err != nil {
-		return nil, err
-	}
-	ix, done := b.r.acquire()
+	ix, done, err := b.r.acquire()
 	defer done()
-	if ix == nil {
-		return nil, fmt.Errorf("selector: %w", habilis.ErrClosed)
+	if err != nil {
+		return nil, err
 	}
 	q, ql, err := b.vectors(ctx, ix, i)
 	if err != nil {
@@ -620,13 +610,10 @@ func (s *Scores) Fused(w Weights, prior map[string]float32) []float32 {
 
 // Scores returns the raw signals of query for every tool.
 func (r *Router) Scores(ctx context.Context, query string) (*Scores, error) {
-	if err := r.check(); err != nil {
-		return nil, err
-	}
-	ix, done := r.acquire()
+	ix, done, err := r.acquire()
 	defer done()
-	if ix == nil {
-		return nil, fmt.Errorf("selector: %w", habilis.ErrClosed)
+	if err != nil {
+		return nil, err
 	}
 	qs, qls, err := ix.queryVectors(ctx, []string{query})
 	if err != nil {
