@@ -171,12 +171,7 @@ func TestStoredIndex(t *testing.T) {
 // though the catalog is unchanged.
 func TestStoreWithoutIndex(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "habilis.db")
-	st := openStore(t, path)
-	r := lexicalRouter(t, st)
-	if _, err := r.Load(ctx, testCatalog(t), selector.LoadOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	r, st := loaded(t)
 	want := viewOf(t, r)
 	r.Close()
 	snap, err := st.Snapshot(ctx)
@@ -261,12 +256,7 @@ func TestReadOnlyStoreClosesAfterRouter(t *testing.T) {
 // unchanged catalog still writes nothing.
 func TestStoredIndexWithExampleWeight(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "habilis.db")
-	st := openStore(t, path)
-	r := lexicalRouter(t, st)
-	if _, err := r.Load(ctx, testCatalog(t), selector.LoadOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	r, st := loaded(t)
 	cal := r.Calibration()
 	cal.Weights.Example = 0.2
 	if _, err := r.SetCalibration(ctx, cal); err != nil {
