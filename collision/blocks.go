@@ -48,7 +48,7 @@ func (c *catalog) denseAbove(threshold float32, probes int) []hit {
 	home := make([]int32, n)
 	homeCos := make([]float32, n)
 	par.For(n, func(_, i int) {
-		b := nearestCentres(cs, c.slab.Row(i), 1)[0]
+		b := nearestCentre(cs, c.slab.Row(i))
 		home[i], homeCos[i] = b, vec.Dot(cs.Row(int(b)), c.slab.Row(i))
 	})
 	members := make([][]int32, k)
@@ -156,7 +156,7 @@ func (c *catalog) centres(k int) *vec.Slab {
 		sums := make([]float64, k*d)
 		nearest := make([]int32, len(sample))
 		par.For(len(sample), func(_, s int) {
-			nearest[s] = nearestCentres(cs, c.slab.Row(sample[s]), 1)[0]
+			nearest[s] = nearestCentre(cs, c.slab.Row(sample[s]))
 		})
 		for s, i := range sample {
 			row, sum := c.slab.Row(i), sums[int(nearest[s])*d:]
@@ -183,24 +183,16 @@ func (c *catalog) centres(k int) *vec.Slab {
 	return cs
 }
 
-// nearestCentres returns the m centres of cs most similar to x, nearest
-// first (ties to the lower centre).
-func nearestCentres(cs *vec.Slab, x []float32, m int) []int32 {
+// nearestCentre returns the centre of cs most similar to x (ties to the
+// lower centre).
+func nearestCentre(cs *vec.Slab, x []float32) int32 {
 	scores := make([]float32, cs.Rows())
 	cs.Scores(x, scores)
-	m = min(m, len(scores))
-	best := make([]int32, 0, m+1)
+	best := 0
 	for b, s := range scores {
-		at := len(best)
-		for at > 0 && s > scores[best[at-1]] {
-			at--
-		}
-		if at < m {
-			best = slices.Insert(best, at, int32(b))
-			if len(best) > m {
-				best = best[:m]
-			}
+		if s > scores[best] {
+			best = b
 		}
 	}
-	return best
+	return int32(best)
 }
