@@ -321,7 +321,7 @@ func (p *pair) trim(limit int) {
 }
 
 // severity applies the rule of the package documentation.
-func (c *catalog) severity(p *pair, opts Options) habilis.Severity {
+func (p *pair) severity(opts Options) habilis.Severity {
 	switch {
 	case p.misrouted() >= opts.MinMisroutes, p.sim >= opts.Threshold+highDelta:
 		return habilis.SeverityHigh
@@ -366,7 +366,7 @@ func (c *catalog) report(ps pairSet, opts Options) []habilis.Collision {
 				MisroutesAB:        ab,
 				MisroutesBA:        ba,
 				MisrouteRate:       rate(ab+ba, na+nb),
-				Severity:           c.severity(p, opts),
+				Severity:           p.severity(opts),
 			},
 			strength: strength,
 		})
