@@ -176,7 +176,7 @@ func (c *catalog) toolLeaks(a int, ix *index, open []int, roc []rocchio, s *leak
 		// Which tool the example would be routed to is decided as hybrid
 		// mode ranks: by the Rocchio score (the centroid with the
 		// description as one more example), its own tool's without it.
-		ua := c.recs[c.tools[a].rec].DescriptionVector
+		ua := rec.DescriptionVector
 		eu := vec.DotVectors(ev, ua)
 		ownRoc := own
 		if !zero(ua) {
