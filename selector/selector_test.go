@@ -373,11 +373,8 @@ func TestTrial(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer trial.Close()
-	var names []string
-	for _, tool := range trial.Tools() {
-		names = append(names, tool.Name)
-	}
-	want := []string{tools[0].Name, tools[1].Name, tools[2].Name}
+	names := toolNames(trial.Tools())
+	want := toolNames(tools)
 	slices.Sort(want)
 	if !slices.Equal(names, want) {
 		t.Errorf("Trial tools = %v, want %v", names, want)
