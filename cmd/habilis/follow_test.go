@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -20,25 +19,18 @@ import (
 // followEvery is how often the servers of these tests check their store.
 const followEvery = "20ms"
 
-// serving waits until the server at c answers from catalog version v,
-// failing the test after a minute (a guard against hanging, not a measure
-// of speed).
+// serving waits until the server at c answers from catalog version v.
 func serving(t *testing.T, c *api.Client, v uint64) *habilis.Decision {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		d, err := c.Select(context.Background(), "what's the weather in Oslo right now", habilis.SelectOptions{K: 3, FailOpen: true})
-		if err != nil {
+	var d *habilis.Decision
+	testutil.WaitFor(t, fmt.Sprintf("the server to serve catalog version %d", v), func() bool {
+		var err error
+		if d, err = c.Select(context.Background(), "what's the weather in Oslo right now", habilis.SelectOptions{K: 3, FailOpen: true}); err != nil {
 			t.Fatalf("Select: %v", err)
 		}
-		if d.CatalogVersion == v {
-			return d
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the server still serves catalog version %d, want %d", d.CatalogVersion, v)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return d.CatalogVersion == v
+	})
+	return d
 }
 
 func dialServer(t *testing.T, addr string) *api.Client {
@@ -75,15 +67,10 @@ func TestServeFollowsLoad(t *testing.T) {
 		t.Errorf("Select after the load = %+v, want get_weather first", d)
 	}
 	// Health follows the swap, on the goroutine that made it.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+	testutil.WaitFor(t, "Healthy() after the load to be true", func() bool {
 		ok, err := c.Healthy(context.Background())
-		if err == nil && ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Healthy() after the load = %v, %v; want true", ok, err)
-		}
-	}
+		return err == nil && ok
+	})
 	v = loadedVersion(t, store, testdata("lone.json"))
 	serving(t, c, v)
 	tools, err := c.Tools(context.Background())
