@@ -342,11 +342,7 @@ func TestProxyFailClosed(t *testing.T) {
 // upstream's errors and an upstream that cannot be reached.
 func TestProxyPassThrough(t *testing.T) {
 	_, rec, base := proxyFixture(t, ProxyOptions{})
-	resp, err := http.Get(base + "/v1/models?limit=2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	testutil.Get(t, base+"/v1/models?limit=2")
 	if path, _ := rec.last(); path != "/v1/models?limit=2" {
 		t.Errorf("GET /v1/models?limit=2 reached the upstream as %s", path)
 	}
