@@ -130,7 +130,7 @@ func combine(base, pix *index, info patchInfo, meta habilis.CatalogMeta) (*index
 		ix.bare = append(ix.bare, int32(nb)+j)
 	}
 	ix.defs = patchedDefs{base: base.defs, patch: pix.defs, split: nb}
-	ix.sh = &shared{sumNorm: concat(base.sh.sumNorm, pix.sh.sumNorm), rocchioNorm: concat(base.sh.rocchioNorm, pix.sh.rocchioNorm),
+	ix.sh = &shared{sumNorm: slices.Concat(base.sh.sumNorm, pix.sh.sumNorm), rocchioNorm: slices.Concat(base.sh.rocchioNorm, pix.sh.rocchioNorm),
 		tri: base.sh.tri, patch: &shared{tri: pix.sh.tri}}
 	ix.collides = make([][]string, nb+np)
 	copy(ix.collides, base.collides)
@@ -188,11 +188,6 @@ func (ix *index) combineBackground(base, pix *index) {
 		}
 		ix.bg[i] = ix.background[i].Gates(ix.live)
 	}
-}
-
-func concat(a, b []float32) []float32 {
-	out := make([]float32, 0, len(a)+len(b))
-	return append(append(out, a...), b...)
 }
 
 // patchedDefs are the definitions of a patched index: base's rows, then
