@@ -518,13 +518,13 @@ func (ix *index) hybrid(q habilis.Vector, s *scratch, k int, denied map[int]bool
 // tools with examples; tools without keep the latter (docs/quality.md,
 // the no-tool confidence).
 func (ix *index) backgroundConfidence(sgs []signals) (float32, bool) {
-	if len(sgs) == 0 || ix.tools[sgs[0].tool].examples == 0 {
+	if len(sgs) == 0 || ix.background == nil || ix.tools[sgs[0].tool].examples == 0 {
 		return 0, false
 	}
 	best, ok := float32(math.Inf(-1)), false
 	for _, sg := range sgs {
 		i := sg.tool
-		if ix.background == nil || !ix.hasBackground[i] || ix.tools[i].examples == 0 {
+		if !ix.hasBackground[i] || ix.tools[i].examples == 0 {
 			continue
 		}
 		b := ix.background[i]
