@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -126,10 +127,20 @@ func TestProxyCommand(t *testing.T) {
 		t.Errorf("JSON Select after load --remote: %d %s, want get_weather", status, sel)
 	}
 	// With the catalog holding every tool of a request, its examples
-	// choose.
-	testutil.Post(t, base+"/v1/chat/completions", chatRequest(t, 7, "is it raining in Oslo right now"))
-	if got := up.forwardedTools(t); !strings.Contains(strings.Join(got, ","), "get_weather") {
-		t.Errorf("forwarded %v with the catalog loaded, want get_weather among them", got)
+	// choose: the proxy forwards what the catalog's Select ranks first.
+	// The request's descriptions alone would not put get_weather among
+	// two for this one ("Current weather conditions for a city:
+	// temperature, rain, wind" shares no word with it); the catalog's
+	// example "how hot is it in Madrid today" does.
+	const ask = "how hot is it in Madrid today"
+	_, _, sel = testutil.Post(t, base+"/habilis.v1.ToolRouter/Select", fmt.Sprintf(`{"query": %q, "k": 2}`, ask))
+	var want struct{ Matches []struct{ Tool string } }
+	if err := json.Unmarshal([]byte(sel), &want); err != nil || len(want.Matches) != 2 || want.Matches[0].Tool != "get_weather" {
+		t.Fatalf("JSON Select %q: %s (%v), want get_weather first of two", ask, sel, err)
+	}
+	testutil.Post(t, base+"/v1/chat/completions", chatRequest(t, 7, ask))
+	if got := up.forwardedTools(t); !slices.Equal(got, []string{want.Matches[0].Tool, want.Matches[1].Tool}) {
+		t.Errorf("forwarded %v with the catalog loaded, want the catalog's selection %v", got, want.Matches)
 	}
 
 	code, rest := srv.stop(t)
