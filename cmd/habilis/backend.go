@@ -172,7 +172,10 @@ func openRouterAs(ctx context.Context, g *globalOptions, access storeAccess) (*s
 			return nil, nil, err
 		}
 	}
-	st, err := openStoreAs(ctx, g.store, access)
+	// A write to a store of an earlier format rewrites it first, which
+	// takes seconds for a large catalog.
+	migrating := func(done, total int) { p.set("migrating the store", done, total) }
+	st, err := openStoreAs(ctx, g.store, access, migrating)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -308,14 +311,16 @@ func (g *globalOptions) parseEmbedder() (habilis.Embedder, error) {
 // or a bbolt file, for reading or, with write, writing.
 func openStore(ctx context.Context, spec string, write bool) (habilis.Store, error) {
 	if write {
-		return openStoreAs(ctx, spec, accessWrite)
+		return openStoreAs(ctx, spec, accessWrite, nil)
 	}
-	return openStoreAs(ctx, spec, accessRead)
+	return openStoreAs(ctx, spec, accessRead, nil)
 }
 
 // openStoreAs is openStore with the store held as access says; Qdrant
-// stores are held alike whatever it says.
-func openStoreAs(ctx context.Context, spec string, access storeAccess) (habilis.Store, error) {
+// stores are held alike whatever it says. migrating, when set, is told the
+// progress of rewriting a bbolt store of an earlier format, which its
+// first write does.
+func openStoreAs(ctx context.Context, spec string, access storeAccess, migrating func(done, total int)) (habilis.Store, error) {
 	if strings.HasPrefix(spec, "qdrant://") {
 		cfg, err := qdrantstore.ParseURL(spec)
 		if err != nil {
@@ -330,7 +335,7 @@ func openStoreAs(ctx context.Context, spec string, access storeAccess) (habilis.
 		}
 		return qdrantstore.Open(ctx, cfg)
 	}
-	opts := boltstore.Options{Timeout: storeTimeout}
+	opts := boltstore.Options{Timeout: storeTimeout, Progress: migrating}
 	if access == accessShared {
 		return boltstore.OpenShared(spec, opts)
 	}

@@ -148,7 +148,8 @@ func TestStoreCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clear(b[3*os.Getpagesize() : 4*os.Getpagesize()])
+	ps := int(bbinary.NativeEndian.Uint32(b[24:])) // bbolt's meta page: a 16-byte header, magic, version, page size
+	clear(b[3*ps : 4*ps])
 	writeStore(t, store, b)
 	r := habilisRun(t, "--store", store, "store", "check")
 	if r.code != exitError || !strings.Contains(r.stdout, "is damaged:\n  ") || !strings.Contains(r.stderr, store) {

@@ -1,6 +1,6 @@
 // Package boltstore is the embedded, default habilis.Store: one bbolt file
-// holding the catalog meta, a tools bucket and a nested bucket of examples
-// per tool. Every write is one bbolt transaction, so a crash mid-load leaves
+// holding the catalog meta, a tools bucket and an examples bucket, one key
+// a tool in each (codec.go). Every write is one bbolt transaction, so a crash mid-load leaves
 // the previous catalog intact, and every snapshot one read transaction, so
 // readers never see half a write.
 //
@@ -30,8 +30,9 @@ import (
 )
 
 // formatVersion is the on-disk format this package writes (see codec.go).
-// Open refuses files of a newer format rather than misread them.
-const formatVersion = 1
+// Open refuses files of a newer format rather than misread them; files of
+// format 1 are read, and rewritten in this format by their next write.
+const formatVersion = 2
 
 // Bucket and key names; see codec.go for what they hold.
 const (
@@ -55,6 +56,13 @@ func initialMmapSize() int {
 	return 1 << 30
 }
 
+// pageSize is the page size of new files (an existing file keeps its
+// own). A tool's values take several kilobytes, and bbolt puts at least
+// two keys in a page, so 4 KiB pages held two tools in three pages with a
+// fourth of them unused; in 16 KiB pages three tools fill one. Fewer pages
+// also make the walk of Open cheaper (docs/benchmarks.md).
+const pageSize = 16 << 10
+
 // Options configure Open. The zero value opens the file for reading and
 // writing, waiting up to a second for another process to release it.
 type Options struct {
@@ -65,6 +73,10 @@ type Options struct {
 	// ErrInvalid. Several read-only stores may share a file, but not with a
 	// writer. The file must exist.
 	ReadOnly bool
+	// Progress, when set, is called as a write rewrites a catalog of an
+	// earlier format (migrate.go) with how many of its tools are done, so
+	// that a long migration can show progress; nil shows nothing.
+	Progress func(done, total int)
 }
 
 // Store is a habilis.Store over one bbolt file. It is safe for concurrent
@@ -72,6 +84,7 @@ type Options struct {
 type Store struct {
 	path     string
 	readOnly bool
+	progress func(done, total int)
 
 	// mu guards closed: Snapshot and Write hold it shared for their whole
 	// transaction, so Close waits for them.
@@ -111,7 +124,7 @@ func open(path string, opts Options, memo *walked) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
-	s := &Store{path: path, readOnly: opts.ReadOnly, db: db}
+	s := &Store{path: path, readOnly: opts.ReadOnly, progress: opts.Progress, db: db}
 	if err := guard(func() error { return initialize(db, opts.ReadOnly) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, s.damaged(err))
@@ -137,7 +150,7 @@ func openFile(path string, opts Options, memo *walked) (*bolt.DB, error) {
 	case (err != nil || fi.Size() == 0) && !opts.ReadOnly:
 		// A new file: bbolt writes it, there is nothing to walk. An
 		// empty file is new too: it holds nothing that was written.
-		bopts.ReadOnly = false
+		bopts.ReadOnly, bopts.PageSize = false, pageSize
 		return boltOpen(path, bopts)
 	case err == nil && fi.Size() == 0:
 		return nil, fmt.Errorf("not a habilis store (an empty file): %w", habilis.ErrInvalid)
@@ -340,6 +353,11 @@ func checkFormat(tx *bolt.Tx) error {
 	return nil
 }
 
+// storedFormat returns the format version of a store checkFormat accepts.
+func storedFormat(tx *bolt.Tx) int {
+	return int(binary.BigEndian.Uint32(tx.Bucket([]byte(bucketMeta)).Get([]byte(keyFormat))))
+}
+
 // Path returns the file the store was opened on.
 func (s *Store) Path() string { return s.path }
 
@@ -416,8 +434,10 @@ func readSnapshot(ctx context.Context, tx *bolt.Tx) (*habilis.Snapshot, error) {
 	snap := &habilis.Snapshot{Meta: meta}
 	tools, examples := tx.Bucket([]byte(bucketTools)), tx.Bucket([]byte(bucketExamples))
 
+	format := storedFormat(tx)
+
 	// Pass 1: measure.
-	need, n, err := measure(tools)
+	need, n, err := measure(format, tools)
 	if err != nil {
 		return nil, err
 	}
@@ -432,7 +452,7 @@ func readSnapshot(ctx context.Context, tx *bolt.Tx) (*habilis.Snapshot, error) {
 	}
 
 	// Pass 2: decode into slabs of exactly the measured sizes.
-	d := &decoder{s: newSlabs(need), examples: examples, keys: newExampleKeys(examples)}
+	d := &decoder{s: newSlabs(format, need), examples: examples, keys: newExampleKeys(examples)}
 	recs := make([]habilis.Record, n)
 	i := 0
 	c := tools.Cursor()
@@ -465,8 +485,8 @@ func readSnapshot(ctx context.Context, tx *bolt.Tx) (*habilis.Snapshot, error) {
 
 // measure adds up what decoding every tool and its examples needs, and
 // counts the tools.
-func measure(tools *bolt.Bucket) (sizes, int, error) {
-	s := &slabs{measuring: true}
+func measure(format int, tools *bolt.Bucket) (sizes, int, error) {
+	s := &slabs{measuring: true, format: format}
 	var n int
 	var scratch habilis.Record
 	c := tools.Cursor()
@@ -498,7 +518,8 @@ func (d *decoder) record(k, v []byte, rec *habilis.Record) error {
 	if err != nil {
 		return err
 	}
-	if err := d.keys.take(k, sum.count > 0); err != nil {
+	ev, err := d.keys.take(k, sum.count > 0)
+	if err != nil {
 		return err
 	}
 	if sum.count == 0 {
@@ -510,7 +531,7 @@ func (d *decoder) record(k, v []byte, rec *habilis.Record) error {
 	texts := s.examples[d.next : d.next+sum.count : d.next+sum.count]
 	vecs := s.vectors[d.next : d.next+sum.count : d.next+sum.count]
 	d.next += sum.count
-	if err := readExamples(d.examples.Bucket(k), s, texts, vecs); err != nil {
+	if err := readExamples(s, d.examples, k, ev, texts, vecs); err != nil {
 		return fmt.Errorf("examples: %w", err)
 	}
 	rec.Tool.Examples, rec.ExampleVectors = texts, vecs
@@ -521,28 +542,30 @@ func (d *decoder) record(k, v []byte, rec *habilis.Record) error {
 // both in name order, so that examples of no tool (what a lost tool
 // leaves behind) show.
 type exampleKeys struct {
-	c *bolt.Cursor
-	k []byte // the next key not yet matched to a tool
+	c    *bolt.Cursor
+	k, v []byte // the next key not yet matched to a tool, and its value
 }
 
 func newExampleKeys(b *bolt.Bucket) exampleKeys {
 	c := b.Cursor()
-	k, _ := c.First()
-	return exampleKeys{c: c, k: k}
+	k, v := c.First()
+	return exampleKeys{c: c, k: k, v: v}
 }
 
-// take matches tool k, which has examples or not, with the next key.
-func (e *exampleKeys) take(k []byte, has bool) error {
+// take matches tool k, which has examples or not, with the next key, and
+// returns that key's value (nil for a nested bucket, as format 1 has).
+func (e *exampleKeys) take(k []byte, has bool) ([]byte, error) {
 	switch {
 	case e.k != nil && bytes.Compare(e.k, k) < 0:
-		return fmt.Errorf("examples of tool %q, which is not stored: %w", e.k, errCorrupt)
+		return nil, fmt.Errorf("examples of tool %q, which is not stored: %w", e.k, errCorrupt)
 	case !bytes.Equal(e.k, k):
-		return nil
+		return nil, nil
 	case !has:
-		return fmt.Errorf("examples stored for a tool of none: %w", errCorrupt)
+		return nil, fmt.Errorf("examples stored for a tool of none: %w", errCorrupt)
 	}
-	e.k, _ = e.c.Next()
-	return nil
+	v := e.v
+	e.k, e.v = e.c.Next()
+	return v, nil
 }
 
 // done fails if keys are left that no tool matched.
@@ -553,9 +576,17 @@ func (e *exampleKeys) done() error {
 	return nil
 }
 
-// readExamples decodes the examples bucket of one tool, which must hold
-// exactly len(texts) examples indexed 0, 1, ...
-func readExamples(b *bolt.Bucket, s *slabs, texts []string, vecs []habilis.Vector) error {
+// readExamples decodes the examples of tool k, which must be exactly
+// len(texts): in format 2 the value v, the tool's key in the examples
+// bucket; in format 1 the nested bucket of that name.
+func readExamples(s *slabs, examples *bolt.Bucket, k, v []byte, texts []string, vecs []habilis.Vector) error {
+	if s.format >= 2 {
+		if v == nil { // a nested bucket, or no key at all
+			return errCorrupt
+		}
+		return s.examplesValue(v, texts, vecs)
+	}
+	b := examples.Bucket(k)
 	if b == nil {
 		return errCorrupt
 	}
@@ -602,7 +633,7 @@ func (s *Store) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMet
 				return err // buckets lost since Open
 			}
 			var err error
-			meta, err = write(ctx, tx, b)
+			meta, err = write(ctx, tx, b, s.progress)
 			return err
 		})
 	})
@@ -623,8 +654,9 @@ func validate(b *habilis.Batch) error {
 	return b.Validate()
 }
 
-// write applies a validated batch inside tx.
-func write(ctx context.Context, tx *bolt.Tx, b *habilis.Batch) (habilis.CatalogMeta, error) {
+// write applies a validated batch inside tx, first rewriting a format 1
+// catalog the batch does not replace in format 2 (migrate.go).
+func write(ctx context.Context, tx *bolt.Tx, b *habilis.Batch, progress func(done, total int)) (habilis.CatalogMeta, error) {
 	stored, err := readMeta(tx)
 	if err != nil {
 		return habilis.CatalogMeta{}, err
@@ -632,73 +664,25 @@ func write(ctx context.Context, tx *bolt.Tx, b *habilis.Batch) (habilis.CatalogM
 	if stored.Version != b.BaseVersion {
 		return habilis.CatalogMeta{}, fmt.Errorf("batch based on version %d, store is at %d: %w", b.BaseVersion, stored.Version, habilis.ErrConflict)
 	}
-	tools, examples := tx.Bucket([]byte(bucketTools)), tx.Bucket([]byte(bucketExamples))
+	tools := tx.Bucket([]byte(bucketTools))
 	for _, name := range b.Delete {
 		if tools.Get([]byte(name)) == nil {
 			return habilis.CatalogMeta{}, fmt.Errorf("delete %q: no such tool: %w", name, habilis.ErrInvalid)
 		}
 	}
-
-	drop := slices.Clone(b.Delete)
-	if b.Replace {
-		puts := make(map[string]bool, len(b.Put))
-		for i := range b.Put {
-			puts[b.Put[i].Tool.Name] = true
-		}
-		c := tools.Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			if !puts[string(k)] {
-				drop = append(drop, string(k))
-			}
-		}
+	switch {
+	case b.Replace:
+		// Every stored tool goes: new buckets, the old ones' pages freed
+		// whole rather than each tool deleted.
+		err = resetBuckets(tx)
+	case storedFormat(tx) < formatVersion:
+		err = migrate(ctx, tx, progress)
 	}
-	for _, name := range drop {
-		if err := remove(tools, examples, []byte(name)); err != nil {
-			return habilis.CatalogMeta{}, fmt.Errorf("delete %q: %w", name, err)
-		}
+	if err != nil {
+		return habilis.CatalogMeta{}, err
 	}
-
-	// bbolt keeps references to keys and values until commit, so they are
-	// carved from an arena rather than a reused buffer. Puts go in name
-	// order, which bbolt appends to its pages most cheaply.
-	var a arena
-	var scratch []byte
-	order := make([]int, len(b.Put))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(i, j int) int { return strings.Compare(b.Put[i].Tool.Name, b.Put[j].Tool.Name) })
-	for n, i := range order {
-		if n%ctxCheckEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return habilis.CatalogMeta{}, err
-			}
-		}
-		r := &b.Put[i]
-		key := a.copy([]byte(r.Tool.Name))
-		if err := remove(tools, examples, key); err != nil {
-			return habilis.CatalogMeta{}, fmt.Errorf("put %q: %w", r.Tool.Name, err)
-		}
-		scratch = appendTool(scratch[:0], r)
-		if err := tools.Put(key, a.copy(scratch)); err != nil {
-			return habilis.CatalogMeta{}, fmt.Errorf("put %q: %w", r.Tool.Name, err)
-		}
-		if len(r.Tool.Examples) == 0 {
-			continue
-		}
-		eb, err := examples.CreateBucket(key)
-		if err != nil {
-			return habilis.CatalogMeta{}, fmt.Errorf("put %q: %w", r.Tool.Name, err)
-		}
-		eb.FillPercent = 1 // keys are appended in order
-		for j, text := range r.Tool.Examples {
-			scratch = binary.BigEndian.AppendUint32(scratch[:0], uint32(j))
-			k := a.copy(scratch)
-			scratch = appendExample(scratch[:0], text, r.ExampleVectors[j])
-			if err := eb.Put(k, a.copy(scratch)); err != nil {
-				return habilis.CatalogMeta{}, fmt.Errorf("put %q: example %d: %w", r.Tool.Name, j, err)
-			}
-		}
+	if err := putTools(ctx, tx, b); err != nil {
+		return habilis.CatalogMeta{}, err
 	}
 
 	meta := b.Meta
@@ -717,15 +701,79 @@ func write(ctx context.Context, tx *bolt.Tx, b *habilis.Batch) (habilis.CatalogM
 	return meta, nil
 }
 
+// putTools applies the batch's deletes and puts to a format 2 catalog.
+func putTools(ctx context.Context, tx *bolt.Tx, b *habilis.Batch) error {
+	tools, examples := tx.Bucket([]byte(bucketTools)), tx.Bucket([]byte(bucketExamples))
+	if k, _ := tools.Cursor().First(); k == nil {
+		// The buckets are empty (new, or reset by a Replace) and the puts
+		// come in name order: appended, so pages are filled whole rather
+		// than split in half, bbolt's default.
+		tools.FillPercent, examples.FillPercent = 1, 1
+	}
+	if !b.Replace {
+		for _, name := range b.Delete {
+			if err := remove(tools, examples, []byte(name)); err != nil {
+				return fmt.Errorf("delete %q: %w", name, err)
+			}
+		}
+	}
+	// bbolt keeps references to keys and values until commit, so they are
+	// carved from an arena rather than a reused buffer. Puts go in name
+	// order, which bbolt appends to its pages most cheaply.
+	var a arena
+	var e encoder
+	order := make([]int, len(b.Put))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int { return strings.Compare(b.Put[i].Tool.Name, b.Put[j].Tool.Name) })
+	for n, i := range order {
+		if n%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		r := &b.Put[i]
+		if err := putTool(tools, examples, &a, &e, r); err != nil {
+			return fmt.Errorf("put %q: %w", r.Tool.Name, err)
+		}
+	}
+	return nil
+}
+
+// putTool stores r, replacing the tool of its name.
+func putTool(tools, examples *bolt.Bucket, a *arena, e *encoder, r *habilis.Record) error {
+	key := a.copy([]byte(r.Tool.Name))
+	e.setTerms(r)
+	if err := tools.Put(key, a.encode(func(b []byte) []byte { return e.tool(b, r) })); err != nil {
+		return err
+	}
+	if len(r.Tool.Examples) == 0 {
+		return examples.Delete(key)
+	}
+	return examples.Put(key, a.encode(func(b []byte) []byte { return e.examples(b, r) }))
+}
+
 // remove deletes a tool and its examples, if present.
 func remove(tools, examples *bolt.Bucket, name []byte) error {
 	if err := tools.Delete(name); err != nil {
 		return err
 	}
-	if err := examples.DeleteBucket(name); err != nil && !errors.Is(err, bolterrors.ErrBucketNotFound) {
-		return err
+	return examples.Delete(name)
+}
+
+// resetBuckets replaces the tools and examples buckets with empty ones and
+// marks the store of the format this package writes.
+func resetBuckets(tx *bolt.Tx) error {
+	for _, name := range []string{bucketTools, bucketExamples} {
+		if err := tx.DeleteBucket([]byte(name)); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if _, err := tx.CreateBucket([]byte(name)); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
 	}
-	return nil
+	return tx.Bucket([]byte(bucketMeta)).Put([]byte(keyFormat), binary.BigEndian.AppendUint32(nil, formatVersion))
 }
 
 // arenaChunk is the size of the blocks an arena hands out slices of.
@@ -735,6 +783,22 @@ const arenaChunk = 1 << 20
 // 100,000 examples allocates a few hundred blocks rather than 200,000
 // slices.
 type arena struct{ buf []byte }
+
+// encode returns what enc appends to an empty slice, in the arena: enc
+// appends to the current block directly, rather than to a buffer the value
+// is then copied from. Appending within a slice's capacity never moves it,
+// so the value was written in place unless it outgrew the block.
+func (a *arena) encode(enc func([]byte) []byte) []byte {
+	n := len(a.buf)
+	b := enc(a.buf)
+	if len(b) > cap(a.buf) {
+		// append moved it: a new block, and the moved one is dropped.
+		a.buf = append(make([]byte, 0, max(arenaChunk, len(b)-n)), b[n:]...)
+		n, b = 0, a.buf
+	}
+	a.buf = b
+	return b[n:len(b):len(b)]
+}
 
 // copy returns a copy of p that stays valid until the arena is dropped.
 func (a *arena) copy(p []byte) []byte {

@@ -160,9 +160,9 @@ func TestOpenForeignFiles(t *testing.T) {
 			name: "newer format",
 			setup: func(t *testing.T, path string) {
 				testutil.BoltStore(t, path).Close()
-				setFormat(t, path, 2)
+				setFormat(t, path, 3)
 			},
-			want: "format version 2 is newer than the supported 1",
+			want: "format version 3 is newer than the supported 2",
 		},
 		{
 			name: "format zero",
@@ -330,8 +330,8 @@ func TestCorruptValues(t *testing.T) {
 		{[]string{"meta"}, []byte("catalog")},
 		{[]string{"tools"}, []byte("tool-0001")},
 		{[]string{"tools"}, []byte("sparse")},
-		{[]string{"examples", "tool-0001"}, binary.BigEndian.AppendUint32(nil, 2)},
-		{[]string{"examples", "sparse"}, binary.BigEndian.AppendUint32(nil, 0)},
+		{[]string{"examples"}, []byte("tool-0001")},
+		{[]string{"examples"}, []byte("sparse")},
 	}
 
 	damages := []struct {
@@ -383,19 +383,25 @@ func TestCorruptValues(t *testing.T) {
 		name string
 		fn   func(tx *bolt.Tx) error
 	}{
-		{"examples bucket missing", func(tx *bolt.Tx) error {
-			return tx.Bucket([]byte("examples")).DeleteBucket([]byte("tool-0001"))
+		{"examples missing", func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte("examples")).Delete([]byte("tool-0001"))
 		}},
-		{"example missing", func(tx *bolt.Tx) error {
-			return tx.Bucket([]byte("examples")).Bucket([]byte("tool-0001")).Delete(binary.BigEndian.AppendUint32(nil, 1))
+		{"examples in a bucket", func(tx *bolt.Tx) error {
+			b := tx.Bucket([]byte("examples"))
+			if err := b.Delete([]byte("tool-0001")); err != nil {
+				return err
+			}
+			_, err := b.CreateBucket([]byte("tool-0001"))
+			return err
 		}},
-		{"extra example", func(tx *bolt.Tx) error {
-			b := tx.Bucket([]byte("examples")).Bucket([]byte("tool-0001"))
-			return b.Put(binary.BigEndian.AppendUint32(nil, 3), b.Get(binary.BigEndian.AppendUint32(nil, 0)))
+		{"examples of a tool not stored", func(tx *bolt.Tx) error {
+			b := tx.Bucket([]byte("examples"))
+			return b.Put([]byte("tool-0000x"), bytes.Clone(b.Get([]byte("tool-0001"))))
 		}},
-		{"bad example key", func(tx *bolt.Tx) error {
-			b := tx.Bucket([]byte("examples")).Bucket([]byte("tool-0001"))
-			return b.Put([]byte("x"), b.Get(binary.BigEndian.AppendUint32(nil, 0)))
+		{"one example fewer", func(tx *bolt.Tx) error {
+			b := tx.Bucket([]byte("examples"))
+			v := bytes.Clone(b.Get([]byte("tool-0001")))
+			return b.Put([]byte("tool-0001"), v[:len(v)*2/3])
 		}},
 	}
 	for _, tc := range structural {

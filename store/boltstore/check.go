@@ -182,15 +182,19 @@ func checkRecords(ctx context.Context, tx *bolt.Tx, limit int) []string {
 		out = append(out, err.Error())
 	}
 	tools, examples := tx.Bucket([]byte(bucketTools)), tx.Bucket([]byte(bucketExamples))
-	n, problems := checkTools(ctx, tools, examples, limit)
+	n, problems := checkTools(ctx, storedFormat(tx), tools, examples, limit)
 	out = append(out, problems...)
 	if n > 0 && meta.Version == 0 && err == nil {
 		out = append(out, fmt.Sprintf("%d tools but no catalog meta", n))
 	}
+	format := storedFormat(tx)
 	c := examples.Cursor()
 	for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
-		if v != nil || tools.Get(k) == nil {
+		switch {
+		case tools.Get(k) == nil:
 			out = append(out, fmt.Sprintf("examples of tool %q, which is not stored", k))
+		case (v == nil) != (format < 2):
+			out = append(out, fmt.Sprintf("examples of tool %q: stored as in format %d, the store is of format %d", k, 3-format, format))
 		}
 	}
 	return out
@@ -198,7 +202,7 @@ func checkRecords(ctx context.Context, tx *bolt.Tx, limit int) []string {
 
 // checkTools checks every tool and returns how many there are and up to
 // limit problems.
-func checkTools(ctx context.Context, tools, examples *bolt.Bucket, limit int) (int, []string) {
+func checkTools(ctx context.Context, format int, tools, examples *bolt.Bucket, limit int) (int, []string) {
 	var out []string
 	n := 0
 	c := tools.Cursor()
@@ -211,7 +215,7 @@ func checkTools(ctx context.Context, tools, examples *bolt.Bucket, limit int) (i
 		case v == nil:
 			out = append(out, fmt.Sprintf("tool %q: a bucket, not a value", k))
 		default:
-			if err := checkTool(examples, k, v); err != nil {
+			if err := checkTool(format, examples, k, v); err != nil {
 				out = append(out, fmt.Sprintf("tool %q: %v", k, err))
 			}
 		}
@@ -221,34 +225,7 @@ func checkTools(ctx context.Context, tools, examples *bolt.Bucket, limit int) (i
 
 // checkTool decodes one tool and its examples as a snapshot of that tool
 // alone would.
-func checkTool(examples *bolt.Bucket, k, v []byte) error {
-	var scratch habilis.Record
-	m := &slabs{measuring: true}
-	if _, err := m.tool(v, &scratch); err != nil {
-		return err
-	}
-	m.strFrom(k, &scratch.Tool.Name)
-	s := newSlabs(m.need)
-	var rec habilis.Record
-	s.strFrom(k, &rec.Tool.Name)
-	sum, err := s.tool(v, &rec)
-	if err != nil {
-		return err
-	}
-	eb := examples.Bucket(k)
-	switch {
-	case sum.count == 0 && eb != nil:
-		return fmt.Errorf("examples stored for a tool of none: %w", errCorrupt)
-	case sum.count == 0:
-		return nil
-	case sum.count > len(s.examples):
-		return fmt.Errorf("examples: %w", errCorrupt)
-	}
-	if err := readExamples(eb, s, s.examples[:sum.count], s.vectors[:sum.count]); err != nil {
-		return fmt.Errorf("examples: %w", err)
-	}
-	if len(s.floats) != cap(s.floats) || len(s.indices) != cap(s.indices) || s.text.Len() != m.need.text {
-		return fmt.Errorf("examples do not match the tool's summary of them: %w", errCorrupt)
-	}
-	return nil
+func checkTool(format int, examples *bolt.Bucket, k, v []byte) error {
+	_, err := decodeRecord(format, examples, k, v)
+	return err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"time"
@@ -12,15 +13,24 @@ import (
 	"github.com/habilis-router/habilis"
 )
 
-// The on-disk encoding, format version 1. Integers written as "uvarint" are
+// The on-disk encoding, format version 2. Integers written as "uvarint" are
 // encoding/binary varints; floats and sparse indices are little-endian
 // float32 and uint32, so a vector's coordinates are a plain array.
 //
 //	str       uvarint length, bytes
 //	optbytes  byte 0 (nil) | byte 1, uvarint length, bytes
+//	terms     uvarint n, then n uvarints: the first index, then each
+//	          index less the one before it, less one (strictly ascending)
 //	vector    byte 0 (no coordinates)
 //	        | byte 1, uvarint n, n float32            (dense)
 //	        | byte 2, uvarint n, n uint32, n float32  (sparse)
+//	        | byte 3, len(terms) float32               (sparse, every term)
+//	        | byte 4, uvarint n, (len(terms)+7)/8 bytes of bitmap whose n
+//	          set bits (bit i%8 of byte i/8) are the terms it has,
+//	          n float32                                (sparse, a bitmap)
+//	        | byte 5, uvarint n, n uvarint positions in terms, each but
+//	          the first less the one before it, less one,
+//	          n float32                                (sparse, positions)
 //
 //	meta/format   uint32 big-endian format version
 //	meta/catalog  uint64 version, int64 UpdatedAt in Unix nanoseconds,
@@ -31,21 +41,41 @@ import (
 //	tools/<name>  str description, optbytes input schema,
 //	              byte 0 | byte 1 float32 (Tool.Margin), optbytes executor,
 //	              byte 0 | byte 1, uvarint n, n × (str key, str value) (Meta),
-//	              str hash, vector description, vector centroid,
+//	              str hash, terms, vector description, vector centroid,
 //	              vector document,
 //	              float32 radius, byte has-radius, str radius example,
 //	              float32 margin, then a summary of the tool's examples for
 //	              sizing snapshots: uvarint count, uvarint text bytes,
 //	              uvarint dense floats, uvarint sparse coordinates
-//	examples/<name>/<uint32 big-endian index>  str text, vector
+//	examples/<name>  count × (str text, vector), count as the summary says;
+//	              no key for a tool without examples
+//
+// A tool's terms are every sparse index of its vectors, examples included,
+// and its sparse vectors name their indices by their places in that list
+// (kinds 3 to 5, whichever is shortest): a lexical tool's description,
+// centroid and examples use the terms of its document, so each index is
+// written once a tool rather than once a vector, and the bitmap of an
+// example costs a bit a term of the tool instead of four bytes a term of
+// the example (docs/benchmarks.md, where the file's bytes go). Kinds 3 to 5
+// appear only after terms.
+//
+// Format 1 differs in two places, and is still read: tool values have no
+// terms (so vectors are of kinds 0 to 2 only), and each tool's examples are
+// a nested bucket examples/<name>/<uint32 big-endian index> of one value an
+// example (str text, vector), which took a branch page and two leaf pages
+// a tool. A write to a format 1 file rewrites it in format 2 first (see
+// migrate.go).
 //
 // Raw JSON (schema, executor, calibration) is kept byte for byte rather than
 // re-encoded, so what a store returns is exactly what it was given.
 
 const (
-	kindZero   = 0
-	kindDense  = 1
-	kindSparse = 2
+	kindZero      = 0
+	kindDense     = 1
+	kindSparse    = 2
+	kindAll       = 3
+	kindBitmap    = 4
+	kindPositions = 5
 )
 
 // errCorrupt reports stored bytes that do not decode.
@@ -119,7 +149,122 @@ func appendMeta(b []byte, m habilis.CatalogMeta) []byte {
 	return appendOptBytes(b, m.LexicalState)
 }
 
-func appendTool(b []byte, r *habilis.Record) []byte {
+// encoder encodes records in format 2, reusing its scratch space from one
+// record to the next.
+type encoder struct {
+	terms, spare []uint32
+	pos          []int
+}
+
+// setTerms makes e.terms the ascending union of the sparse indices of r's
+// vectors. Stored indices ascend (Vector.Validate), so each vector is
+// merged in one pass; a lexical tool's document holds the others' terms,
+// so the later merges add nothing.
+func (e *encoder) setTerms(r *habilis.Record) {
+	e.terms = e.terms[:0]
+	add := func(v habilis.Vector) {
+		if len(v.Indices) > 0 {
+			e.spare = union(e.spare[:0], e.terms, v.Indices)
+			e.terms, e.spare = e.spare, e.terms
+		}
+	}
+	add(r.DocumentVector)
+	add(r.DescriptionVector)
+	add(r.Centroid)
+	for _, v := range r.ExampleVectors {
+		add(v)
+	}
+}
+
+// union appends to dst the ascending union of ascending a and b.
+func union(dst, a, b []uint32) []uint32 {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			dst = append(dst, a[i])
+			i++
+		case a[i] > b[j]:
+			dst = append(dst, b[j])
+			j++
+		default:
+			dst = append(dst, a[i])
+			i, j = i+1, j+1
+		}
+	}
+	dst = append(dst, a[i:]...)
+	return append(dst, b[j:]...)
+}
+
+func appendTerms(b []byte, terms []uint32) []byte {
+	b = appendUvarint(b, len(terms))
+	for i, t := range terms {
+		if i > 0 {
+			t -= terms[i-1] + 1
+		}
+		b = binary.AppendUvarint(b, uint64(t))
+	}
+	return b
+}
+
+// vector appends v, whose sparse indices are all in e.terms.
+func (e *encoder) vector(b []byte, v habilis.Vector) []byte {
+	if v.Dense != nil || len(v.Indices) == 0 || len(v.Values) != len(v.Indices) {
+		return appendVector(b, v)
+	}
+	if len(v.Indices) == len(e.terms) {
+		return appendFloats(append(b, kindAll), v.Values)
+	}
+	// Each index's place in the terms, found by walking both in step.
+	e.pos = e.pos[:0]
+	k, gaps := 0, 0
+	for _, idx := range v.Indices {
+		for e.terms[k] != idx {
+			k++
+		}
+		if n := len(e.pos); n > 0 {
+			gaps += uvarintLen(k - e.pos[n-1] - 1)
+		} else {
+			gaps += uvarintLen(k)
+		}
+		e.pos = append(e.pos, k)
+	}
+	if bitmap := (len(e.terms) + 7) / 8; bitmap <= gaps {
+		b = appendUvarint(append(b, kindBitmap), len(v.Indices))
+		n := len(b)
+		b = append(b, make([]byte, bitmap)...)
+		for _, p := range e.pos {
+			b[n+p/8] |= 1 << (p % 8)
+		}
+	} else {
+		b = appendUvarint(append(b, kindPositions), len(v.Indices))
+		for i, p := range e.pos {
+			if i > 0 {
+				p -= e.pos[i-1] + 1
+			}
+			b = appendUvarint(b, p)
+		}
+	}
+	return appendFloats(b, v.Values)
+}
+
+func uvarintLen(x int) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
+}
+
+func appendFloats(b []byte, fs []float32) []byte {
+	for _, f := range fs {
+		b = appendF32(b, f)
+	}
+	return b
+}
+
+// tool appends r's tools value; e.terms must be r's (setTerms).
+func (e *encoder) tool(b []byte, r *habilis.Record) []byte {
 	t := &r.Tool
 	b = appendStr(b, t.Description)
 	b = appendOptBytes(b, t.InputSchema)
@@ -141,17 +286,22 @@ func appendTool(b []byte, r *habilis.Record) []byte {
 		}
 	}
 	b = appendStr(b, r.Hash)
-	b = appendVector(b, r.DescriptionVector)
-	b = appendVector(b, r.Centroid)
-	b = appendVector(b, r.DocumentVector)
+	b = appendTerms(b, e.terms)
+	b = e.vector(b, r.DescriptionVector)
+	b = e.vector(b, r.Centroid)
+	b = e.vector(b, r.DocumentVector)
 	b = appendF32(b, r.Radius)
 	b = appendBool(b, r.HasRadius)
 	b = appendStr(b, r.RadiusExample)
 	b = appendF32(b, r.Margin)
+	return appendSummary(b, r)
+}
 
+// appendSummary appends the summary of r's examples.
+func appendSummary(b []byte, r *habilis.Record) []byte {
 	var text, dense, sparse int
 	for i, v := range r.ExampleVectors {
-		text += len(t.Examples[i])
+		text += len(r.Tool.Examples[i])
 		if v.Dense != nil {
 			dense += len(v.Dense)
 		} else {
@@ -164,8 +314,12 @@ func appendTool(b []byte, r *habilis.Record) []byte {
 	return appendUvarint(b, sparse)
 }
 
-func appendExample(b []byte, text string, v habilis.Vector) []byte {
-	return appendVector(appendStr(b, text), v)
+// examples appends r's examples value; e.terms must be r's (setTerms).
+func (e *encoder) examples(b []byte, r *habilis.Record) []byte {
+	for i, text := range r.Tool.Examples {
+		b = e.vector(appendStr(b, text), r.ExampleVectors[i])
+	}
+	return b
 }
 
 // reader decodes one stored value. The first malformed read sets err and
@@ -324,6 +478,11 @@ type exampleSummary struct {
 type slabs struct {
 	measuring bool
 	need      sizes
+	// format is the format of the values decoded; terms, from format 2
+	// on, the terms of the tool being decoded, which its vectors and its
+	// examples' name by their places.
+	format int
+	terms  []uint32
 
 	floats   []float32 // dense coordinates and sparse values
 	indices  []uint32  // sparse indices
@@ -338,9 +497,11 @@ type slabs struct {
 	refs []textRef
 }
 
-// newSlabs returns slabs for decoding what a measuring pass found to need.
-func newSlabs(need sizes) *slabs {
+// newSlabs returns slabs for decoding values of format, which a measuring
+// pass found to need need.
+func newSlabs(format int, need sizes) *slabs {
 	s := &slabs{
+		format:   format,
 		need:     need,
 		floats:   make([]float32, 0, need.floats),
 		indices:  make([]uint32, 0, need.indices),
@@ -415,7 +576,7 @@ func (s *slabs) optRaw(r *reader) []byte {
 }
 
 func (s *slabs) vector(r *reader) habilis.Vector {
-	switch r.byte() {
+	switch kind := r.byte(); kind {
 	case kindZero:
 		return habilis.Vector{}
 	case kindDense:
@@ -465,9 +626,117 @@ func (s *slabs) vector(r *reader) habilis.Vector {
 			r.fail()
 		}
 		return habilis.Vector{Indices: idx, Values: v}
+	case kindAll, kindBitmap, kindPositions:
+		if s.format < 2 {
+			break
+		}
+		return s.termVector(r, kind)
 	}
 	r.fail()
 	return habilis.Vector{}
+}
+
+// termVector decodes a sparse vector of kind 3 to 5, which names its
+// indices by their places in s.terms.
+func (s *slabs) termVector(r *reader, kind byte) habilis.Vector {
+	var n int
+	var places []byte
+	switch kind {
+	case kindAll:
+		n = len(s.terms)
+	case kindBitmap:
+		n = r.count(4)
+		places = r.next((len(s.terms) + 7) / 8)
+	case kindPositions:
+		n = r.count(5)
+		start := r.b
+		for range n {
+			r.uvarint()
+		}
+		places = start[:len(start)-len(r.b)]
+	}
+	pv := r.next(4 * n)
+	if r.err != nil {
+		return habilis.Vector{}
+	}
+	if s.measuring {
+		s.need.floats += n
+		s.need.indices += n
+		return habilis.Vector{}
+	}
+	if n > cap(s.indices)-len(s.indices) {
+		r.fail()
+		return habilis.Vector{}
+	}
+	start := len(s.indices)
+	idx := s.indices[start : start+n : start+n]
+	var ok bool
+	switch kind {
+	case kindAll:
+		ok = copy(idx, s.terms) == n
+	case kindBitmap:
+		ok = fromBitmap(idx, places, s.terms)
+	case kindPositions:
+		ok = fromPositions(idx, places, s.terms)
+	}
+	s.indices = s.indices[:start+n]
+	v, finite := s.takeFloats(pv, n)
+	if !ok || !finite {
+		r.fail()
+	}
+	return habilis.Vector{Indices: idx, Values: v}
+}
+
+// fromBitmap fills idx with the terms whose bits are set in bitmap, and
+// reports whether there were exactly len(idx) of them, none past the terms.
+func fromBitmap(idx []uint32, bitmap []byte, terms []uint32) bool {
+	n := 0
+	for i, c := range bitmap {
+		for ; c != 0; c &= c - 1 {
+			p := 8*i + bits.TrailingZeros8(c)
+			if n == len(idx) || p >= len(terms) {
+				return false
+			}
+			idx[n] = terms[p]
+			n++
+		}
+	}
+	return n == len(idx)
+}
+
+// fromPositions fills idx with the terms at the places p holds (len(idx)
+// uvarints, as kind 5 writes them), and reports whether they all lie in
+// the terms.
+func fromPositions(idx []uint32, p []byte, terms []uint32) bool {
+	next := uint64(0)
+	for i := range idx {
+		d, n := binary.Uvarint(p)
+		if n <= 0 || d >= uint64(len(terms)) || next+d >= uint64(len(terms)) { // d first: next+d must not wrap
+			return false
+		}
+		p = p[n:]
+		idx[i] = terms[next+d]
+		next += d + 1
+	}
+	return true
+}
+
+// readTerms reads a terms list into dst[:0], failing unless it ascends
+// strictly within uint32.
+func (r *reader) readTerms(dst []uint32) []uint32 {
+	n := r.count(1)
+	dst = dst[:0]
+	next := uint64(0)
+	for range n {
+		d := r.uvarint()
+		if d > math.MaxUint32 || next+d > math.MaxUint32 {
+			r.fail()
+			return dst[:0]
+		}
+		dst = append(dst, uint32(next+d))
+		next += d + 1
+	}
+	return dst
 }
 
 // takeFloats decodes n little-endian float32s from p into the float slab.
@@ -538,6 +807,9 @@ func (s *slabs) tool(v []byte, rec *habilis.Record) (exampleSummary, error) {
 		r.fail()
 	}
 	s.str(r, &rec.Hash)
+	if s.format >= 2 {
+		s.terms = r.readTerms(s.terms)
+	}
 	rec.DescriptionVector = s.vector(r)
 	rec.Centroid = s.vector(r)
 	rec.DocumentVector = s.vector(r)
@@ -573,10 +845,21 @@ func (s *slabs) tool(v []byte, rec *habilis.Record) (exampleSummary, error) {
 	return sum, nil
 }
 
-// example decodes one examples value into *text and *vec.
+// example decodes one format 1 examples value into *text and *vec.
 func (s *slabs) example(v []byte, text *string, vec *habilis.Vector) error {
 	r := &reader{b: v}
 	s.str(r, text)
 	*vec = s.vector(r)
+	return r.done()
+}
+
+// examplesValue decodes a format 2 examples value, which must hold exactly
+// len(texts) examples, into texts and vecs; s.terms must be the tool's.
+func (s *slabs) examplesValue(v []byte, texts []string, vecs []habilis.Vector) error {
+	r := &reader{b: v}
+	for i := range texts {
+		s.str(r, &texts[i])
+		vecs[i] = s.vector(r)
+	}
 	return r.done()
 }

@@ -135,12 +135,12 @@ var damages = []damage{
 		func(r pageRole) bool { return r != roleBeyond }},
 }
 
-// damagedStore writes a store of a few writes (so that it has free pages
-// and both meta pages differ) with dense and sparse tools, some of whose
-// values span several pages.
-func damagedStore(t *testing.T, path string) *habilis.Snapshot {
+// damagedStore writes a store of format (2, or 1 as its release wrote
+// them) of a few writes (so that it has free pages and both meta pages
+// differ) with dense and sparse tools, some of whose values span several
+// pages.
+func damagedStore(t *testing.T, path string, format int) *habilis.Snapshot {
 	t.Helper()
-	s := testutil.BoltStore(t, path)
 	ctx := context.Background()
 	recs := storetest.Catalog(40, 3, false, 1)
 	for i := range 10 {
@@ -148,12 +148,20 @@ func damagedStore(t *testing.T, path string) *habilis.Snapshot {
 		recs = append(recs, storetest.Generate(fmt.Sprintf("sparse-%d", i), 4, storetest.Shape{NonZeros: 300}, int64(i)))
 	}
 	meta := storetest.Meta(8, 1)
-	if _, err := s.Write(ctx, &habilis.Batch{Put: recs[:30], Meta: meta}); err != nil {
-		t.Fatal(err)
+	if format == 1 {
+		boltstore.WriteFormat1(t, path, recs[:30], meta)
+		meta.Version = 2
+		boltstore.WriteFormat1(t, path, recs, meta)
 	}
-	meta.Version = 1
-	if _, err := s.Write(ctx, &habilis.Batch{BaseVersion: 1, Replace: true, Put: recs, Meta: meta}); err != nil {
-		t.Fatal(err)
+	s := testutil.BoltStore(t, path)
+	if format != 1 {
+		if _, err := s.Write(ctx, &habilis.Batch{Put: recs[:30], Meta: meta}); err != nil {
+			t.Fatal(err)
+		}
+		meta.Version = 1
+		if _, err := s.Write(ctx, &habilis.Batch{BaseVersion: 1, Replace: true, Put: recs, Meta: meta}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	want := storetest.Snapshot(t, s)
 	if err := s.Close(); err != nil {
@@ -176,9 +184,15 @@ func damagedStore(t *testing.T, path string) *habilis.Snapshot {
 // (meta, freelist, a node's first page) always fails, and a damaged store
 // never reads as an empty one.
 func TestDamagedPages(t *testing.T) {
+	for _, format := range []int{2, 1} {
+		t.Run(fmt.Sprintf("format %d", format), func(t *testing.T) { testDamagedPages(t, format) })
+	}
+}
+
+func testDamagedPages(t *testing.T, format int) {
 	dir := t.TempDir()
 	pristinePath := filepath.Join(dir, "pristine.db")
-	want := damagedStore(t, pristinePath)
+	want := damagedStore(t, pristinePath, format)
 	pristine := readFile(t, pristinePath)
 	roles, ps := pageRoles(t, pristinePath, int64(len(pristine)))
 	counts := map[pageRole]int{}
@@ -366,7 +380,7 @@ func FuzzOpen(f *testing.F) {
 // no recover catches). The walk refuses the file first.
 func TestCycle(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "habilis.db")
-	damagedStore(t, path)
+	damagedStore(t, path, 2)
 	roles, ps := pageRoles(t, path, int64(len(readFile(t, path))))
 	b := readFile(t, path)
 	for id, r := range roles {
@@ -419,7 +433,7 @@ func TestCheck(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	sound := filepath.Join(dir, "sound.db")
-	want := damagedStore(t, sound)
+	want := damagedStore(t, sound, 2)
 	rep, err := boltstore.Check(ctx, sound, boltstore.CheckOptions{Records: checkGenerated})
 	if err != nil || !rep.Sound() || rep.Tools != len(want.Records) || rep.Version != want.Meta.Version || rep.Pages == 0 {
 		t.Errorf("Check(sound store) = %+v, %v; want sound, %d tools, version %d", rep, err, len(want.Records), want.Meta.Version)

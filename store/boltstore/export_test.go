@@ -5,3 +5,6 @@ func WalkFile(path string) ([]string, error) {
 	_, problems, err := walkFile(path, 1)
 	return problems, err
 }
+
+// WriteFormat1 writes a format 1 store, as a release of that format would.
+var WriteFormat1 = writeFormat1
