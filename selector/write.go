@@ -243,10 +243,11 @@ func planReuse(c *change) {
 		if o != nil {
 			oldDesc = descriptionText(o.Tool)
 		}
+		vecText := descriptionVectorText(t, c.descTexts[i], c.emb.sameLex)
 		if o != nil && sameEmb {
-			c.reuseEmbedded(i, o, oldDesc == c.descTexts[i])
+			c.reuseEmbedded(i, o, vecText, descriptionVectorText(o.Tool, oldDesc, c.emb.sameLex) == vecText)
 		} else {
-			c.embedAfresh(i)
+			c.embedAfresh(i, vecText)
 		}
 		if c.emb.lex == nil {
 			continue
@@ -263,8 +264,9 @@ func planReuse(c *change) {
 }
 
 // reuseEmbedded takes record i's description vector (when sameDesc) and
-// its example vectors from o where the texts match, and plans the rest.
-func (c *change) reuseEmbedded(i int, o *habilis.Record, sameDesc bool) {
+// its example vectors from o where the texts match, and plans the rest;
+// desc is the text of its description vector.
+func (c *change) reuseEmbedded(i int, o *habilis.Record, desc string, sameDesc bool) {
 	rec := &c.recs[i]
 	oldEx := make(map[string]habilis.Vector, len(o.Tool.Examples))
 	for k, e := range o.Tool.Examples {
@@ -274,7 +276,7 @@ func (c *change) reuseEmbedded(i int, o *habilis.Record, sameDesc bool) {
 		rec.DescriptionVector = o.DescriptionVector
 		c.rep.Reused++
 	} else {
-		c.planEmbed(i, slotDescription, 0, c.descTexts[i])
+		c.planEmbed(i, slotDescription, 0, desc)
 	}
 	for k, e := range rec.Tool.Examples {
 		if v, ok := oldEx[e]; ok {
@@ -286,9 +288,10 @@ func (c *change) reuseEmbedded(i int, o *habilis.Record, sameDesc bool) {
 	}
 }
 
-// embedAfresh plans the embedding of record i's description and examples.
-func (c *change) embedAfresh(i int) {
-	c.planEmbed(i, slotDescription, 0, c.descTexts[i])
+// embedAfresh plans the embedding of record i's description (the text
+// desc) and examples.
+func (c *change) embedAfresh(i int, desc string) {
+	c.planEmbed(i, slotDescription, 0, desc)
 	for k, e := range c.recs[i].Tool.Examples {
 		c.planEmbed(i, slotExample, k, e)
 	}
