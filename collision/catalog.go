@@ -1,6 +1,8 @@
 package collision
 
 import (
+	"math"
+
 	"fmt"
 	"slices"
 
@@ -232,4 +234,43 @@ func (c *catalog) newIndex() *index {
 		}
 	})
 	return ix
+}
+
+// spread writes row i's values (vals, its centroid's) into y at their
+// term ids; unspread clears them again.
+func (ix *index) spread(i int, vals, y []float32) {
+	for m, tid := range ix.tids[ix.start[i]:ix.start[i+1]] {
+		y[tid] = vals[m]
+	}
+}
+
+func (ix *index) unspread(i int, y []float32) {
+	for _, tid := range ix.tids[ix.start[i]:ix.start[i+1]] {
+		y[tid] = 0
+	}
+}
+
+// gather returns row i's centroid (values vals) · y, a row spread out by
+// spread. It adds the products in ascending term order, as vec.SparseDot
+// does, the products of terms y lacks being zeros, so the two agree to
+// the bit.
+func (ix *index) gather(i int, vals, y []float32) float32 {
+	var s float32
+	for m, tid := range ix.tids[ix.start[i]:ix.start[i+1]] {
+		s += vals[m] * y[tid]
+	}
+	return s
+}
+
+// maxAbs returns, by term id, the largest absolute value a row of vals
+// (the centroids' values, row by row as the index holds them) has there.
+func (ix *index) maxAbs(vals [][]float32) []float64 {
+	m := make([]float64, len(ix.off)-1)
+	for i, row := range vals {
+		for k, v := range row {
+			tid := ix.tids[ix.start[i]+k]
+			m[tid] = max(m[tid], math.Abs(float64(v)))
+		}
+	}
+	return m
 }

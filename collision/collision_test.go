@@ -506,26 +506,40 @@ func TestOddInputsDoNotPanic(t *testing.T) {
 	}
 }
 
-// TestTermHeap checks that popping the heap yields terms by ascending key.
-func TestTermHeap(t *testing.T) {
+// TestGather checks that a product through a spread row is SparseDot's
+// to the bit, whatever the two rows share, so that sparseAbove reports
+// the similarities the other passes do.
+func TestGather(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	for _, n := range []int{0, 1, 2, 3, 10, 257} {
-		h := make(termHeap, n)
-		keys := make([]uint64, n)
-		for i := range h {
-			keys[i] = r.Uint64N(50) // repeats too
-			h[i] = rankedTerm{key: keys[i], k: i}
-		}
-		h.init()
-		slices.Sort(keys)
-		for _, want := range keys {
-			if got := h[0].key; got != want {
-				t.Fatalf("n %d: popped key %d, want %d", n, got, want)
+	recs := make([]habilis.Record, 60)
+	for i := range recs {
+		var v habilis.Vector
+		for term := range uint32(80) {
+			if r.IntN(3) == 0 {
+				v.Indices = append(v.Indices, term*7)
+				v.Values = append(v.Values, float32(r.NormFloat64()))
 			}
-			h = h.pop()
 		}
-		if len(h) != 0 {
-			t.Errorf("n %d: %d terms left", n, len(h))
+		v.Indices, v.Values = append(v.Indices, 1000), append(v.Values, 0.5) // never a zero row
+		recs[i] = habilis.Record{Tool: habilis.Tool{Name: string(rune(0x4e00 + i))}, Centroid: v}
+	}
+	c, err := newCatalog(recs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := c.newIndex()
+	y := make([]float32, len(ix.off)-1)
+	for j := range c.tools {
+		ix.spread(j, c.val[j], y)
+		for i := range c.tools {
+			got, want := ix.gather(i, c.val[i], y), vec.SparseDot(c.idx[i], c.val[i], c.idx[j], c.val[j])
+			if math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("rows %d, %d: gather %v, SparseDot %v", i, j, got, want)
+			}
+		}
+		ix.unspread(j, y)
+		if i := slices.IndexFunc(y, func(x float32) bool { return x != 0 }); i >= 0 {
+			t.Fatalf("row %d: unspread left %v at %d", j, y[i], i)
 		}
 	}
 }

@@ -175,15 +175,18 @@ func hitsOf(accs []accumulator) []hit {
 
 // sparseAbove finds the pairs of sparse centroids with similarity at least
 // threshold without comparing every pair (prefix filtering). Each centroid x
-// is split into a prefix of its most frequent terms, with norm at most half
-// of threshold / max norm, and a suffix of rarer terms. Only suffixes are
-// indexed; probing with y accumulates s = suffix(x)·y exactly, and since
-// x·y ≤ s + |prefix(x)|·|y|, only pairs where that bound reaches threshold
-// are compared in full. Frequent terms, whose postings are long, mostly stay
-// out of the index, and pairs sharing only a few rare terms are dropped by
-// the bound.
+// leaves a set of its terms unindexed, P(x), whose part of any product is
+// bounded: x·y ≤ s + slack(x), where s is the product over the indexed terms
+// and slack(x) the smaller of |P(x)|·max norm and Σ |x_t|·max_t (max_t the
+// largest weight any centroid has on term t), at most threshold / 2. Only
+// the indexed terms are, so probing with y accumulates s exactly, a pair
+// that shares no indexed term stays under threshold, and only pairs where
+// the bound reaches it are compared in full. The unindexed terms are
+// chosen for the postings they save per share of the bound they take
+// (see suffixes), so frequent terms, whose postings are long, mostly stay
+// out of the index.
 //
-// Row j is probed against the suffixes of rows i < j. The suffixes are all
+// Row j is probed against the indexed terms of rows i < j. They are all
 // indexed first, postings in row order, so rows are probed independently,
 // spread over GOMAXPROCS goroutines; the hits come in no particular order.
 func (c *catalog) sparseAbove(threshold float32) []hit {
@@ -196,7 +199,7 @@ func (c *catalog) sparseAbove(threshold float32) []hit {
 	if maxNorm == 0 || threshold <= 0 {
 		return nil
 	}
-	suffixes, slack := c.suffixes(ix, float64(threshold)/maxNorm/2, maxNorm)
+	suffixes, slack := c.suffixes(ix, float64(threshold)/2, maxNorm)
 
 	// The suffixes' postings, term by term and tools ascending within a
 	// term: term t's are indexed[at[t]:at[t+1]].
@@ -218,7 +221,12 @@ func (c *catalog) sparseAbove(threshold float32) []hit {
 			fill[t]++
 		}
 	}
-	accs := newAccumulators(par.Workers(n), n)
+	nw := par.Workers(n)
+	accs := newAccumulators(nw, n)
+	// A probe's centroid spread out by term id, so that verifying a
+	// candidate reads one slot per term of it rather than merging two
+	// sorted lists, whose branches mispredict.
+	spread := make([][]float32, nw)
 	par.For(n, func(w, j int) {
 		a := &accs[w]
 		for k := ix.start[j]; k < ix.start[j+1]; k++ {
@@ -231,101 +239,74 @@ func (c *catalog) sparseAbove(threshold float32) []hit {
 				a.add(p.tool, wj*p.w)
 			}
 		}
+		var y []float32
 		for _, i := range a.touched {
 			// The bound allows for rounding in the float32 sums.
-			if a.sum[i]+slack[i]+1e-5 >= threshold {
-				if s := c.dot(int(i), j); s >= threshold {
-					a.hits = append(a.hits, hit{i, int32(j), s})
-				}
+			if a.sum[i]+slack[i]+1e-5 < threshold {
+				continue
 			}
+			if y == nil {
+				if spread[w] == nil {
+					spread[w] = make([]float32, len(ix.off)-1)
+				}
+				y = spread[w]
+				ix.spread(j, c.val[j], y)
+			}
+			if s := ix.gather(int(i), c.val[i], y); s >= threshold {
+				a.hits = append(a.hits, hit{i, int32(j), s})
+			}
+		}
+		if y != nil {
+			ix.unspread(j, y)
 		}
 		a.reset()
 	})
 	return hitsOf(accs)
 }
 
-// suffixes splits every sparse centroid for sparseAbove: its terms ordered
-// by document frequency, most frequent first (ties by term), lose a prefix
-// whose norm stays within bound. It returns, per row, the positions (into
-// ix.tids) of the terms after the prefix, in no particular order, and
-// |prefix|·maxNorm.
+// suffixes splits every sparse centroid for sparseAbove. Its terms are
+// taken in order of the share of the bound each takes (|x_t|·max_t) per
+// posting it would add (the term's document frequency), cheapest first
+// (ties by term), and each joins the unindexed set while the set's bound
+// stays within limit: the smaller of its norm times maxNorm and the sum of
+// |x_t|·max_t. A term that does not fit is indexed, and the next ones
+// tried. It returns, per row, the positions (into ix.tids) of the indexed
+// terms, and the bound of the unindexed ones.
 //
-// The prefix is usually a small part of a row, so the terms are not
-// sorted: they are heaped and taken off the top until the prefix is full.
-func (c *catalog) suffixes(ix *index, bound, maxNorm float64) (suffixes [][]int, slack []float32) {
+// Against taking the most frequent terms by norm alone, this indexes half
+// the postings' reads at 30,000 synthetic tools for as many full
+// comparisons (docs/benchmarks.md).
+func (c *catalog) suffixes(ix *index, limit, maxNorm float64) (suffixes [][]int, slack []float32) {
 	n := len(c.tools)
-	bound2 := bound * bound
+	maxAbs := ix.maxAbs(c.val)
 	suffixes = make([][]int, n)
 	slack = make([]float32, n)
-	heaps := make([]termHeap, par.Workers(n))
+	keys := make([][]uint64, par.Workers(n))
 	par.For(n, func(w, i int) {
-		h := heaps[w][:0]
-		for k := ix.start[i]; k < ix.start[i+1]; k++ {
-			tid := ix.tids[k]
-			h = append(h, rankedTerm{key: uint64(math.MaxUint32-uint32(ix.df(tid)))<<32 | uint64(tid), k: k})
+		row := c.val[i]
+		tids := ix.tids[ix.start[i]:ix.start[i+1]]
+		// A term's rank, then its place in the row (terms ascend in it).
+		ks := keys[w][:0]
+		for m, tid := range tids {
+			r := float32(math.Abs(float64(row[m])) * maxAbs[tid] / float64(ix.df(tid)))
+			ks = append(ks, uint64(math.Float32bits(r))<<32|uint64(m))
 		}
-		h.init()
-		var s float64
-		for len(h) > 0 {
-			v := float64(c.val[i][h[0].k-ix.start[i]])
-			if s+v*v > bound2 {
-				break
+		slices.Sort(ks)
+		var s2, l1, bound float64
+		var suffix []int
+		for _, key := range ks {
+			m := int(uint32(key))
+			v, mx := math.Abs(float64(row[m])), maxAbs[tids[m]]
+			b := min(math.Sqrt(s2+v*v)*maxNorm, l1+v*mx)
+			if b > limit {
+				suffix = append(suffix, ix.start[i]+m)
+				continue
 			}
-			s += v * v
-			h = h.pop()
-		}
-		suffix := make([]int, len(h))
-		for p, t := range h {
-			suffix[p] = t.k
+			s2, l1, bound = s2+v*v, l1+v*mx, b
 		}
 		suffixes[i] = suffix
-		slack[i] = float32(math.Sqrt(s) * maxNorm)
-		heaps[w] = h
+		slack[i] = float32(bound)
+		keys[w] = ks
 	})
 	return suffixes, slack
-}
-
-// rankedTerm is the term at position k of ix.tids, ranked by key: the
-// smaller, the earlier it joins a prefix.
-type rankedTerm struct {
-	key uint64
-	k   int
-}
-
-// termHeap is a binary min-heap of terms by key.
-type termHeap []rankedTerm
-
-// init orders h as a heap.
-func (h termHeap) init() {
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		h.down(i)
-	}
-}
-
-// pop removes the smallest term, h[0], and returns the shorter heap.
-func (h termHeap) pop() termHeap {
-	last := len(h) - 1
-	h[0] = h[last]
-	h = h[:last]
-	h.down(0)
-	return h
-}
-
-// down moves h[i] down to its place.
-func (h termHeap) down(i int) {
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			return
-		}
-		m := l
-		if r := l + 1; r < len(h) && h[r].key < h[l].key {
-			m = r
-		}
-		if h[i].key <= h[m].key {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
 }
