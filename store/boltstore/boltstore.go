@@ -41,7 +41,28 @@ const (
 	bucketExamples = "examples"
 	keyFormat      = "format"
 	keyCatalog     = "catalog"
+	// keyBuckets, when present, is the suffix of the names of the tools
+	// and examples buckets holding the catalog: a write staged in several
+	// transactions writes new buckets and names them here (staged.go).
+	keyBuckets = "buckets"
 )
+
+// catalogNames returns the names of the tools and examples buckets that
+// hold the catalog in tx.
+func catalogNames(tx *bolt.Tx) (tools, examples string) {
+	var suffix []byte
+	if mb := tx.Bucket([]byte(bucketMeta)); mb != nil {
+		suffix = mb.Get([]byte(keyBuckets))
+	}
+	return bucketTools + string(suffix), bucketExamples + string(suffix)
+}
+
+// catalogBuckets returns the tools and examples buckets that hold the
+// catalog in tx, nil when missing.
+func catalogBuckets(tx *bolt.Tx) (tools, examples *bolt.Bucket) {
+	t, e := catalogNames(tx)
+	return tx.Bucket([]byte(t)), tx.Bucket([]byte(e))
+}
 
 // initialMmapSize is the address space mapped for the file from the start.
 // Each time bbolt outgrows its mapping during a write it copies every key
@@ -92,6 +113,11 @@ type Store struct {
 	closed bool
 	db     *bolt.DB
 	views  views
+	// writeMu serialises writes, which a staged write needs: its
+	// transactions must not interleave with another write's.
+	writeMu sync.Mutex
+	// chunkSize, when not zero, replaces stageChunk (for tests).
+	chunkSize int
 }
 
 var _ habilis.Store = (*Store)(nil)
@@ -292,7 +318,7 @@ func initialize(db *bolt.DB, readOnly bool) error {
 		if err != nil {
 			return err
 		}
-		if err := meta.Put([]byte(keyFormat), binary.BigEndian.AppendUint32(nil, formatVersion)); err != nil {
+		if err := meta.Put([]byte(keyFormat), binaryFormat()); err != nil {
 			return err
 		}
 		if _, err := tx.CreateBucket([]byte(bucketTools)); err != nil {
@@ -310,12 +336,17 @@ func initialize(db *bolt.DB, readOnly bool) error {
 // habilis store rather than a foreign one.
 func checkFormat(tx *bolt.Tx) error {
 	meta := tx.Bucket([]byte(bucketMeta))
-	habilisBuckets := tx.Bucket([]byte(bucketTools)) != nil && tx.Bucket([]byte(bucketExamples)) != nil
+	tools, examples := catalogBuckets(tx)
+	habilisBuckets := tools != nil && examples != nil
 	if meta == nil {
 		var other []byte
 		tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
-			if string(name) == bucketIndex || string(name) == bucketPatch {
+			switch n := string(name); {
+			case n == bucketIndex || n == bucketPatch:
 				return nil // the selector's index, which a store may lose with the rest
+			case strings.HasPrefix(n, bucketTools+stagedPrefix) || strings.HasPrefix(n, bucketExamples+stagedPrefix):
+				habilisBuckets = true // a staged write's (staged.go)
+				return nil
 			}
 			other = slices.Clone(name)
 			return errFresh // stop at the first bucket
@@ -432,7 +463,7 @@ func readSnapshot(ctx context.Context, tx *bolt.Tx) (*habilis.Snapshot, error) {
 		return nil, err
 	}
 	snap := &habilis.Snapshot{Meta: meta}
-	tools, examples := tx.Bucket([]byte(bucketTools)), tx.Bucket([]byte(bucketExamples))
+	tools, examples := catalogBuckets(tx)
 
 	format := storedFormat(tx)
 
@@ -626,17 +657,24 @@ func (s *Store) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMet
 	if err := validate(b); err != nil {
 		return habilis.CatalogMeta{}, fmt.Errorf("boltstore: write: %w", err)
 	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	var meta habilis.CatalogMeta
-	err := guard(func() error {
-		return s.db.Update(func(tx *bolt.Tx) error {
-			if err := checkFormat(tx); err != nil {
-				return err // buckets lost since Open
-			}
-			var err error
-			meta, err = write(ctx, tx, b, s.progress)
-			return err
+	var err error
+	if len(b.Put) > s.chunk() && (b.Replace || s.empty()) {
+		meta, err = s.writeStaged(ctx, b)
+	} else {
+		err = guard(func() error {
+			return s.db.Update(func(tx *bolt.Tx) error {
+				if err := checkFormat(tx); err != nil {
+					return err // buckets lost since Open
+				}
+				var err error
+				meta, err = write(ctx, tx, b, s.progress)
+				return err
+			})
 		})
-	})
+	}
 	if err != nil {
 		return habilis.CatalogMeta{}, fmt.Errorf("boltstore: write: %w", s.damaged(err))
 	}
@@ -664,7 +702,7 @@ func write(ctx context.Context, tx *bolt.Tx, b *habilis.Batch, progress func(don
 	if stored.Version != b.BaseVersion {
 		return habilis.CatalogMeta{}, fmt.Errorf("batch based on version %d, store is at %d: %w", b.BaseVersion, stored.Version, habilis.ErrConflict)
 	}
-	tools := tx.Bucket([]byte(bucketTools))
+	tools, _ := catalogBuckets(tx)
 	for _, name := range b.Delete {
 		if tools.Get([]byte(name)) == nil {
 			return habilis.CatalogMeta{}, fmt.Errorf("delete %q: no such tool: %w", name, habilis.ErrInvalid)
@@ -685,6 +723,12 @@ func write(ctx context.Context, tx *bolt.Tx, b *habilis.Batch, progress func(don
 		return habilis.CatalogMeta{}, err
 	}
 
+	return commitMeta(tx, b, stored)
+}
+
+// commitMeta writes the batch's meta, of the version after stored, and
+// its index.
+func commitMeta(tx *bolt.Tx, b *habilis.Batch, stored habilis.CatalogMeta) (habilis.CatalogMeta, error) {
 	meta := b.Meta
 	meta.Version = stored.Version + 1
 	meta.UpdatedAt = time.Now().UTC().Round(0)
@@ -703,7 +747,7 @@ func write(ctx context.Context, tx *bolt.Tx, b *habilis.Batch, progress func(don
 
 // putTools applies the batch's deletes and puts to a format 2 catalog.
 func putTools(ctx context.Context, tx *bolt.Tx, b *habilis.Batch) error {
-	tools, examples := tx.Bucket([]byte(bucketTools)), tx.Bucket([]byte(bucketExamples))
+	tools, examples := catalogBuckets(tx)
 	if k, _ := tools.Cursor().First(); k == nil {
 		// The buckets are empty (new, or reset by a Replace) and the puts
 		// come in name order: appended, so pages are filled whole rather
@@ -722,12 +766,7 @@ func putTools(ctx context.Context, tx *bolt.Tx, b *habilis.Batch) error {
 	// order, which bbolt appends to its pages most cheaply.
 	var a arena
 	var e encoder
-	order := make([]int, len(b.Put))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(i, j int) int { return strings.Compare(b.Put[i].Tool.Name, b.Put[j].Tool.Name) })
-	for n, i := range order {
+	for n, i := range nameOrder(b.Put) {
 		if n%ctxCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -739,6 +778,16 @@ func putTools(ctx context.Context, tx *bolt.Tx, b *habilis.Batch) error {
 		}
 	}
 	return nil
+}
+
+// nameOrder returns the indices of recs in the order of their names.
+func nameOrder(recs []habilis.Record) []int {
+	order := make([]int, len(recs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int { return strings.Compare(recs[i].Tool.Name, recs[j].Tool.Name) })
+	return order
 }
 
 // putTool stores r, replacing the tool of its name.
@@ -765,7 +814,8 @@ func remove(tools, examples *bolt.Bucket, name []byte) error {
 // resetBuckets replaces the tools and examples buckets with empty ones and
 // marks the store of the format this package writes.
 func resetBuckets(tx *bolt.Tx) error {
-	for _, name := range []string{bucketTools, bucketExamples} {
+	tools, examples := catalogNames(tx)
+	for _, name := range []string{tools, examples} {
 		if err := tx.DeleteBucket([]byte(name)); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -773,16 +823,44 @@ func resetBuckets(tx *bolt.Tx) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	return tx.Bucket([]byte(bucketMeta)).Put([]byte(keyFormat), binary.BigEndian.AppendUint32(nil, formatVersion))
+	return tx.Bucket([]byte(bucketMeta)).Put([]byte(keyFormat), binaryFormat())
 }
+
+// binaryFormat is the stored form of formatVersion.
+func binaryFormat() []byte { return binary.BigEndian.AppendUint32(nil, formatVersion) }
 
 // arenaChunk is the size of the blocks an arena hands out slices of.
 const arenaChunk = 1 << 20
 
 // arena hands out byte slices carved from large blocks, so a write of
 // 100,000 examples allocates a few hundred blocks rather than 200,000
-// slices.
-type arena struct{ buf []byte }
+// slices. After reset it hands out its blocks again: a write staged in
+// several transactions (staged.go) reuses one transaction's blocks for
+// the next.
+type arena struct {
+	buf    []byte   // the block being filled
+	blocks [][]byte // every block allocated
+	next   int      // blocks[next:] are free
+}
+
+// grow makes a.buf a free block of room for n bytes.
+func (a *arena) grow(n int) {
+	for a.next < len(a.blocks) {
+		b := a.blocks[a.next]
+		a.next++
+		if cap(b) >= n {
+			a.buf = b[:0]
+			return
+		}
+	}
+	a.buf = make([]byte, 0, max(arenaChunk, n))
+	a.blocks = append(a.blocks, a.buf)
+	a.next = len(a.blocks)
+}
+
+// reset frees every block for reuse: the slices handed out so far must no
+// longer be used.
+func (a *arena) reset() { a.buf, a.next = nil, 0 }
 
 // encode returns what enc appends to an empty slice, in the arena: enc
 // appends to the current block directly, rather than to a buffer the value
@@ -792,18 +870,22 @@ func (a *arena) encode(enc func([]byte) []byte) []byte {
 	n := len(a.buf)
 	b := enc(a.buf)
 	if len(b) > cap(a.buf) {
-		// append moved it: a new block, and the moved one is dropped.
-		a.buf = append(make([]byte, 0, max(arenaChunk, len(b)-n)), b[n:]...)
+		// append moved it: into a block with room, and the moved one is
+		// dropped.
+		v := b[n:]
+		a.grow(len(v))
+		a.buf = append(a.buf, v...)
 		n, b = 0, a.buf
 	}
 	a.buf = b
 	return b[n:len(b):len(b)]
 }
 
-// copy returns a copy of p that stays valid until the arena is dropped.
+// copy returns a copy of p that stays valid until the arena is reset or
+// dropped.
 func (a *arena) copy(p []byte) []byte {
 	if len(p) > cap(a.buf)-len(a.buf) {
-		a.buf = make([]byte, 0, max(arenaChunk, len(p)))
+		a.grow(len(p))
 	}
 	n := len(a.buf)
 	a.buf = append(a.buf, p...)

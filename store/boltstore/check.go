@@ -181,7 +181,7 @@ func checkRecords(ctx context.Context, tx *bolt.Tx, limit int) []string {
 	if err != nil {
 		out = append(out, err.Error())
 	}
-	tools, examples := tx.Bucket([]byte(bucketTools)), tx.Bucket([]byte(bucketExamples))
+	tools, examples := catalogBuckets(tx)
 	n, problems := checkTools(ctx, storedFormat(tx), tools, examples, limit)
 	out = append(out, problems...)
 	if n > 0 && meta.Version == 0 && err == nil {

@@ -20,7 +20,7 @@ const migrateEvery = 256
 // skips it (write). Memory: the catalog encoded anew, about the size of
 // its records in the file, held until commit as every write's values are.
 func migrate(ctx context.Context, tx *bolt.Tx, progress func(done, total int)) error {
-	tools, examples := tx.Bucket([]byte(bucketTools)), tx.Bucket([]byte(bucketExamples))
+	tools, examples := catalogBuckets(tx)
 	total := tools.Stats().KeyN
 	report := func(done int) {
 		if progress != nil {
@@ -59,7 +59,7 @@ func migrate(ctx context.Context, tx *bolt.Tx, progress func(done, total int)) e
 	if err := resetBuckets(tx); err != nil {
 		return fmt.Errorf("migrating format 1: %w", err)
 	}
-	tools, examples = tx.Bucket([]byte(bucketTools)), tx.Bucket([]byte(bucketExamples))
+	tools, examples = catalogBuckets(tx)
 	tools.FillPercent, examples.FillPercent = 1, 1 // appended in name order
 	for _, v := range values {
 		if err := tools.Put(v.key, v.tool); err != nil {

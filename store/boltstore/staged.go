@@ -1,0 +1,218 @@
+package boltstore
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/habilis-router/habilis"
+	bolt "go.etcd.io/bbolt"
+)
+
+// stageChunk is how many tools each transaction of a staged write puts.
+//
+// A write holds every key and value it puts, and bbolt a copy of each page
+// it dirtied, until it commits: a catalog of 30,000 tools took 730 MB more
+// to write in one transaction (the values encoded, 240 MB, the pages, 490
+// MB). A write of more than stageChunk tools that replaces the catalog or
+// fills an empty store is therefore staged: one transaction creates new, empty tools and examples
+// buckets; one a chunk of stageChunk tools fills them, each reusing the
+// memory of the one before (the arena's blocks; bbolt's pool of pages);
+// the last deletes the old buckets, names the new ones in the meta
+// (keyBuckets) and writes the catalog meta and the index. Readers read the
+// buckets the meta names, so until that last commit they read the old
+// catalog whole, and a crash before it leaves the old catalog as it was:
+// the write is all or nothing as a single transaction is. The buckets a
+// staged write left behind (a crash, a failed cleanup) are deleted by the
+// next staged write. Writes are serialised (Store.writeMu) and bbolt's
+// file lock keeps writers of other processes out for the store's life, so
+// no other write comes between the transactions.
+const stageChunk = 1024
+
+// stagedPrefix separates a staged bucket's name from its suffix.
+const stagedPrefix = "~"
+
+func (s *Store) chunk() int {
+	if s.chunkSize > 0 {
+		return s.chunkSize
+	}
+	return stageChunk
+}
+
+// empty reports whether the store holds no tool (or cannot be read, which
+// the write then reports).
+func (s *Store) empty() bool {
+	empty := false
+	guard(func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			if tools, _ := catalogBuckets(tx); tools != nil {
+				k, _ := tools.Cursor().First()
+				empty = k == nil
+			}
+			return nil
+		})
+	})
+	return empty
+}
+
+// writeStaged commits a batch that replaces the catalog, or fills an empty
+// one, in several transactions (see stageChunk).
+func (s *Store) writeStaged(ctx context.Context, b *habilis.Batch) (habilis.CatalogMeta, error) {
+	// Memory the caller has just dropped (a load's working state) is
+	// garbage the collector has not found yet: collected first, the
+	// chunks reuse it rather than grow the process (docs/benchmarks.md).
+	debug.FreeOSMemory()
+	var suffix string
+	err := s.update(func(tx *bolt.Tx) error {
+		var err error
+		suffix, err = stage(tx, b)
+		return err
+	})
+	if err != nil {
+		return habilis.CatalogMeta{}, err
+	}
+	meta, err := s.fillStaged(ctx, b, suffix)
+	if err != nil {
+		// Best effort: a staged write that fails deletes what it staged
+		// when the next staged write does not.
+		s.update(func(tx *bolt.Tx) error { return dropStaged(tx, "") })
+		return habilis.CatalogMeta{}, err
+	}
+	return meta, nil
+}
+
+// update runs fn in a write transaction, guarded.
+func (s *Store) update(fn func(tx *bolt.Tx) error) error {
+	return guard(func() error { return s.db.Update(fn) })
+}
+
+// fillStaged puts the batch's tools in the buckets of suffix, a chunk a
+// transaction, then makes them the catalog.
+func (s *Store) fillStaged(ctx context.Context, b *habilis.Batch, suffix string) (habilis.CatalogMeta, error) {
+	order := nameOrder(b.Put)
+	var a arena
+	var e encoder
+	for start := 0; start < len(order); start += s.chunk() {
+		if err := ctx.Err(); err != nil {
+			return habilis.CatalogMeta{}, err
+		}
+		part := order[start:min(start+s.chunk(), len(order))]
+		err := s.update(func(tx *bolt.Tx) error {
+			tools, examples := tx.Bucket([]byte(bucketTools+suffix)), tx.Bucket([]byte(bucketExamples+suffix))
+			if tools == nil || examples == nil {
+				return fmt.Errorf("the buckets of the staged write were lost: %w", errCorrupt)
+			}
+			tools.FillPercent, examples.FillPercent = 1, 1 // appended in name order
+			for _, i := range part {
+				if err := putTool(tools, examples, &a, &e, &b.Put[i]); err != nil {
+					return fmt.Errorf("put %q: %w", b.Put[i].Tool.Name, err)
+				}
+			}
+			return nil
+		})
+		// Committed or rolled back, bbolt holds none of the values now.
+		a.reset()
+		if err != nil {
+			return habilis.CatalogMeta{}, err
+		}
+	}
+	var meta habilis.CatalogMeta
+	err := s.update(func(tx *bolt.Tx) error {
+		var err error
+		meta, err = commitStaged(tx, b, suffix)
+		return err
+	})
+	return meta, err
+}
+
+// stage checks the batch against the store as write does, deletes what
+// earlier staged writes left, and creates the empty buckets of this one,
+// whose suffix it returns.
+func stage(tx *bolt.Tx, b *habilis.Batch) (string, error) {
+	if err := checkFormat(tx); err != nil {
+		return "", err
+	}
+	stored, err := readMeta(tx)
+	if err != nil {
+		return "", err
+	}
+	if stored.Version != b.BaseVersion {
+		return "", fmt.Errorf("batch based on version %d, store is at %d: %w", b.BaseVersion, stored.Version, habilis.ErrConflict)
+	}
+	tools, _ := catalogBuckets(tx)
+	if k, _ := tools.Cursor().First(); k != nil && !b.Replace {
+		return "", fmt.Errorf("a staged write must replace the catalog or fill an empty one: %w", habilis.ErrInvalid)
+	}
+	for _, name := range b.Delete {
+		if tools.Get([]byte(name)) == nil {
+			return "", fmt.Errorf("delete %q: no such tool: %w", name, habilis.ErrInvalid)
+		}
+	}
+	// The version this write commits: no other bucket has its name, since
+	// versions only grow.
+	suffix := stagedPrefix + strconv.FormatUint(stored.Version+1, 10)
+	if err := dropStaged(tx, suffix); err != nil {
+		return "", err
+	}
+	for _, name := range []string{bucketTools + suffix, bucketExamples + suffix} {
+		if _, err := tx.CreateBucket([]byte(name)); err != nil {
+			return "", fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return suffix, nil
+}
+
+// dropStaged deletes the buckets of staged writes but the catalog's, the
+// buckets of suffix among them.
+func dropStaged(tx *bolt.Tx, suffix string) error {
+	tools, examples := catalogNames(tx)
+	var drop []string
+	err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+		n := string(name)
+		staged := strings.HasPrefix(n, bucketTools+stagedPrefix) || strings.HasPrefix(n, bucketExamples+stagedPrefix)
+		if staged && n != tools && n != examples {
+			drop = append(drop, n)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, n := range drop {
+		if err := tx.DeleteBucket([]byte(n)); err != nil {
+			return fmt.Errorf("%s: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// commitStaged makes the buckets of suffix the catalog, in place of the
+// current ones, and writes the batch's meta and index.
+func commitStaged(tx *bolt.Tx, b *habilis.Batch, suffix string) (habilis.CatalogMeta, error) {
+	if err := checkFormat(tx); err != nil {
+		return habilis.CatalogMeta{}, err
+	}
+	stored, err := readMeta(tx)
+	if err != nil {
+		return habilis.CatalogMeta{}, err
+	}
+	if stored.Version != b.BaseVersion {
+		return habilis.CatalogMeta{}, fmt.Errorf("batch based on version %d, store is at %d: %w", b.BaseVersion, stored.Version, habilis.ErrConflict)
+	}
+	tools, examples := catalogNames(tx)
+	for _, name := range []string{tools, examples} {
+		if err := tx.DeleteBucket([]byte(name)); err != nil {
+			return habilis.CatalogMeta{}, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	mb := tx.Bucket([]byte(bucketMeta))
+	if err := mb.Put([]byte(keyBuckets), []byte(suffix)); err != nil {
+		return habilis.CatalogMeta{}, err
+	}
+	if err := mb.Put([]byte(keyFormat), binaryFormat()); err != nil {
+		return habilis.CatalogMeta{}, err
+	}
+	return commitMeta(tx, b, stored)
+}
