@@ -28,7 +28,7 @@ import (
 // until it is re-embedded. Stores written under "1" may hold vectors of
 // any of the tokenisers and weightings that releases used before the
 // algorithm was checked, so "2" marks the first checked one.
-const Algorithm = "3"
+const Algorithm = "4"
 
 // Default family weights, chosen on half of the MetaTool dev queries and
 // checked on the other half.
@@ -150,9 +150,7 @@ func (e *Embedder) Fit(ctx context.Context, corpus []string) (habilis.CorpusEmbe
 	// not depend on the order they are added in.
 	dfs := make([]counter, chunks(len(corpus)))
 	err := e.each(ctx, len(corpus), func(s *scratch, c, i int) {
-		s.reset()
-		s.tokenize(corpus[i])
-		s.features(&e.weights)
+		s.analyse(corpus[i], &e.weights)
 		s.tmp = radix.Sort(s.feats, s.tmp)
 		for j, id := range s.feats {
 			if j == 0 || id != s.feats[j-1] {
@@ -291,9 +289,7 @@ func sublinear(tf int) float64 {
 // on MetaTool for a small cost in no-tool AUROC (docs/quality.md, Earlier
 // releases).
 func (e *Embedder) embed(s *scratch, text string, p habilis.Purpose) habilis.Vector {
-	s.reset()
-	s.tokenize(text)
-	s.features(&e.weights)
+	s.analyse(text, &e.weights)
 	if len(s.feats) == 0 {
 		return habilis.Vector{}
 	}
@@ -378,6 +374,17 @@ const (
 	maxGram     = 4
 	maxGramWord = 48
 )
+
+// analyse sets s.feats to the feature ids of text, one per occurrence,
+// its values read as the words of their kinds (withValues).
+func (s *scratch) analyse(text string, weights *[numFamilies]float32) {
+	s.reset()
+	if v, ok := withValues(text); ok {
+		text = v
+	}
+	s.tokenize(text)
+	s.features(weights)
+}
 
 // features appends the feature ids of s.toks to s.feats.
 func (s *scratch) features(weights *[numFamilies]float32) {
