@@ -49,6 +49,13 @@ func wordSet(words string) map[string]bool {
 	return m
 }
 
+// valueOpeners and valueClosers are what may surround a value: brackets,
+// quotes, markdown's code and emphasis marks, and after it punctuation.
+const (
+	valueOpeners = "([{<'\"`*"
+	valueClosers = ",.;:!?)]}>'\"`*"
+)
+
 // withValues returns text with each value replaced by the word of its
 // kind (a path to a file by both), and whether it held any. A text
 // without values costs a scan and no allocation.
@@ -66,8 +73,8 @@ func withValues(text string) (string, bool) {
 			end = len(text)
 		}
 		f := text[start:end]
-		lead := len(f) - len(strings.TrimLeft(f, "([{<'\""))
-		core := strings.TrimRight(f[lead:], ",.;:!?)]}>'\"")
+		lead := len(f) - len(strings.TrimLeft(f, valueOpeners))
+		core := strings.TrimRight(f[lead:], valueClosers)
 		if kinds := fieldKinds(core); kinds != nil {
 			b.WriteString(text[done : start+lead])
 			b.WriteString(strings.Join(kinds, " "))

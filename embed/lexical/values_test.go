@@ -24,6 +24,7 @@ func TestWithValues(t *testing.T) {
 		{"read src/main.go", "read path file"},
 		{"show me README.md and logo.png, then data.csv.", "show me file and file, then file."},
 		{"(see notes.txt)", "(see file)"},
+		{"write it to `out/report.md`, or **~/notes**", "write it to `path file`, or **path**"},
 		// Not values: words, numbers, API names, ratios, slugs, mentions.
 		{"summarise and/or translate it", ""},
 		{"what PRs are open in golang/go", ""},
