@@ -181,29 +181,45 @@ type triEntry struct {
 }
 
 // mergeRow merges three vectors by term (their indices ascend), so that
-// postings come out in row order and no per-row map is needed.
+// postings come out in row order and no per-row map is needed. Each
+// vector's next term is widened to 64 bits, an exhausted vector's being
+// past every term, so that one comparison a vector finds the smallest.
 func mergeRow(vs [3]habilis.Vector) []triEntry {
-	var pos [3]int
-	row := make([]triEntry, 0, max(len(vs[0].Indices), len(vs[1].Indices), len(vs[2].Indices)))
+	a, b, c := vs[0], vs[1], vs[2]
+	row := make([]triEntry, 0, max(len(a.Indices), len(b.Indices), len(c.Indices)))
+	var i, j, k int
 	for {
-		t, any := uint32(math.MaxUint32), false
-		for k, v := range vs {
-			if pos[k] < len(v.Indices) && v.Indices[pos[k]] <= t {
-				t, any = v.Indices[pos[k]], true
-			}
-		}
-		if !any {
+		ta, tb, tc := head(a, i), head(b, j), head(c, k)
+		t := min(ta, tb, tc)
+		if t == exhausted {
 			return row
 		}
-		e := triEntry{term: t}
-		for k, v := range vs {
-			if pos[k] < len(v.Indices) && v.Indices[pos[k]] == t {
-				e.w[k] = v.Values[pos[k]]
-				pos[k]++
-			}
+		e := triEntry{term: uint32(t)}
+		if ta == t {
+			e.w[0] = a.Values[i]
+			i++
+		}
+		if tb == t {
+			e.w[1] = b.Values[j]
+			j++
+		}
+		if tc == t {
+			e.w[2] = c.Values[k]
+			k++
 		}
 		row = append(row, e)
 	}
+}
+
+// exhausted is head's term for a vector with no term left.
+const exhausted = math.MaxUint64
+
+// head returns v's term at p, or exhausted past its last.
+func head(v habilis.Vector, p int) uint64 {
+	if p < len(v.Indices) {
+		return uint64(v.Indices[p])
+	}
+	return exhausted
 }
 
 func newTriSpace(a, b, c []habilis.Vector) *triSpace {
