@@ -476,8 +476,11 @@ func readSnapshot(ctx context.Context, tx *bolt.Tx) (*habilis.Snapshot, error) {
 		return nil, fmt.Errorf("%d tools but no catalog meta: %w", n, errCorrupt)
 	}
 	// The sizes come partly from stored summaries; a corrupt one must not
-	// make us allocate more than the file could possibly hold.
-	claimed := uint64(need.text) + 4*uint64(need.floats) + 4*uint64(need.indices) + uint64(need.raw) + 2*uint64(need.examples)
+	// make us allocate more than the file could possibly hold. Each float
+	// takes its 4 bytes in the file, but from format 2 on a sparse index
+	// may take none (kinds 3 to 5 name it by its place in the terms), so
+	// indices, never more than floats, are not counted.
+	claimed := uint64(need.text) + 4*uint64(need.floats) + uint64(need.raw) + 2*uint64(need.examples)
 	if claimed > uint64(tx.Size()) {
 		return nil, fmt.Errorf("tools: sizes exceed the file: %w", errCorrupt)
 	}

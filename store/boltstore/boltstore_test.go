@@ -507,3 +507,41 @@ func setFormat(t *testing.T, path string, v uint32) {
 		return tx.Bucket([]byte("meta")).Put([]byte("format"), binary.BigEndian.AppendUint32(nil, v))
 	})
 }
+
+// TestSnapshotSharedTerms reads a catalog whose decoded vectors are larger
+// than the file, as format 2 makes them when many vectors share a tool's
+// terms: each index is stored once a tool, and decoded once a vector.
+func TestSnapshotSharedTerms(t *testing.T) {
+	const terms = 2000
+	vector := func(seed int) habilis.Vector {
+		v := habilis.Vector{Indices: make([]uint32, terms), Values: make([]float32, terms)}
+		for i := range terms {
+			v.Indices[i], v.Values[i] = uint32(3*i+seed%3), float32(1+(i+seed)%7)/float32(terms)
+		}
+		return v
+	}
+	var recs []habilis.Record
+	for k := range 20 {
+		r := storetest.Record(fmt.Sprintf("tool-%02d", k), 10, true, int64(k))
+		r.DescriptionVector, r.Centroid, r.DocumentVector = vector(k), vector(k), vector(k)
+		for e := range r.ExampleVectors {
+			r.ExampleVectors[e] = vector(k)
+		}
+		recs = append(recs, r)
+	}
+	path := filepath.Join(t.TempDir(), "habilis.db")
+	s := testutil.BoltStore(t, path)
+	if _, err := s.Write(context.Background(), &habilis.Batch{Put: recs}); err != nil {
+		t.Fatalf("Write() error = %v", err)
+	}
+	if diff := cmp.Diff(recs, storetest.Snapshot(t, s).Records); diff != "" {
+		t.Errorf("Snapshot() mismatch (-want +got):\n%s", diff)
+	}
+	s.Close()
+	if hw := testutil.HighWater(t, path); hw > int64(20*13*terms*8) {
+		t.Fatalf("file of %d bytes in use, want fewer than the decoded vectors' %d", hw, 20*13*terms*8)
+	}
+	if rep, err := boltstore.Check(context.Background(), path, boltstore.CheckOptions{}); err != nil || !rep.Sound() {
+		t.Errorf("Check() = %+v, %v; want sound", rep, err)
+	}
+}
