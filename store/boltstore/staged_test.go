@@ -3,6 +3,7 @@ package boltstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -198,5 +199,48 @@ func TestStagedMetaLost(t *testing.T) {
 	boltUpdate(t, path, func(tx *bolt.Tx) error { return tx.DeleteBucket([]byte("meta")) })
 	if _, err := boltstore.Open(path, boltstore.Options{ReadOnly: true}); !errors.Is(err, habilis.ErrDamaged) {
 		t.Errorf("Open(staged store without meta) error = %v, want %v", err, habilis.ErrDamaged)
+	}
+}
+
+// TestStagedWriteReaders takes snapshots while staged writes replace the
+// catalog: each is one catalog or the other, whole.
+func TestStagedWriteReaders(t *testing.T) {
+	ctx := context.Background()
+	s := testutil.BoltStore(t, filepath.Join(t.TempDir(), "habilis.db"))
+	defer s.Close()
+	boltstore.SetChunk(s, 2)
+	catalogs := [][]habilis.Record{byName(storetest.Catalog(5, 2, false, 1)), byName(storetest.Catalog(9, 1, true, 2))}
+	if _, err := s.Write(ctx, &habilis.Batch{Put: catalogs[0]}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	errs := make(chan string, 1)
+	go func() {
+		defer close(errs)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			snap, err := s.Snapshot(ctx)
+			if err != nil {
+				errs <- err.Error()
+				return
+			}
+			if !cmp.Equal(snap.Records, catalogs[0]) && !cmp.Equal(snap.Records, catalogs[1]) {
+				errs <- fmt.Sprintf("snapshot of version %d holds %d tools, neither catalog", snap.Meta.Version, len(snap.Records))
+				return
+			}
+		}
+	}()
+	for v := range 10 {
+		if _, err := s.Write(ctx, &habilis.Batch{BaseVersion: uint64(v + 1), Replace: true, Put: catalogs[(v+1)%2]}); err != nil {
+			t.Fatalf("Write() error = %v", err)
+		}
+	}
+	close(done)
+	for e := range errs {
+		t.Error(e)
 	}
 }
