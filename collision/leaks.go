@@ -72,183 +72,201 @@ type leakScratch struct {
 	sumD    []float64
 }
 
-// toolLeaks finds the leaks of tool a's examples into found.
+// toolLeaks finds the leaks of tool a's examples into found: each example,
+// left out of a, scored against every tool (exampleScores), routed as
+// hybrid mode ranks (routeOf) and reported where it leaks (reportLeak).
 func (c *catalog) toolLeaks(a int, ix *index, open []int, roc []rocchio, s *leakScratch, found pairSet, opts Options) {
 	rec := &c.recs[c.tools[a].rec]
-	evs := rec.ExampleVectors
-	if len(evs) < 2 {
+	if len(rec.ExampleVectors) < 2 {
 		return
 	}
-	// sum is the sum of a's examples, so each leave-one-out centroid is
-	// (sum − e) / |sum − e| without building it.
-	var sumD []float64
-	var sumS map[uint32]float64
-	if c.sparse {
-		if s.sum == nil {
-			s.sum = make(map[uint32]float64)
-		}
-		sumS = s.sum
-		clear(sumS)
-		for _, ev := range evs {
-			for k, t := range ev.Indices {
-				sumS[t] += float64(ev.Values[k])
-			}
-		}
-	} else {
-		if s.sumD == nil {
-			s.sumD = make([]float64, c.dim)
-		}
-		sumD = s.sumD
-		clear(sumD)
-		for _, ev := range evs {
-			for k, x := range ev.Dense {
-				sumD[k] += float64(x)
-			}
-		}
-	}
-	var ss float64
-	for _, x := range sumD {
-		ss += x * x
-	}
-	if sumS != nil {
-		// In term order, so that the sum does not depend on the map's
-		// iteration order.
-		s.terms = s.terms[:0]
-		for t := range sumS {
-			s.terms = append(s.terms, t)
-		}
-		slices.Sort(s.terms)
-		for _, t := range s.terms {
-			ss += sumS[t] * sumS[t]
-		}
-	}
-
-	for k, ev := range evs {
+	ss := c.sumExamples(rec, s)
+	for k, ev := range rec.ExampleVectors {
 		if zero(ev) {
 			continue
 		}
-		var es, ee float64
-		if c.sparse {
-			for m, t := range ev.Indices {
-				x := float64(ev.Values[m])
-				es += x * sumS[t]
-				ee += x * x
-			}
-		} else {
-			for m, x := range ev.Dense {
-				es += float64(x) * sumD[m]
-				ee += float64(x) * float64(x)
-			}
-		}
+		es, ee := c.againstSum(ev, s)
 		// own is e·(sum − e)/|sum − e|; when the other examples cancel out
 		// there is no centroid to be near, so own is 0.
 		var own float32
 		if den2 := ss - 2*es + ee; den2 > 1e-9*max(ss, 1) {
 			own = float32((es - ee) / math.Sqrt(den2))
 		}
-
-		// candidates are the tools whose score may matter: every tool for
-		// dense vectors; for sparse ones, those sharing a term with the
-		// example and those whose gate passes a score of 0.
-		var candidates []int32
-		scores := s.scores
-		if c.sparse {
-			s.touched = s.touched[:0]
-			for m, t := range ev.Indices {
-				tid, ok := ix.terms.Find(t)
-				if !ok {
-					continue
-				}
-				x := ev.Values[m]
-				for _, p := range ix.postings(tid) {
-					if !s.seen[p.tool] {
-						s.seen[p.tool] = true
-						s.touched = append(s.touched, p.tool)
-					}
-					scores[p.tool] += x * p.w
-				}
-			}
-			candidates = s.touched
-		} else {
-			c.slab.Scores(ev.Dense, scores)
-		}
-
-		// Which tool the example would be routed to is decided as hybrid
-		// mode ranks: by the Rocchio score (the centroid with the
-		// description as one more example), its own tool's without it.
-		ua := rec.DescriptionVector
-		eu := vec.DotVectors(ev, ua)
-		ownRoc := own
-		if !zero(ua) {
-			den2 := ss - 2*es + ee + 2*(roc[a].su-float64(eu)) + 1
-			ownRoc = float32((es - ee + float64(eu)) / math.Sqrt(max(den2, 1e-12)))
-		}
-		best, bestScore := -1, float32(0)
-		visit := func(b int) {
-			if b == a {
-				return
-			}
-			if r := roc[b].score(scores[b], vec.DotVectors(ev, c.recs[c.tools[b].rec].DescriptionVector)); r > bestScore {
-				best, bestScore = b, r
-			}
-		}
+		ownRoc := ownRocchio(ev, rec.DescriptionVector, own, ss, es, ee, roc[a])
+		candidates := c.exampleScores(ev, ix, s)
+		best := c.routeOf(a, ev, candidates, s.scores, roc, ownRoc)
+		leak := habilis.Leak{From: c.tools[a].name, Example: exampleText(rec, k), OwnScore: own}
 		if c.sparse {
 			for _, b := range candidates {
-				visit(int(b))
-			}
-		} else {
-			for b := range scores {
-				visit(b)
-			}
-		}
-		if bestScore <= ownRoc {
-			best = -1
-		}
-		text := exampleText(rec, k)
-		report := func(b int) {
-			if b == a {
-				return
-			}
-			gate := scores[b] >= c.tools[b].gate
-			first := b == best
-			if !gate && !first {
-				return
-			}
-			kk := key(a, b)
-			p := found[kk]
-			if p == nil {
-				p = &pair{i: min(a, b), j: max(a, b)}
-				found[kk] = p
-			}
-			p.add(habilis.Leak{
-				From:       c.tools[a].name,
-				Into:       c.tools[b].name,
-				Example:    text,
-				Score:      scores[b],
-				OwnScore:   own,
-				RanksFirst: first,
-				PassesGate: gate,
-			}, a, opts.MaxLeaksPerPair)
-		}
-		if c.sparse {
-			for _, b := range candidates {
-				report(int(b))
+				c.reportLeak(a, int(b), best, s.scores[b], leak, found, opts)
 			}
 			for _, b := range open {
 				if !s.seen[b] {
-					report(b)
+					c.reportLeak(a, b, best, s.scores[b], leak, found, opts)
 				}
 			}
 			for _, b := range candidates {
-				scores[b] = 0
+				s.scores[b] = 0
 				s.seen[b] = false
 			}
-		} else {
-			for b := range scores {
-				report(b)
-			}
+			continue
+		}
+		for b := range s.scores {
+			c.reportLeak(a, b, best, s.scores[b], leak, found, opts)
 		}
 	}
+}
+
+// sumExamples puts the sum of rec's examples in s (s.sumD for dense
+// catalogs, s.sum for sparse ones), so that each leave-one-out centroid is
+// (sum − e) / |sum − e| without building it, and returns |sum|².
+func (c *catalog) sumExamples(rec *habilis.Record, s *leakScratch) float64 {
+	var ss float64
+	if !c.sparse {
+		if s.sumD == nil {
+			s.sumD = make([]float64, c.dim)
+		}
+		clear(s.sumD)
+		for _, ev := range rec.ExampleVectors {
+			for k, x := range ev.Dense {
+				s.sumD[k] += float64(x)
+			}
+		}
+		for _, x := range s.sumD {
+			ss += x * x
+		}
+		return ss
+	}
+	if s.sum == nil {
+		s.sum = make(map[uint32]float64)
+	}
+	clear(s.sum)
+	for _, ev := range rec.ExampleVectors {
+		for k, t := range ev.Indices {
+			s.sum[t] += float64(ev.Values[k])
+		}
+	}
+	// In term order, so that the sum does not depend on the map's
+	// iteration order.
+	s.terms = s.terms[:0]
+	for t := range s.sum {
+		s.terms = append(s.terms, t)
+	}
+	slices.Sort(s.terms)
+	for _, t := range s.terms {
+		ss += s.sum[t] * s.sum[t]
+	}
+	return ss
+}
+
+// againstSum returns e·sum and e·e for the example e and the sum in s.
+func (c *catalog) againstSum(ev habilis.Vector, s *leakScratch) (es, ee float64) {
+	if c.sparse {
+		for m, t := range ev.Indices {
+			x := float64(ev.Values[m])
+			es += x * s.sum[t]
+			ee += x * x
+		}
+		return es, ee
+	}
+	for m, x := range ev.Dense {
+		es += float64(x) * s.sumD[m]
+		ee += float64(x) * float64(x)
+	}
+	return es, ee
+}
+
+// ownRocchio is the Rocchio score of example e at its own tool left out of
+// it (the other examples' sum with the description u as one more example),
+// from own, its score at the leave-one-out centroid, and the sums
+// sumExamples and againstSum computed: own itself without a description.
+func ownRocchio(ev, u habilis.Vector, own float32, ss, es, ee float64, r rocchio) float32 {
+	if zero(u) {
+		return own
+	}
+	eu := vec.DotVectors(ev, u)
+	den2 := ss - 2*es + ee + 2*(r.su-float64(eu)) + 1
+	return float32((es - ee + float64(eu)) / math.Sqrt(max(den2, 1e-12)))
+}
+
+// exampleScores puts the example's score at every tool's centroid that
+// matters in s.scores and returns the tools scored: every tool for dense
+// vectors (nil is returned; s.scores holds them all); for sparse ones,
+// those sharing a term with the example, marked in s.seen, whose scores
+// the caller clears.
+func (c *catalog) exampleScores(ev habilis.Vector, ix *index, s *leakScratch) []int32 {
+	if !c.sparse {
+		c.slab.Scores(ev.Dense, s.scores)
+		return nil
+	}
+	s.touched = s.touched[:0]
+	for m, t := range ev.Indices {
+		tid, ok := ix.terms.Find(t)
+		if !ok {
+			continue
+		}
+		x := ev.Values[m]
+		for _, p := range ix.postings(tid) {
+			if !s.seen[p.tool] {
+				s.seen[p.tool] = true
+				s.touched = append(s.touched, p.tool)
+			}
+			s.scores[p.tool] += x * p.w
+		}
+	}
+	return s.touched
+}
+
+// routeOf returns the tool other than a that example e would be routed
+// to, as hybrid mode ranks, by the Rocchio score (the centroid with the
+// description as one more example): the best one, when it scores above
+// ownRoc, a's own without e; -1 otherwise. It looks at candidates with
+// sparse vectors, at every tool with dense ones.
+func (c *catalog) routeOf(a int, ev habilis.Vector, candidates []int32, scores []float32, roc []rocchio, ownRoc float32) int {
+	best, bestScore := -1, float32(0)
+	visit := func(b int) {
+		if b == a {
+			return
+		}
+		if r := roc[b].score(scores[b], vec.DotVectors(ev, c.recs[c.tools[b].rec].DescriptionVector)); r > bestScore {
+			best, bestScore = b, r
+		}
+	}
+	if c.sparse {
+		for _, b := range candidates {
+			visit(int(b))
+		}
+	} else {
+		for b := range scores {
+			visit(b)
+		}
+	}
+	if bestScore <= ownRoc {
+		return -1
+	}
+	return best
+}
+
+// reportLeak adds to found the leak of a's example (leak, with its From,
+// Example and OwnScore) into b, scoring score there, when it passes b's
+// gate or b is where it is routed (best).
+func (c *catalog) reportLeak(a, b, best int, score float32, leak habilis.Leak, found pairSet, opts Options) {
+	if b == a {
+		return
+	}
+	gate := score >= c.tools[b].gate
+	first := b == best
+	if !gate && !first {
+		return
+	}
+	kk := key(a, b)
+	p := found[kk]
+	if p == nil {
+		p = &pair{i: min(a, b), j: max(a, b)}
+		found[kk] = p
+	}
+	leak.Into, leak.Score, leak.RanksFirst, leak.PassesGate = c.tools[b].name, score, first, gate
+	p.add(leak, a, opts.MaxLeaksPerPair)
 }
 
 // exampleText is the text of example k, or its position when the record
