@@ -39,15 +39,44 @@ func randomCatalog(r *rand.Rand, n, dim int) []habilis.Record {
 	return recs
 }
 
+// refTool is a tool as reference sees it: its record and its gate.
+type refTool struct {
+	rec  habilis.Record
+	gate float32
+}
+
 // reference computes Find (or Pairs, without examples) by the definitions,
 // one dot product at a time, building every leave-one-out centroid.
 func reference(recs []habilis.Record, opts Options, examples bool) []habilis.Collision {
 	opts, _ = opts.resolved()
-	type rt struct {
-		rec  habilis.Record
-		gate float32
+	ts := referenceTools(recs, opts)
+	sim := func(i, j int) float32 { return vec.Dot(ts[i].rec.Centroid.Dense, ts[j].rec.Centroid.Dense) }
+	ps := make(pairSet)
+	for i := range ts {
+		for j := i + 1; j < len(ts); j++ {
+			if s := sim(i, j); s >= opts.Threshold || s >= ts[i].gate || s >= ts[j].gate {
+				ps[key(i, j)] = &pair{i: i, j: j, sim: s}
+			}
+		}
 	}
-	var ts []rt
+	if examples {
+		for a := range ts {
+			for k := range ts[a].rec.ExampleVectors {
+				referenceLeaks(ts, a, k, ps, sim)
+			}
+		}
+	}
+	c := &catalog{}
+	for k, t := range ts {
+		c.recs = append(c.recs, t.rec)
+		c.tools = append(c.tools, tool{rec: k, name: t.rec.Tool.Name, gate: t.gate, theta: capAngle(t.gate)})
+	}
+	return c.report(ps, opts)
+}
+
+// referenceTools returns the records with a centroid and their gates.
+func referenceTools(recs []habilis.Record, opts Options) []refTool {
+	var ts []refTool
 	for _, r := range recs {
 		if r.Centroid.IsZero() {
 			continue
@@ -59,69 +88,54 @@ func reference(recs []habilis.Record, opts Options, examples bool) []habilis.Col
 				g = max(g, opts.GateFloor)
 			}
 		}
-		ts = append(ts, rt{r, g})
+		ts = append(ts, refTool{r, g})
 	}
-	ps := make(pairSet)
-	sim := func(i, j int) float32 { return vec.Dot(ts[i].rec.Centroid.Dense, ts[j].rec.Centroid.Dense) }
-	for i := range ts {
-		for j := i + 1; j < len(ts); j++ {
-			if s := sim(i, j); s >= opts.Threshold || s >= ts[i].gate || s >= ts[j].gate {
-				ps[key(i, j)] = &pair{i: i, j: j, sim: s}
-			}
+	return ts
+}
+
+// referenceLeaks adds to ps the leaks of example k of tool a, left out of
+// its tool, by the definitions.
+func referenceLeaks(ts []refTool, a, k int, ps pairSet, sim func(i, j int) float32) {
+	evs := ts[a].rec.ExampleVectors
+	e := evs[k]
+	if len(evs) < 2 || zero(e) {
+		return
+	}
+	var others [][]float32
+	for m, o := range evs {
+		if m != k {
+			others = append(others, o.Dense)
 		}
 	}
-	for a := range ts {
-		evs := ts[a].rec.ExampleVectors
-		if !examples || len(evs) < 2 {
+	var own float32
+	if c := vec.MeanDense(others); c != nil {
+		own = vec.Dot(e.Dense, c)
+	}
+	best, bestScore := -1, float32(0)
+	for b := range ts {
+		if s := vec.Dot(e.Dense, ts[b].rec.Centroid.Dense); b != a && s > bestScore {
+			best, bestScore = b, s
+		}
+	}
+	for b := range ts {
+		if b == a {
 			continue
 		}
-		for k, e := range evs {
-			if zero(e) {
-				continue
-			}
-			var others [][]float32
-			for m, o := range evs {
-				if m != k {
-					others = append(others, o.Dense)
-				}
-			}
-			var own float32
-			if c := vec.MeanDense(others); c != nil {
-				own = vec.Dot(e.Dense, c)
-			}
-			best, bestScore := -1, float32(0)
-			for b := range ts {
-				if s := vec.Dot(e.Dense, ts[b].rec.Centroid.Dense); b != a && s > bestScore {
-					best, bestScore = b, s
-				}
-			}
-			for b := range ts {
-				if b == a {
-					continue
-				}
-				s := vec.Dot(e.Dense, ts[b].rec.Centroid.Dense)
-				gate := s >= ts[b].gate
-				first := b == best && s > own
-				if !gate && !first {
-					continue
-				}
-				p := ps[key(a, b)]
-				if p == nil {
-					p = &pair{i: min(a, b), j: max(a, b), sim: sim(a, b)}
-					ps[key(a, b)] = p
-				}
-				p.add(habilis.Leak{From: ts[a].rec.Tool.Name, Into: ts[b].rec.Tool.Name,
-					Example: ts[a].rec.Tool.Examples[k], Score: s, OwnScore: own,
-					RanksFirst: first, PassesGate: gate}, a, 1<<30)
-			}
+		s := vec.Dot(e.Dense, ts[b].rec.Centroid.Dense)
+		gate := s >= ts[b].gate
+		first := b == best && s > own
+		if !gate && !first {
+			continue
 		}
+		p := ps[key(a, b)]
+		if p == nil {
+			p = &pair{i: min(a, b), j: max(a, b), sim: sim(a, b)}
+			ps[key(a, b)] = p
+		}
+		p.add(habilis.Leak{From: ts[a].rec.Tool.Name, Into: ts[b].rec.Tool.Name,
+			Example: ts[a].rec.Tool.Examples[k], Score: s, OwnScore: own,
+			RanksFirst: first, PassesGate: gate}, a, 1<<30)
 	}
-	c := &catalog{}
-	for k, t := range ts {
-		c.recs = append(c.recs, t.rec)
-		c.tools = append(c.tools, tool{rec: k, name: t.rec.Tool.Name, gate: t.gate, theta: capAngle(t.gate)})
-	}
-	return c.report(ps, opts)
 }
 
 // canonical orders collisions and their leaks by names, so two results
