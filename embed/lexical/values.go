@@ -49,16 +49,32 @@ func wordSet(words string) map[string]bool {
 	return m
 }
 
-// valueOpeners and valueClosers are what may surround a value: brackets,
-// quotes, markdown's code and emphasis marks, and after it punctuation.
-const (
-	valueOpeners = "([{<'\"`*"
-	valueClosers = ",.;:!?)]}>'\"`*"
-)
+// isOpener and isCloser report what may surround a value: brackets,
+// quotes and markdown's code and emphasis marks, and after it punctuation.
+func isOpener(c byte) bool {
+	switch c {
+	case '(', '[', '{', '<', '\'', '"', '`', '*':
+		return true
+	}
+	return false
+}
+
+func isCloser(c byte) bool {
+	switch c {
+	case ',', '.', ';', ':', '!', '?', ')', ']', '}', '>', '\'', '"', '`', '*':
+		return true
+	}
+	return false
+}
+
+// isMark reports the characters one of which every value holds (a dot,
+// "@", "#" or a separator) and most words do not.
+func isMark(c byte) bool { return c == '.' || c == '@' || c == '#' || c == '/' || c == '\\' }
 
 // withValues returns text with each value replaced by the word of its
-// kind (a path to a file by both), and whether it held any. A text
-// without values costs a scan and no allocation.
+// kind (a path to a file by both), and whether it held any. It looks
+// closer only at the fields that hold a mark (isMark), and allocates only
+// for a text with a value.
 func withValues(text string) (string, bool) {
 	var b strings.Builder
 	done := 0 // text[:done] is in b
@@ -68,17 +84,36 @@ func withValues(text string) (string, bool) {
 			start += size
 			continue
 		}
-		end := start + strings.IndexFunc(text[start:], unicode.IsSpace)
-		if end < start {
-			end = len(text)
+		end, marked := start, false
+		for end < len(text) {
+			c := text[end]
+			if c < utf8.RuneSelf {
+				if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' {
+					break
+				}
+				marked = marked || isMark(c)
+				end++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(text[end:])
+			if unicode.IsSpace(r) {
+				break
+			}
+			end += size
 		}
-		f := text[start:end]
-		lead := len(f) - len(strings.TrimLeft(f, valueOpeners))
-		core := strings.TrimRight(f[lead:], valueClosers)
-		if kinds := fieldKinds(core); kinds != nil {
-			b.WriteString(text[done : start+lead])
-			b.WriteString(strings.Join(kinds, " "))
-			done = start + lead + len(core)
+		if marked {
+			lead, stop := start, end
+			for lead < stop && isOpener(text[lead]) {
+				lead++
+			}
+			for stop > lead && isCloser(text[stop-1]) {
+				stop--
+			}
+			if kinds := fieldKinds(text[lead:stop]); kinds != nil {
+				b.WriteString(text[done:lead])
+				b.WriteString(strings.Join(kinds, " "))
+				done = stop
+			}
 		}
 		start = end
 	}
@@ -92,8 +127,7 @@ func withValues(text string) (string, bool) {
 // fieldKinds returns the kinds of the value f, a whitespace-separated
 // field without its surrounding punctuation, or nil when it is none.
 func fieldKinds(f string) []string {
-	// Every value holds one of these; most words hold none.
-	if len(f) < 3 || !strings.ContainsAny(f, ".@#/\\") || !strings.ContainsFunc(f, unicode.IsLetter) {
+	if len(f) < 3 || !strings.ContainsFunc(f, unicode.IsLetter) {
 		return nil
 	}
 	lower := strings.ToLower(f)
