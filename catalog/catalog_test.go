@@ -471,7 +471,7 @@ func TestParseCapsProblems(t *testing.T) {
 func TestParseSizeLimit(t *testing.T) {
 	data := make([]byte, MaxSize+1)
 	_, err := Parse("big.json", data)
-	if !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), "big.json: is larger than the limit of 64 MiB") {
+	if !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), "big.json: is larger than the limit of 256 MiB") {
 		t.Errorf("Parse(%d bytes) error = %v, want the size limit", len(data), err)
 	}
 
