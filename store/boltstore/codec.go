@@ -598,21 +598,10 @@ func (s *slabs) vector(r *reader) habilis.Vector {
 		n := r.count(8)
 		pi := r.next(4 * n)
 		pv := r.next(4 * n)
-		if r.err != nil {
+		idx, ok := s.indicesFor(r, n)
+		if !ok {
 			return habilis.Vector{}
 		}
-		if s.measuring {
-			s.need.floats += n
-			s.need.indices += n
-			return habilis.Vector{}
-		}
-		if n > cap(s.indices)-len(s.indices) {
-			r.fail()
-			return habilis.Vector{}
-		}
-		start := len(s.indices)
-		s.indices = s.indices[:start+n]
-		idx := s.indices[start : start+n : start+n]
 		pi = pi[:4*n]
 		// Write refuses indices that do not ascend (Vector.Validate), so
 		// reading such is damage.
@@ -636,6 +625,27 @@ func (s *slabs) vector(r *reader) habilis.Vector {
 	return habilis.Vector{}
 }
 
+// indicesFor returns room for a sparse vector's n indices in s.indices,
+// or false: when r failed, when s only measures (counting what the vector
+// needs), or when the slab has no room, which is damage (r fails).
+func (s *slabs) indicesFor(r *reader, n int) ([]uint32, bool) {
+	if r.err != nil {
+		return nil, false
+	}
+	if s.measuring {
+		s.need.floats += n
+		s.need.indices += n
+		return nil, false
+	}
+	if n > cap(s.indices)-len(s.indices) {
+		r.fail()
+		return nil, false
+	}
+	start := len(s.indices)
+	s.indices = s.indices[:start+n]
+	return s.indices[start : start+n : start+n], true
+}
+
 // termVector decodes a sparse vector of kind 3 to 5, which names its
 // indices by their places in s.terms.
 func (s *slabs) termVector(r *reader, kind byte) habilis.Vector {
@@ -656,21 +666,10 @@ func (s *slabs) termVector(r *reader, kind byte) habilis.Vector {
 		places = start[:len(start)-len(r.b)]
 	}
 	pv := r.next(4 * n)
-	if r.err != nil {
+	idx, ok := s.indicesFor(r, n)
+	if !ok {
 		return habilis.Vector{}
 	}
-	if s.measuring {
-		s.need.floats += n
-		s.need.indices += n
-		return habilis.Vector{}
-	}
-	if n > cap(s.indices)-len(s.indices) {
-		r.fail()
-		return habilis.Vector{}
-	}
-	start := len(s.indices)
-	idx := s.indices[start : start+n : start+n]
-	var ok bool
 	switch kind {
 	case kindAll:
 		ok = copy(idx, s.terms) == n
@@ -679,7 +678,6 @@ func (s *slabs) termVector(r *reader, kind byte) habilis.Vector {
 	case kindPositions:
 		ok = fromPositions(idx, places, s.terms)
 	}
-	s.indices = s.indices[:start+n]
 	v, finite := s.takeFloats(pv, n)
 	if !ok || !finite {
 		r.fail()
