@@ -368,6 +368,9 @@ func (r *Router) embed(ctx context.Context, c *change) error {
 		}
 	}
 	c.rep.Embedded = total
+	// The texts (documents built for the lexical signal among them) are
+	// not read again: a large load's memory peaks later, without them.
+	c.work, c.descTexts = embedWork{}, nil
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/habilis-router/habilis"
 	"gonum.org/v1/gonum/blas"
@@ -156,27 +157,45 @@ func MeanSparse(idx [][]uint32, val [][]float32) ([]uint32, []float32) {
 	if total == 0 {
 		return nil, nil
 	}
+	s := sumsPool.Get().(*sparseSums)
+	defer sumsPool.Put(s)
 	// The running sum and the next one, swapped after every merge.
-	keys, vals := make([]uint32, 0, total), make([]float32, 0, total)
-	nextK, nextV := make([]uint32, 0, total), make([]float32, 0, total)
+	keys, vals, nextK, nextV := s.keys[:0], s.vals[:0], s.nextK[:0], s.nextV[:0]
 	for k := range idx {
 		ii, vv := ascending(idx[k], val[k])
 		nextK, nextV = mergeAdd(nextK[:0], nextV[:0], keys, vals, ii, vv)
 		keys, vals, nextK, nextV = nextK, nextV, keys, vals
 	}
+	s.keys, s.vals, s.nextK, s.nextV = keys, vals, nextK, nextV
 	n := 0
-	for i, v := range vals {
+	for _, v := range vals {
 		if v != 0 {
-			keys[n], vals[n] = keys[i], v
 			n++
 		}
 	}
-	keys, vals = keys[:n:n], vals[:n:n]
-	if !Normalize(vals) {
+	outK, outV := make([]uint32, 0, n), make([]float32, 0, n)
+	for i, v := range vals {
+		if v != 0 {
+			outK, outV = append(outK, keys[i]), append(outV, v)
+		}
+	}
+	if !Normalize(outV) {
 		return nil, nil
 	}
-	return keys, vals
+	return outK, outV
 }
+
+// sparseSums is MeanSparse's working memory: a catalog's centroids, made
+// one after another, each allocate only their own size rather than four
+// times the sum of their vectors' lengths (a 30,000-tool load held twice
+// its centroids' size in their backing arrays, and made ten times that in
+// garbage).
+type sparseSums struct {
+	keys, nextK []uint32
+	vals, nextV []float32
+}
+
+var sumsPool = sync.Pool{New: func() any { return new(sparseSums) }}
 
 // ascending returns ii and vv, or copies sorted by index when ii does not
 // ascend; entries with equal indices keep their order.
