@@ -26,6 +26,9 @@ type scratch struct {
 	fused []float32
 	col   []float32 // one signal of every tool, for spaces that score one at a time
 	runs  []vec.Run // the query's terms that a triSpace holds
+	// content is the query's content terms (see index.contentTerms), nil
+	// when the gates do not look at them.
+	content *content
 }
 
 // The raw scores of a tool in scratch.sig, in the order triSpace
@@ -240,7 +243,7 @@ func (ix *index) decide(ctx context.Context, query string, q, ql habilis.Vector,
 		d.Abstained, d.Reason = true, "the catalog is empty"
 		return d, &Ranking{Matches: []habilis.Match{}}, nil
 	}
-	rk, err := ix.rank(ctx, q, ql, sel.mode, sel.k, sel.denied, sel.pinned)
+	rk, err := ix.rank(ctx, q, ql, ix.contentTerms(query), sel.mode, sel.k, sel.denied, sel.pinned)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -283,6 +286,11 @@ func abstainReason(rk *Ranking) string {
 	if len(rk.Matches) == 0 {
 		return "no tool shares any feature with the query"
 	}
+	if rk.gate >= rk.threshold {
+		// The best tool reached its gate and was refused for sharing
+		// no content word with the query (see index.shares).
+		return fmt.Sprintf("no tool fits: every candidate fails its gate (best %s shares no word with the request but function words and common operations)", rk.Matches[0].Tool)
+	}
 	return fmt.Sprintf("no tool fits: every candidate fails its gate (best %s: gate score %.3f < gate %.3f)", rk.Matches[0].Tool, rk.gate, rk.threshold)
 }
 
@@ -301,7 +309,7 @@ func (ix *index) rival(rk *Ranking, denied map[int]bool, sig func(i int) signals
 			if !ok || isDenied(denied, j) {
 				continue
 			}
-			if sg := sig(j); sg.gateScore >= sg.threshold {
+			if sig(j).passes() {
 				return name
 			}
 		}
@@ -317,7 +325,13 @@ type signals struct {
 	roc                  float32
 	fused                float32
 	gateScore, threshold float32
+	// plain reports a tool that shares no content term with the query
+	// (see index.shares): it fails its gate whatever its scores.
+	plain bool
 }
+
+// passes reports whether the tool passes its gate.
+func (sg signals) passes() bool { return sg.gateScore >= sg.threshold && !sg.plain }
 
 // queryVectors embeds the queries for the main and the lexical embedder,
 // in one call to each.
@@ -362,12 +376,13 @@ func (ix *index) signalsOf(s *scratch, key, i int) signals {
 	default:
 		sg.gateScore, sg.threshold = sg.desc, ix.descriptionGate(i)
 	}
+	sg.plain = !ix.shares(i, s.content)
 	return sg
 }
 
 // rank scores every tool for the query embedded as q and ql and returns
 // the best k (denied tools excluded).
-func (ix *index) rank(ctx context.Context, q, ql habilis.Vector, mode habilis.Mode, k int, denied map[int]bool, pinned []int) (*Ranking, error) {
+func (ix *index) rank(ctx context.Context, q, ql habilis.Vector, content *content, mode habilis.Mode, k int, denied map[int]bool, pinned []int) (*Ranking, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("selector: select: %w", err)
 	}
@@ -375,6 +390,7 @@ func (ix *index) rank(ctx context.Context, q, ql habilis.Vector, mode habilis.Mo
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
 	s.size(len(ix.tools))
+	s.content = content
 	if err := ix.scoreAll(q, ql, s); err != nil {
 		return nil, err
 	}
@@ -671,6 +687,7 @@ func (ix *index) hybridSignals(s *scratch, i int) signals {
 	} else {
 		sg.gateScore, sg.threshold = sg.desc, ix.descriptionGate(i)
 	}
+	sg.plain = !ix.shares(i, s.content)
 	return sg
 }
 
@@ -691,7 +708,7 @@ func (ix *index) explain(sg signals) habilis.Match {
 		Radius:           radius,
 		RadiusSource:     src,
 		Margin:           t.margin,
-		Passed:           sg.gateScore >= sg.threshold,
+		Passed:           sg.passes(),
 		Gate:             sg.threshold,
 		GateScore:        sg.gateScore,
 		Confidence:       clamp01(0.5 + (sg.gateScore - sg.threshold)),
