@@ -8,13 +8,14 @@ import (
 
 // plainText lists the words that say nothing about which tool a request
 // is for: function words, the words of asking ("please", "can", "want",
-// "tell") and the operations every API has (the create, read, update,
-// delete and list of conceptText's first lines). A request and a tool
-// that share only such words share how they are phrased, not what they are
-// about: "retrieve comments for this domain" and "Retrieves the current
-// temperature for a location" both retrieve. Verbs that name what a tool
-// is for (search, send, run, translate, calculate) are not here: a search
-// tool's topic is searching.
+// "tell"), the operations every API has (the create, read, update, delete
+// and list of conceptText's first lines) and the words every schema uses
+// for the shape of its data (name, type, id, value, details). A request
+// and a tool that share only such words share how they are phrased, not
+// what they are about: "retrieve comments for this domain" and "Retrieves
+// the current temperature for a location" both retrieve. Verbs that name
+// what a tool is for (search, send, run, translate, calculate) are not
+// here: a search tool's topic is searching.
 const plainText = `
 a an the and or but nor if then else so than too very just also only not no yes
 of to in on at by for with from into onto about as over under up down out off via per
@@ -32,6 +33,8 @@ read display view print fetch retrieve
 update edit change modify alter set
 delete remove erase drop discard
 list enumerate
+name type id value string number integer boolean default optional required
+parameter data information info detail details result results
 `
 
 // plainStems returns the stem hashes of plainText's words, as the
