@@ -93,28 +93,34 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 // transaction, then makes them the catalog.
 func (s *Store) fillStaged(ctx context.Context, b *habilis.Batch, suffix string) (habilis.CatalogMeta, error) {
 	order := nameOrder(b.Put)
-	var enc chunkEncoder
+	var parts [][]int
 	for start := 0; start < len(order); start += s.chunk() {
-		if err := ctx.Err(); err != nil {
-			return habilis.CatalogMeta{}, err
+		parts = append(parts, order[start:min(start+s.chunk(), len(order))])
+	}
+	// Two encoders take turns, so that a chunk is encoded while the one
+	// before it commits, which bbolt does on one core; each is reset once
+	// its chunk has committed (or rolled back), when bbolt holds none of
+	// its values.
+	var encs [2]chunkEncoder
+	encoded := make(chan []encodedTool, 1)
+	encode := func(k int) { encoded <- encs[k%2].encode(b.Put, parts[k]) }
+	if len(parts) > 0 {
+		go encode(0)
+	}
+	for k := range parts {
+		part := <-encoded
+		if k+1 < len(parts) {
+			go encode(k + 1)
 		}
-		part := enc.encode(b.Put, order[start:min(start+s.chunk(), len(order))])
-		err := s.update(func(tx *bolt.Tx) error {
-			tools, examples := tx.Bucket([]byte(bucketTools+suffix)), tx.Bucket([]byte(bucketExamples+suffix))
-			if tools == nil || examples == nil {
-				return fmt.Errorf("the buckets of the staged write were lost: %w", errCorrupt)
-			}
-			tools.FillPercent, examples.FillPercent = 1, 1 // appended in name order
-			for _, t := range part {
-				if err := t.put(tools, examples); err != nil {
-					return fmt.Errorf("put %q: %w", t.key, err)
-				}
-			}
-			return nil
-		})
-		// Committed or rolled back, bbolt holds none of the values now.
-		enc.reset()
+		err := ctx.Err()
+		if err == nil {
+			err = s.putChunk(part, suffix)
+		}
+		encs[k%2].reset()
 		if err != nil {
+			if k+1 < len(parts) {
+				<-encoded // the next chunk's encoding ends before the write does
+			}
 			return habilis.CatalogMeta{}, err
 		}
 	}
@@ -125,6 +131,24 @@ func (s *Store) fillStaged(ctx context.Context, b *habilis.Batch, suffix string)
 		return err
 	})
 	return meta, err
+}
+
+// putChunk puts one chunk's encoded tools in the buckets of suffix, in one
+// transaction.
+func (s *Store) putChunk(part []encodedTool, suffix string) error {
+	return s.update(func(tx *bolt.Tx) error {
+		tools, examples := tx.Bucket([]byte(bucketTools+suffix)), tx.Bucket([]byte(bucketExamples+suffix))
+		if tools == nil || examples == nil {
+			return fmt.Errorf("the buckets of the staged write were lost: %w", errCorrupt)
+		}
+		tools.FillPercent, examples.FillPercent = 1, 1 // appended in name order
+		for _, t := range part {
+			if err := t.put(tools, examples); err != nil {
+				return fmt.Errorf("put %q: %w", t.key, err)
+			}
+		}
+		return nil
+	})
 }
 
 // chunkEncoder encodes the tools of a staged write's chunks on every
