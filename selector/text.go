@@ -101,18 +101,53 @@ func toolDocument(desc string, t habilis.Tool) string {
 // the document signal would be had the example been a new request. It
 // returns nil when embedding fails (only a cancelled ctx can make the
 // lexical embedder fail), and calibration then leaves the document out.
+//
+// An embedder of joins (joinedEmbedder) makes each document from the
+// description and the examples it joins, analysed once each, rather
+// than from its text.
 func heldOutDocuments(ctx context.Context, lex habilis.Embedder, t habilis.Tool) []habilis.Vector {
 	n := min(len(t.Examples), maxCalibrationExamples)
 	desc := descriptionText(t)
-	texts := make([]string, n)
-	for k := range n {
-		texts[k] = documentText(desc, slices.Delete(slices.Clone(t.Examples), k, k+1))
+	var vs []habilis.Vector
+	var err error
+	if je, ok := lex.(joinedEmbedder); ok {
+		vs, err = je.EmbedJoined(ctx, append([]string{desc}, t.Examples...), leaveOneOutGroups(len(t.Examples), n))
+	} else {
+		texts := make([]string, n)
+		for k := range n {
+			texts[k] = documentText(desc, slices.Delete(slices.Clone(t.Examples), k, k+1))
+		}
+		vs, err = lex.Embed(ctx, texts, habilis.Document)
 	}
-	vs, err := lex.Embed(ctx, texts, habilis.Document)
 	if err != nil || len(vs) != n {
 		return nil
 	}
 	return vs
+}
+
+// joinedEmbedder is an embedder of texts joined by newlines that
+// analyses each text once however many joins name it (the lexical one's
+// EmbedJoined): a group's vector is Embed's of its texts joined.
+type joinedEmbedder interface {
+	EmbedJoined(ctx context.Context, texts []string, groups [][]int) ([]habilis.Vector, error)
+}
+
+// leaveOneOutGroups returns, for each of the first n of m examples, the
+// parts of the document without it: the description (0) and every other
+// example (k + 1 for example k).
+func leaveOneOutGroups(m, n int) [][]int {
+	groups := make([][]int, n)
+	for k := range groups {
+		g := make([]int, 0, m)
+		g = append(g, 0)
+		for j := range m {
+			if j != k {
+				g = append(g, j+1)
+			}
+		}
+		groups[k] = g
+	}
+	return groups
 }
 
 // heldOutQueries returns the lexical vectors of t's first

@@ -290,6 +290,12 @@ func sublinear(tf int) float64 {
 // releases).
 func (e *Embedder) embed(s *scratch, text string, p habilis.Purpose) habilis.Vector {
 	s.analyse(text, &e.weights)
+	return e.weigh(s, p)
+}
+
+// weigh returns the vector of the features in s.feats, one per
+// occurrence, as embed weighs them; s.feats is sorted and reused.
+func (e *Embedder) weigh(s *scratch, p habilis.Purpose) habilis.Vector {
 	if len(s.feats) == 0 {
 		return habilis.Vector{}
 	}
