@@ -276,11 +276,21 @@ func (e *Embedder) scratch() *scratch {
 
 // sublinear is 1 + ln(tf), so repeating a word adds little.
 func sublinear(tf int) float64 {
-	if tf == 1 {
-		return 1
+	if tf < len(sublinears) {
+		return sublinears[tf]
 	}
 	return 1 + math.Log(float64(tf))
 }
+
+// sublinears holds sublinear of the counts most features have, the same
+// values: a tool's document repeats most of its features, and took a
+// logarithm for each.
+var sublinears = func() (t [64]float64) {
+	for tf := range t {
+		t[tf] = 1 + math.Log(float64(tf))
+	}
+	return t
+}()
 
 // embed computes the vector of one text with s as working memory.
 //
