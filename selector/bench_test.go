@@ -315,7 +315,9 @@ func BenchmarkOpen(b *testing.B) {
 // catalog of tools × 5 examples with a dense embedder of 384 dimensions
 // (hashEmbedder: the figures depend on the vectors' size, not their
 // meaning) beside the lexical one, as the CLI pairs a model with it; and
-// the raw size of the tools' centroids. The 100,000-tool catalog is
+// the raw size of the tools' centroids; and the size of the store's file
+// beside that of the raw vectors (every example's and every centroid, as
+// float32). The 100,000-tool catalog is
 // skipped with -short.
 func BenchmarkDenseHeap(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
@@ -325,7 +327,8 @@ func BenchmarkDenseHeap(b *testing.B) {
 			}
 			for b.Loop() {
 				tools, _ := synth(n, 5, 4)
-				st := openStore(b, filepath.Join(b.TempDir(), "dense.db"))
+				path := filepath.Join(b.TempDir(), "dense.db")
+				st := openStore(b, path)
 				ctx := context.Background()
 				runtime.GC()
 				var before runtime.MemStats
@@ -346,6 +349,13 @@ func BenchmarkDenseHeap(b *testing.B) {
 				b.ReportMetric(float64(n*384*4)/(1<<20), "centroids-MiB")
 				runtime.KeepAlive(r)
 				st.Close()
+				fi, err := os.Stat(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(fi.Size())/(1<<20), "file-MiB")
+				// The raw vectors: every example's and every centroid.
+				b.ReportMetric(float64(n*6*384*4)/(1<<20), "raw-MiB")
 			}
 		})
 	}

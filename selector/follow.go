@@ -69,6 +69,7 @@ func (r *Router) Refresh(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("selector: refresh: %w", err)
 	}
+	r.sayUnused()
 	old := r.Version()
 	if snap.Meta.Version == old {
 		return false, nil

@@ -3,7 +3,6 @@ package selector
 import (
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/layout"
 	"github.com/habilis-router/habilis/internal/terms"
 	"github.com/habilis-router/habilis/internal/vec"
 )
@@ -41,63 +41,47 @@ import (
 // (terms.Slot). A stored index of another version is not read: the
 // router builds the index from the records, as it does for a store
 // written before indexes were stored, and the next write stores it anew.
+// The store reads the layout too (internal/layout): from its format 3 on,
+// records leave to the stored index the description, centroid and
+// document vectors it holds, so a release that changes the layout must
+// still read the rows of the versions before.
 const (
-	layoutMagic   = "habilisx"
-	layoutVersion = 1
-	headerSize    = 64
-	entrySize     = 24
-	sectionAlign  = 64
+	layoutMagic   = layout.Magic
+	layoutVersion = layout.Version
+	headerSize    = layout.HeaderSize
+	entrySize     = layout.EntrySize
+	sectionAlign  = layout.SectionAlign
 )
 
-// Section ids.
+// Section ids (internal/layout, which the store reads too).
 const (
-	secCalibration uint32 = iota + 1
-	secTools
-	secNameEnds
-	secNames
-	secDefEnds
-	secDefs
-	secCollideEnds
-	secCollides
-	secPrior
-	secBackground
-	secSumNorm
-	secRocchioNorm
-	secTriTerms
-	secTriOffsets
-	secTriPostings
-	secTriRunSums
-	// A space of its own (no merged space) takes six ids from its base:
-	// dense rows, or term table, offsets, rows, values and run CRCs.
-	secCent = 32
-	secDesc = 40
-	secDoc  = 48
+	secCalibration = layout.SecCalibration
+	secTools       = layout.SecTools
+	secNameEnds    = layout.SecNameEnds
+	secNames       = layout.SecNames
+	secDefEnds     = layout.SecDefEnds
+	secDefs        = layout.SecDefs
+	secCollideEnds = layout.SecCollideEnds
+	secCollides    = layout.SecCollides
+	secPrior       = layout.SecPrior
+	secBackground  = layout.SecBackground
+	secSumNorm     = layout.SecSumNorm
+	secRocchioNorm = layout.SecRocchioNorm
+	secTriTerms    = layout.SecTriTerms
+	secTriOffsets  = layout.SecTriOffsets
+	secTriPostings = layout.SecTriPostings
+	secTriRunSums  = layout.SecTriRunSums
+	secCent        = layout.SecCent
+	secDesc        = layout.SecDesc
+	secDoc         = layout.SecDoc
+	spDense        = layout.SpDense
+	spTerms        = layout.SpTerms
+	spOffsets      = layout.SpOffsets
+	spRows         = layout.SpRows
+	spVals         = layout.SpVals
+	spRunSums      = layout.SpRunSums
+	flagMerged     = layout.FlagMerged
 )
-
-const (
-	spDense = iota
-	spTerms
-	spOffsets
-	spRows
-	spVals
-	spRunSums
-)
-
-// lazySection reports the sections not checked against their CRC on
-// open (see the layout comment).
-func lazySection(id uint32) bool {
-	switch id {
-	case secTriPostings, secDefs:
-		return true
-	}
-	if id >= secCent {
-		k := (id - secCent) % 8
-		return k == spRows || k == spVals
-	}
-	return false
-}
-
-const flagMerged = 1
 
 // toolRow is a tool's fixed-size part of a stored index.
 type toolRow struct {
@@ -123,10 +107,10 @@ type toolDef struct {
 // does; elsewhere indexes are neither stored nor read.
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+var castagnoli = layout.Castagnoli
 
 // errLayout wraps every reason a stored index is not used.
-var errLayout = errors.New("stored index")
+var errLayout = layout.ErrLayout
 
 // errWeightsExamples reports a sound stored index that selection cannot
 // use alone: its calibration weights the nearest example, whose vectors
@@ -177,11 +161,7 @@ func encodeIndex(ix *index, version uint64, extra ...section) ([]byte, error) {
 	return buf, nil
 }
 
-// tableCRC is the CRC of the header before its CRC and of the table.
-func tableCRC(buf []byte, n int) uint32 {
-	c := crc32.Update(0, castagnoli, buf[:60])
-	return crc32.Update(c, castagnoli, buf[headerSize:headerSize+entrySize*n])
-}
+func tableCRC(buf []byte, n int) uint32 { return layout.TableCRC(buf, n) }
 
 // indexSections returns ix's sections.
 func indexSections(ix *index) ([]section, error) {
@@ -306,8 +286,8 @@ func CheckIndex(data []byte) []string {
 		return []string{err.Error()}
 	}
 	var out []string
-	for id, b := range l.secs {
-		if crc32.Checksum(b, castagnoli) != l.sums[id] {
+	for id, b := range l.Secs {
+		if crc32.Checksum(b, castagnoli) != l.Sums[id] {
 			out = append(out, fmt.Sprintf("%v: section %d damaged (checksum)", errLayout, id))
 		}
 	}
@@ -315,73 +295,15 @@ func CheckIndex(data []byte) []string {
 }
 
 // storedLayout is a stored index's header and sections, checked.
-type storedLayout struct {
-	version uint64
-	tools   int
-	dim     int
-	merged  bool
-	secs    map[uint32][]byte
-	sums    map[uint32]uint32 // each section's CRC
-}
+type storedLayout = layout.Layout
 
-// parseLayout reads and checks data's header, table and eager sections.
-func parseLayout(data []byte) (*storedLayout, error) {
-	if len(data) < headerSize || string(data[:8]) != layoutMagic {
-		return nil, fmt.Errorf("%w: not an index", errLayout)
-	}
-	le := binary.LittleEndian
-	if v := le.Uint32(data[8:]); v != layoutVersion {
-		return nil, fmt.Errorf("%w: layout %d, this release reads %d", errLayout, v, layoutVersion)
-	}
-	n := int(le.Uint32(data[12:]))
-	if n > 64 || headerSize+entrySize*n > len(data) {
-		return nil, fmt.Errorf("%w: damaged header", errLayout)
-	}
-	if le.Uint32(data[60:]) != tableCRC(data, n) {
-		return nil, fmt.Errorf("%w: damaged header (checksum)", errLayout)
-	}
-	l := &storedLayout{version: le.Uint64(data[16:]), tools: int(le.Uint32(data[24:])), dim: int(le.Uint32(data[28:])),
-		merged: le.Uint32(data[32:])&flagMerged != 0, secs: make(map[uint32][]byte, n), sums: make(map[uint32]uint32, n)}
-	for i := range n {
-		e := data[headerSize+entrySize*i:]
-		id, sum, off, size := le.Uint32(e), le.Uint32(e[4:]), le.Uint64(e[8:]), le.Uint64(e[16:])
-		if off > uint64(len(data)) || size > uint64(len(data))-off {
-			return nil, fmt.Errorf("%w: section %d out of bounds", errLayout, id)
-		}
-		b := data[off : off+size : off+size]
-		if !lazySection(id) && crc32.Checksum(b, castagnoli) != sum {
-			return nil, fmt.Errorf("%w: section %d damaged (checksum)", errLayout, id)
-		}
-		l.secs[id], l.sums[id] = b, sum
-	}
-	return l, nil
-}
+func parseLayout(data []byte) (*storedLayout, error) { return layout.Parse(data) }
 
-// view returns section id as a slice of T of length want (any length
-// when want < 0).
 func view[T any](l *storedLayout, id uint32, want int) ([]T, error) {
-	v, err := vec.View[T](l.secs[id])
-	if err != nil {
-		return nil, fmt.Errorf("%w: section %d: %v", errLayout, id, err)
-	}
-	if want >= 0 && len(v) != want {
-		return nil, fmt.Errorf("%w: section %d holds %d words, want %d", errLayout, id, len(v), want)
-	}
-	return v, nil
+	return layout.View[T](l, id, want)
 }
 
-// ends checks that ends are the ascending end offsets of n pieces of a
-// section of size bytes.
-func checkEnds(ends []uint32, size int) error {
-	prev := uint32(0)
-	for _, e := range ends {
-		if e < prev || int(e) > size {
-			return fmt.Errorf("%w: damaged offsets", errLayout)
-		}
-		prev = e
-	}
-	return nil
-}
+func checkEnds(ends []uint32, size int) error { return layout.CheckEnds(ends, size) }
 
 // decodeIndex returns the index a stored layout describes, its large
 // arrays in place in data, for a catalog of meta and the embedders emb.
@@ -402,13 +324,13 @@ func decodeAt(data []byte, v uint64, meta habilis.CatalogMeta, emb embedders) (*
 		return nil, err
 	}
 	switch {
-	case l.version != v:
-		return nil, fmt.Errorf("%w: of catalog version %d, want %d (the catalog is at %d)", errLayout, l.version, v, meta.Version)
-	case l.dim != meta.Embedder.Dim || l.merged != emb.merged(l.dim):
+	case l.Version != v:
+		return nil, fmt.Errorf("%w: of catalog version %d, want %d (the catalog is at %d)", errLayout, l.Version, v, meta.Version)
+	case l.Dim != meta.Embedder.Dim || l.Merged != emb.merged(l.Dim):
 		return nil, fmt.Errorf("%w: built for other embedders", errLayout)
 	}
 	ix := &index{meta: meta, embedders: emb, stored: true, generic: new(genericSpace)}
-	if err := json.Unmarshal(l.secs[secCalibration], &ix.cal); err != nil {
+	if err := json.Unmarshal(l.Secs[secCalibration], &ix.cal); err != nil {
 		return nil, fmt.Errorf("%w: calibration: %v", errLayout, err)
 	}
 	if ix.cal.Weights.Example != 0 {
@@ -427,7 +349,7 @@ func decodeAt(data []byte, v uint64, meta habilis.CatalogMeta, emb embedders) (*
 
 // decodeTools reads the per-tool sections into ix.
 func decodeTools(l *storedLayout, ix *index) error {
-	n := l.tools
+	n := l.Tools
 	rows, err := view[toolRow](l, secTools, n)
 	if err != nil {
 		return err
@@ -436,7 +358,7 @@ func decodeTools(l *storedLayout, ix *index) error {
 	if err != nil {
 		return err
 	}
-	names := string(l.secs[secNames]) // one copy: names outlive the stored index
+	names := string(l.Secs[secNames]) // one copy: names outlive the stored index
 	if err := checkEnds(nameEnds, len(names)); err != nil {
 		return err
 	}
@@ -475,15 +397,15 @@ func decodeTools(l *storedLayout, ix *index) error {
 	if err != nil {
 		return err
 	}
-	if err := checkEnds(defEnds, len(l.secs[secDefs])); err != nil {
+	if err := checkEnds(defEnds, len(l.Secs[secDefs])); err != nil {
 		return err
 	}
-	ix.defs = &storedDefs{ends: defEnds, data: l.secs[secDefs], sum: l.sums[secDefs]}
+	ix.defs = &storedDefs{ends: defEnds, data: l.Secs[secDefs], sum: l.Sums[secDefs]}
 	return nil
 }
 
 func decodeCollides(l *storedLayout, ix *index) error {
-	n := l.tools
+	n := l.Tools
 	ends, err := view[uint32](l, secCollideEnds, n)
 	if err != nil {
 		return err
@@ -510,7 +432,7 @@ func decodeCollides(l *storedLayout, ix *index) error {
 }
 
 func decodeBackground(l *storedLayout, ix *index) error {
-	n := l.tools
+	n := l.Tools
 	rows, err := view[backgroundRow](l, secBackground, -1)
 	if err != nil {
 		return err
@@ -530,7 +452,7 @@ func decodeBackground(l *storedLayout, ix *index) error {
 
 // decodeShared reads the norms and the spaces.
 func decodeShared(l *storedLayout) (*shared, error) {
-	n := l.tools
+	n := l.Tools
 	sh := &shared{}
 	var err error
 	if sh.sumNorm, err = view[float32](l, secSumNorm, n); err != nil {
@@ -539,14 +461,14 @@ func decodeShared(l *storedLayout) (*shared, error) {
 	if sh.rocchioNorm, err = view[float32](l, secRocchioNorm, n); err != nil {
 		return nil, err
 	}
-	if l.merged {
+	if l.Merged {
 		sh.tri, err = decodeTri(l)
 		return sh, err
 	}
-	if sh.cent, err = decodeSpace(l, secCent, l.dim); err != nil {
+	if sh.cent, err = decodeSpace(l, secCent, l.Dim); err != nil {
 		return nil, err
 	}
-	if sh.desc, err = decodeSpace(l, secDesc, l.dim); err != nil {
+	if sh.desc, err = decodeSpace(l, secDesc, l.Dim); err != nil {
 		return nil, err
 	}
 	sh.doc, err = decodeSpace(l, secDoc, 0)
@@ -587,13 +509,13 @@ func decodeTri(l *storedLayout) (*triSpace, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &triSpace{rows: l.tools, terms: t, offsets: offsets, postings: postings, check: newRunCheck(sums)}, nil
+	return &triSpace{rows: l.Tools, terms: t, offsets: offsets, postings: postings, check: newRunCheck(sums)}, nil
 }
 
 func decodeSpace(l *storedLayout, base uint32, dim int) (*space, error) {
-	s := &space{rows: l.tools}
+	s := &space{rows: l.Tools}
 	if dim > 0 {
-		data, err := view[float32](l, base+spDense, l.tools*dim)
+		data, err := view[float32](l, base+spDense, l.Tools*dim)
 		if err != nil {
 			return nil, err
 		}

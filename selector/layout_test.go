@@ -6,7 +6,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/layout"
 )
 
 // storedIndex returns an index over n random lexical tools, its layout,
@@ -109,11 +112,11 @@ func TestLayoutDamage(t *testing.T) {
 	}
 	// eager[k] reports a byte that opening checks.
 	eager := make([]bool, len(data))
-	for k := range headerSize + entrySize*len(l.secs) {
+	for k := range headerSize + entrySize*len(l.Secs) {
 		eager[k] = true
 	}
-	for id, s := range l.secs {
-		if !lazySection(id) && len(s) > 0 {
+	for id, s := range l.Secs {
+		if !layout.Lazy(id) && len(s) > 0 {
 			start := uintptrOffset(data, s)
 			for k := range s {
 				eager[start+k] = true
@@ -179,5 +182,66 @@ func FuzzDecodeIndex(f *testing.F) {
 		for i := range got.tools {
 			got.defs.def(i)
 		}
+	})
+}
+
+// TestLayoutRows checks that the rows internal/layout reads from a stored
+// index, and their digests, are the vectors of the records the index was
+// built from, which a store leaves to it (boltstore's format 3).
+func TestLayoutRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	recs, emb := lexicalRecords(t, rng, 50)
+	meta := habilis.CatalogMeta{Version: 3, Embedder: emb.Info()}
+	ix, err := buildIndex(meta, Calibration{Weights: defaultWeights}, embedders{emb: emb, lex: emb, sameLex: true}, recs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := encodeIndex(ix, meta.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := layout.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := layout.ReadRows(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	digests, err := layout.Digests(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs { // sorted by name, as the index's rows
+		r := &recs[i]
+		for sig, v := range map[int]habilis.Vector{layout.Cent: r.Centroid, layout.Desc: r.DescriptionVector, layout.Doc: r.DocumentVector} {
+			if diff := cmp.Diff(v, rows.Vector(i, sig), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("tool %q, signal %d: row mismatch (-record +row):\n%s", r.Tool.Name, sig, diff)
+			}
+			if d := layout.Digest(v); d != digests[i][sig] {
+				t.Errorf("tool %q, signal %d: digest %x, the row's %x", r.Tool.Name, sig, d, digests[i][sig])
+			}
+		}
+	}
+}
+
+// FuzzLayoutRows checks that reading the rows of damaged stored indexes
+// returns an error or rows, never panics.
+func FuzzLayoutRows(f *testing.F) {
+	_, data, _ := storedIndex(f, 12)
+	f.Add(data, 0, byte(0))
+	f.Fuzz(func(t *testing.T, data []byte, at int, x byte) {
+		if len(data) > 0 {
+			data[(at%len(data)+len(data))%len(data)] ^= x
+		}
+		l, err := layout.Parse(data)
+		if err != nil {
+			return
+		}
+		if _, err := l.Names(); err != nil {
+			return
+		}
+		layout.ReadRows(l)
+		layout.Digests(l)
 	})
 }

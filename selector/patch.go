@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/layout"
 	"github.com/habilis-router/habilis/internal/vec"
 )
 
@@ -22,7 +23,7 @@ import (
 // since the last full write, which patchLimit bounds.
 
 // secPatch is the section of a patch that holds its patchInfo.
-const secPatch uint32 = 17
+const secPatch = layout.SecPatch
 
 // patchInfo is what a patch says beyond its tools.
 type patchInfo struct {
@@ -74,7 +75,7 @@ func readPatchInfo(patch []byte) (patchInfo, error) {
 	if err != nil {
 		return info, fmt.Errorf("patch: %w", err)
 	}
-	raw, ok := l.secs[secPatch]
+	raw, ok := l.Secs[secPatch]
 	if !ok {
 		return info, fmt.Errorf("%w: a patch without its section", errLayout)
 	}

@@ -67,6 +67,9 @@ type Router struct {
 	// without a usable one for the catalog served: the next write stores
 	// one even when the catalog is unchanged.
 	indexStale atomic.Bool
+	// unused, when set, logs why the stored index was not used
+	// (openStored), once the records it is built from are read instead.
+	unused func()
 	// bg keeps the background's vectors from a model embedder, whose
 	// vectors do not depend on the catalog, between writes (under mu).
 	bg     *backgroundVectors
@@ -106,6 +109,7 @@ func New(ctx context.Context, store habilis.Store, cfg Config) (*Router, error) 
 	if err != nil {
 		return nil, fmt.Errorf("selector: open: %w", err)
 	}
+	r.sayUnused()
 	if err := r.mismatch(snap.Meta); err != nil {
 		if !cfg.Reindex {
 			return nil, err
@@ -151,6 +155,15 @@ func (r *Router) step(s Step) {
 	}
 }
 
+// sayUnused logs why openStored did not use the stored index, if it
+// did not.
+func (r *Router) sayUnused() {
+	if r.unused != nil {
+		r.unused()
+		r.unused = nil
+	}
+}
+
 // openStored returns the index stored with the catalog, read in place,
 // or nil when the store keeps none that this router can use: a store
 // that keeps no indexes, an empty catalog, one made by other embedders
@@ -192,7 +205,12 @@ func (r *Router) openStored(ctx context.Context) (*index, error) {
 	}
 	if err != nil {
 		st.Release()
-		r.cfg.Logger.Warn("stored index not used: building it from the records; the next write stores it", "version", st.Meta.Version, "reason", err)
+		// Said once the records are read: when they cannot be either
+		// (their vectors are in the index, boltstore's format 3), the
+		// caller's error says it all.
+		r.unused = func() {
+			r.cfg.Logger.Warn("stored index not used: building it from the records; the next write stores it", "version", st.Meta.Version, "reason", err)
+		}
 		return nil, nil
 	}
 	r.indexStale.Store(false)

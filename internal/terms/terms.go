@@ -194,3 +194,30 @@ func FromRaw(raw []uint32, slots int) (Table, error) {
 	}
 	return Table{entries: entries}, nil
 }
+
+// Terms returns the table's terms in slot order, for a table of slots
+// slots, or an error unless every slot has one term and they ascend, as
+// New's do.
+func (t *Table) Terms(slots int) ([]uint32, error) {
+	out := make([]uint32, slots)
+	seen := 0
+	for _, e := range t.entries {
+		if e.slot == 0 {
+			continue
+		}
+		if int(e.slot) > slots {
+			return nil, fmt.Errorf("terms: slot %d of %d", e.slot-1, slots)
+		}
+		out[e.slot-1] = e.term
+		seen++
+	}
+	if seen != slots {
+		return nil, fmt.Errorf("terms: %d entries for %d slots", seen, slots)
+	}
+	for k := 1; k < slots; k++ {
+		if out[k] <= out[k-1] {
+			return nil, fmt.Errorf("terms: slots out of order at %d", k)
+		}
+	}
+	return out, nil
+}

@@ -3,6 +3,7 @@ package terms
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -83,5 +84,26 @@ func TestSet(t *testing.T) {
 				t.Fatalf("n=%d: Sorted()[%d] = %d: not a distinct term in ascending order", n, i, x)
 			}
 		}
+	}
+}
+
+// TestTerms checks that Terms gives back the terms New was given, in slot
+// order, and refuses a table of another number of slots.
+func TestTerms(t *testing.T) {
+	for _, want := range [][]uint32{{}, {0}, {3, 9, 1 << 31, math.MaxUint32}} {
+		tab := New(want)
+		got, err := tab.Terms(len(want))
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("New(%v).Terms = %v, %v; want the terms", want, got, err)
+		}
+		if len(want) > 0 {
+			if _, err := tab.Terms(len(want) + 1); err == nil {
+				t.Errorf("New(%v).Terms(%d) succeeded, want an error", want, len(want)+1)
+			}
+		}
+	}
+	unordered := New([]uint32{9, 3})
+	if _, err := unordered.Terms(2); err == nil {
+		t.Error("Terms of a table whose slots do not ascend succeeded, want an error")
 	}
 }

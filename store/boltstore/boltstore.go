@@ -32,7 +32,7 @@ import (
 // formatVersion is the on-disk format this package writes (see codec.go).
 // Open refuses files of a newer format rather than misread them; files of
 // format 1 are read, and rewritten in this format by their next write.
-const formatVersion = 2
+const formatVersion = 3
 
 // Bucket and key names; see codec.go for what they hold.
 const (
@@ -487,6 +487,7 @@ func readSnapshot(ctx context.Context, tx *bolt.Tx) (*habilis.Snapshot, error) {
 
 	// Pass 2: decode into slabs of exactly the measured sizes.
 	d := &decoder{s: newSlabs(format, need), examples: examples, keys: newExampleKeys(examples)}
+	d.s.held = &heldRows{tx: tx}
 	recs := make([]habilis.Record, n)
 	i := 0
 	c := tools.Cursor()
@@ -500,6 +501,9 @@ func readSnapshot(ctx context.Context, tx *bolt.Tx) (*habilis.Snapshot, error) {
 			return nil, fmt.Errorf("tools: more than %d: %w", n, errCorrupt)
 		}
 		if err := d.record(k, v, &recs[i]); err != nil {
+			if d.s.held.err != nil {
+				return nil, d.s.held.err
+			}
 			return nil, fmt.Errorf("tool %q: %w", k, err)
 		}
 		i++
@@ -548,6 +552,7 @@ func (d *decoder) record(k, v []byte, rec *habilis.Record) error {
 	if !s.strFrom(k, &rec.Tool.Name) {
 		return errCorrupt
 	}
+	s.name = k
 	sum, err := s.tool(v, rec)
 	if err != nil {
 		return err
@@ -696,7 +701,7 @@ func validate(b *habilis.Batch) error {
 }
 
 // write applies a validated batch inside tx, first rewriting a format 1
-// catalog the batch does not replace in format 2 (migrate.go).
+// catalog the batch does not replace in the current format (migrate.go).
 func write(ctx context.Context, tx *bolt.Tx, b *habilis.Batch, progress func(done, total int)) (habilis.CatalogMeta, error) {
 	stored, err := readMeta(tx)
 	if err != nil {
@@ -711,18 +716,24 @@ func write(ctx context.Context, tx *bolt.Tx, b *habilis.Batch, progress func(don
 			return habilis.CatalogMeta{}, fmt.Errorf("delete %q: no such tool: %w", name, habilis.ErrInvalid)
 		}
 	}
-	switch {
+	hold := newHolder(b.Index)
+	switch format := storedFormat(tx); {
 	case b.Replace:
 		// Every stored tool goes: new buckets, the old ones' pages freed
 		// whole rather than each tool deleted.
 		err = resetBuckets(tx)
-	case storedFormat(tx) < formatVersion:
+	case format == 1:
 		err = migrate(ctx, tx, progress)
+	case format == 2:
+		// A format 2 value is a format 3 value (codec.go).
+		err = tx.Bucket([]byte(bucketMeta)).Put([]byte(keyFormat), binaryFormat())
+	case !keepsIndex(tx, b.Index, b.IndexPatch):
+		err = rehome(ctx, tx, b, hold)
 	}
 	if err != nil {
 		return habilis.CatalogMeta{}, err
 	}
-	if err := putTools(ctx, tx, b); err != nil {
+	if err := putTools(ctx, tx, b, hold); err != nil {
 		return habilis.CatalogMeta{}, err
 	}
 
@@ -748,8 +759,10 @@ func commitMeta(tx *bolt.Tx, b *habilis.Batch, stored habilis.CatalogMeta) (habi
 	return meta, nil
 }
 
-// putTools applies the batch's deletes and puts to a format 2 catalog.
-func putTools(ctx context.Context, tx *bolt.Tx, b *habilis.Batch) error {
+// putTools applies the batch's deletes and puts to a catalog of the
+// current format, leaving to the index the batch stores (hold) the
+// vectors it holds.
+func putTools(ctx context.Context, tx *bolt.Tx, b *habilis.Batch, hold *holder) error {
 	tools, examples := catalogBuckets(tx)
 	if k, _ := tools.Cursor().First(); k == nil {
 		// The buckets are empty (new, or reset by a Replace) and the puts
@@ -768,7 +781,7 @@ func putTools(ctx context.Context, tx *bolt.Tx, b *habilis.Batch) error {
 	// carved from an arena rather than a reused buffer. Puts go in name
 	// order, which bbolt appends to its pages most cheaply.
 	var a arena
-	var e encoder
+	e := encoder{hold: hold}
 	for n, i := range nameOrder(b.Put) {
 		if n%ctxCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {

@@ -160,9 +160,9 @@ func TestOpenForeignFiles(t *testing.T) {
 			name: "newer format",
 			setup: func(t *testing.T, path string) {
 				testutil.BoltStore(t, path).Close()
-				setFormat(t, path, 3)
+				setFormat(t, path, 4)
 			},
-			want: "format version 3 is newer than the supported 2",
+			want: "format version 4 is newer than the supported 3",
 		},
 		{
 			name: "format zero",

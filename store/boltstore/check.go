@@ -182,7 +182,7 @@ func checkRecords(ctx context.Context, tx *bolt.Tx, limit int) []string {
 		out = append(out, err.Error())
 	}
 	tools, examples := catalogBuckets(tx)
-	n, problems := checkTools(ctx, storedFormat(tx), tools, examples, limit)
+	n, problems := checkTools(ctx, tx, storedFormat(tx), tools, examples, limit)
 	out = append(out, problems...)
 	if n > 0 && meta.Version == 0 && err == nil {
 		out = append(out, fmt.Sprintf("%d tools but no catalog meta", n))
@@ -202,7 +202,8 @@ func checkRecords(ctx context.Context, tx *bolt.Tx, limit int) []string {
 
 // checkTools checks every tool and returns how many there are and up to
 // limit problems.
-func checkTools(ctx context.Context, format int, tools, examples *bolt.Bucket, limit int) (int, []string) {
+func checkTools(ctx context.Context, tx *bolt.Tx, format int, tools, examples *bolt.Bucket, limit int) (int, []string) {
+	held := &heldRows{tx: tx}
 	var out []string
 	n := 0
 	c := tools.Cursor()
@@ -215,7 +216,7 @@ func checkTools(ctx context.Context, format int, tools, examples *bolt.Bucket, l
 		case v == nil:
 			out = append(out, fmt.Sprintf("tool %q: a bucket, not a value", k))
 		default:
-			if err := checkTool(format, examples, k, v); err != nil {
+			if err := checkTool(format, examples, k, v, held); err != nil {
 				out = append(out, fmt.Sprintf("tool %q: %v", k, err))
 			}
 		}
@@ -225,7 +226,10 @@ func checkTools(ctx context.Context, format int, tools, examples *bolt.Bucket, l
 
 // checkTool decodes one tool and its examples as a snapshot of that tool
 // alone would.
-func checkTool(format int, examples *bolt.Bucket, k, v []byte) error {
-	_, err := decodeRecord(format, examples, k, v)
+func checkTool(format int, examples *bolt.Bucket, k, v []byte, held *heldRows) error {
+	_, err := decodeRecord(format, examples, k, v, held)
+	if err != nil && held.err != nil {
+		return held.err
+	}
 	return err
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/habilis-router/habilis"
 )
 
-// The on-disk encoding, format version 2. Integers written as "uvarint" are
+// The on-disk encoding, format version 3. Integers written as "uvarint" are
 // encoding/binary varints; floats and sparse indices are little-endian
 // float32 and uint32, so a vector's coordinates are a plain array.
 //
@@ -31,6 +31,7 @@ import (
 //	        | byte 5, uvarint n, n uvarint positions in terms, each but
 //	          the first less the one before it, less one,
 //	          n float32                                (sparse, positions)
+//	        | byte 6                                   (held by the index)
 //
 //	meta/format   uint32 big-endian format version
 //	meta/catalog  uint64 version, int64 UpdatedAt in Unix nanoseconds,
@@ -63,8 +64,8 @@ import (
 // terms (so vectors are of kinds 0 to 2 only), and each tool's examples are
 // a nested bucket examples/<name>/<uint32 big-endian index> of one value an
 // example (str text, vector), which took a branch page and two leaf pages
-// a tool. A write to a format 1 file rewrites it in format 2 first (see
-// migrate.go).
+// a tool. A write to a format 1 file rewrites it in the current format
+// first (see migrate.go).
 //
 // Raw JSON (schema, executor, calibration) is kept byte for byte rather than
 // re-encoded, so what a store returns is exactly what it was given.
@@ -76,6 +77,7 @@ const (
 	kindAll       = 3
 	kindBitmap    = 4
 	kindPositions = 5
+	kindHeld      = 6
 )
 
 // errCorrupt reports stored bytes that do not decode.
@@ -149,11 +151,15 @@ func appendMeta(b []byte, m habilis.CatalogMeta) []byte {
 	return appendOptBytes(b, m.LexicalState)
 }
 
-// encoder encodes records in format 2, reusing its scratch space from one
-// record to the next.
+// encoder encodes records in the current format, reusing its scratch
+// space from one record to the next.
 type encoder struct {
 	terms, spare []uint32
 	pos          []int
+	// hold, when not nil, is the index the write stores, which may hold
+	// the record's vectors; held says which of them it holds (setTerms).
+	hold *holder
+	held [signals]bool
 }
 
 // setTerms makes e.terms the ascending union of the sparse indices of r's
@@ -161,6 +167,7 @@ type encoder struct {
 // merged in one pass; a lexical tool's document holds the others' terms,
 // so the later merges add nothing.
 func (e *encoder) setTerms(r *habilis.Record) {
+	e.held = e.hold.holds(r)
 	e.terms = e.terms[:0]
 	add := func(v habilis.Vector) {
 		if len(v.Indices) > 0 {
@@ -286,10 +293,21 @@ func (e *encoder) tool(b []byte, r *habilis.Record) []byte {
 		}
 	}
 	b = appendStr(b, r.Hash)
-	b = appendTerms(b, e.terms)
-	b = e.vector(b, r.DescriptionVector)
-	b = e.vector(b, r.Centroid)
-	b = e.vector(b, r.DocumentVector)
+	if e.held == [signals]bool{true, true, true} && len(e.terms) == len(r.DocumentVector.Indices) {
+		b = appendTerms(b, nil) // the document's: it holds every other's
+	} else {
+		b = appendTerms(b, e.terms)
+	}
+	for _, sv := range [...]struct {
+		sig int
+		v   habilis.Vector
+	}{{sigDesc, r.DescriptionVector}, {sigCent, r.Centroid}, {sigDoc, r.DocumentVector}} {
+		if e.held[sv.sig] {
+			b = append(b, kindHeld)
+		} else {
+			b = e.vector(b, sv.v)
+		}
+	}
 	b = appendF32(b, r.Radius)
 	b = appendBool(b, r.HasRadius)
 	b = appendStr(b, r.RadiusExample)
@@ -483,6 +501,10 @@ type slabs struct {
 	// examples' name by their places.
 	format int
 	terms  []uint32
+	// held gives the vectors the stored index holds (kind 6); name is the
+	// tool being decoded.
+	held *heldRows
+	name []byte
 
 	floats   []float32 // dense coordinates and sparse values
 	indices  []uint32  // sparse indices
@@ -517,6 +539,7 @@ func newSlabs(format int, need sizes) *slabs {
 
 type sizes struct {
 	floats, indices, raw, margins, examples, text, strs int
+	held                                                int // vectors of kind 6, which need no room
 }
 
 type textRef struct {
@@ -623,6 +646,34 @@ func (s *slabs) vector(r *reader) habilis.Vector {
 	}
 	r.fail()
 	return habilis.Vector{}
+}
+
+// heldVector returns the vector of signal sig that the stored index
+// holds for the tool being decoded (kind 6). A measuring pass counts
+// nothing for it: the vector lies in the rows read from the index.
+func (s *slabs) heldVector(r *reader, sig int) habilis.Vector {
+	if s.format < 3 {
+		r.fail()
+		return habilis.Vector{}
+	}
+	if s.measuring {
+		s.need.held++
+		return habilis.Vector{}
+	}
+	v, ok := s.held.vector(s.name, sig)
+	if !ok {
+		r.fail()
+	}
+	return v
+}
+
+// toolVector decodes one of a tool's own vectors, of signal sig.
+func (s *slabs) toolVector(r *reader, sig int) (habilis.Vector, bool) {
+	if len(r.b) > 0 && r.b[0] == kindHeld {
+		r.byte()
+		return s.heldVector(r, sig), true
+	}
+	return s.vector(r), false
 }
 
 // indicesFor returns room for a sparse vector's n indices in s.indices,
@@ -808,9 +859,7 @@ func (s *slabs) tool(v []byte, rec *habilis.Record) (exampleSummary, error) {
 	if s.format >= 2 {
 		s.terms = r.readTerms(s.terms)
 	}
-	rec.DescriptionVector = s.vector(r)
-	rec.Centroid = s.vector(r)
-	rec.DocumentVector = s.vector(r)
+	s.toolVectors(r, rec)
 	rec.Radius = r.f32()
 	switch r.byte() {
 	case 0:
@@ -841,6 +890,18 @@ func (s *slabs) tool(v []byte, rec *habilis.Record) (exampleSummary, error) {
 		s.need.indices += sum.sparse
 	}
 	return sum, nil
+}
+
+// toolVectors decodes a tool's description, centroid and document.
+func (s *slabs) toolVectors(r *reader, rec *habilis.Record) {
+	rec.DescriptionVector, _ = s.toolVector(r, sigDesc)
+	rec.Centroid, _ = s.toolVector(r, sigCent)
+	var held bool
+	rec.DocumentVector, held = s.toolVector(r, sigDoc)
+	if held && len(s.terms) == 0 {
+		// The document's indices are the tool's terms (see the format).
+		s.terms = append(s.terms, rec.DocumentVector.Indices...)
+	}
 }
 
 // example decodes one format 1 examples value into *text and *vec.

@@ -1,5 +1,11 @@
 package boltstore
 
+import (
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
 // WalkFile exposes the page walk to the benchmarks.
 func WalkFile(path string) ([]string, error) {
 	_, problems, err := walkFile(path, 1)
@@ -11,3 +17,24 @@ var WriteFormat1 = writeFormat1
 
 // SetChunk makes writes of more than n tools to s staged, n a transaction.
 func SetChunk(s *Store, n int) { s.chunkSize = n }
+
+// HeldVectors counts the vectors the tool values of the store at path
+// leave to its index (kind 6).
+func HeldVectors(t testing.TB, path string) int {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var need sizes
+	err = db.View(func(tx *bolt.Tx) error {
+		tools, _ := catalogBuckets(tx)
+		need, _, err = measure(storedFormat(tx), tools)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return need.held
+}

@@ -12,7 +12,7 @@ import (
 // progress function and checks of its context.
 const migrateEvery = 256
 
-// migrate rewrites the format 1 catalog in tx in format 2: each tool is
+// migrate rewrites the format 1 catalog in tx in the current format: each tool is
 // decoded with its examples, on its own, and encoded again, then both
 // buckets are replaced. It runs inside the transaction of the write that
 // found the old format, so the file holds the old catalog or the new
@@ -42,7 +42,7 @@ func migrate(ctx context.Context, tx *bolt.Tx, progress func(done, total int)) e
 		if v == nil {
 			return fmt.Errorf("migrating format 1: tool %q: a bucket, not a value: %w", k, errCorrupt)
 		}
-		rec, err := decodeRecord(1, examples, k, v)
+		rec, err := decodeRecord(1, examples, k, v, nil)
 		if err != nil {
 			return fmt.Errorf("migrating format 1: tool %q: %w", k, err)
 		}
@@ -80,7 +80,9 @@ func migrate(ctx context.Context, tx *bolt.Tx, progress func(done, total int)) e
 // snapshot of that tool alone would, into slabs of its own. It fails when
 // the examples are not all there as the tool's summary counts them, or
 // when some are stored for a tool of none.
-func decodeRecord(format int, examples *bolt.Bucket, k, v []byte) (habilis.Record, error) {
+//
+// held gives the vectors the records leave to the stored index.
+func decodeRecord(format int, examples *bolt.Bucket, k, v []byte, held *heldRows) (habilis.Record, error) {
 	var scratch habilis.Record
 	m := &slabs{measuring: true, format: format}
 	if _, err := m.tool(v, &scratch); err != nil {
@@ -88,6 +90,7 @@ func decodeRecord(format int, examples *bolt.Bucket, k, v []byte) (habilis.Recor
 	}
 	m.strFrom(k, &scratch.Tool.Name)
 	s := newSlabs(format, m.need)
+	s.held, s.name = held, k
 	var rec habilis.Record
 	s.strFrom(k, &rec.Tool.Name)
 	sum, err := s.tool(v, &rec)

@@ -101,7 +101,8 @@ func (s *Store) fillStaged(ctx context.Context, b *habilis.Batch, suffix string)
 	// before it commits, which bbolt does on one core; each is reset once
 	// its chunk has committed (or rolled back), when bbolt holds none of
 	// its values.
-	var encs [2]chunkEncoder
+	hold := newHolder(b.Index)
+	encs := [2]chunkEncoder{{hold: hold}, {hold: hold}}
 	encoded := make(chan []encodedTool, 1)
 	encode := func(k int) { encoded <- encs[k%2].encode(b.Put, parts[k]) }
 	if len(parts) > 0 {
@@ -158,6 +159,8 @@ func (s *Store) putChunk(part []encodedTool, suffix string) error {
 type chunkEncoder struct {
 	arenas   []arena
 	encoders []encoder
+	// hold is the index the write stores (encoder.hold).
+	hold *holder
 }
 
 // encodedTool is a tool of a chunk as putTool stores it: its key and its
@@ -172,6 +175,9 @@ type encodedTool struct {
 func (c *chunkEncoder) encode(recs []habilis.Record, part []int) []encodedTool {
 	if nw := par.Workers(len(part)); len(c.arenas) < nw {
 		c.arenas, c.encoders = make([]arena, nw), make([]encoder, nw)
+		for i := range c.encoders {
+			c.encoders[i].hold = c.hold
+		}
 	}
 	out := make([]encodedTool, len(part))
 	par.For(len(part), func(w, k int) {

@@ -1,0 +1,183 @@
+package boltstore_test
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/selector"
+	"github.com/habilis-router/habilis/store/boltstore"
+	"github.com/habilis-router/habilis/store/storetest"
+)
+
+// recorder is a store that remembers the records written to it, as they
+// were written, to compare its snapshots with.
+type recorder struct {
+	*boltstore.Store
+	recs map[string]habilis.Record
+}
+
+func (r *recorder) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMeta, error) {
+	meta, err := r.Store.Write(ctx, b)
+	if err != nil {
+		return meta, err
+	}
+	if b.Replace {
+		clear(r.recs)
+	}
+	for _, name := range b.Delete {
+		delete(r.recs, name)
+	}
+	for _, rec := range b.Put {
+		rec.DescriptionVector, rec.Centroid, rec.DocumentVector = rec.DescriptionVector.Clone(), rec.Centroid.Clone(), rec.DocumentVector.Clone()
+		rec.ExampleVectors = append([]habilis.Vector(nil), rec.ExampleVectors...)
+		for i := range rec.ExampleVectors {
+			rec.ExampleVectors[i] = rec.ExampleVectors[i].Clone()
+		}
+		r.recs[rec.Tool.Name] = rec
+	}
+	return meta, nil
+}
+
+// check fails unless a snapshot holds exactly the records written.
+func (r *recorder) check(t *testing.T, when string) {
+	t.Helper()
+	snap := storetest.Snapshot(t, r.Store)
+	want := byName(mapValues(r.recs))
+	if diff := cmp.Diff(want, snap.Records); diff != "" {
+		t.Errorf("Snapshot() %s mismatch (-written +read):\n%s", when, diff)
+	}
+}
+
+func mapValues(m map[string]habilis.Record) []habilis.Record {
+	out := make([]habilis.Record, 0, len(m))
+	for _, r := range m {
+		out = append(out, r)
+	}
+	return out
+}
+
+// denseEmbedder is a dense embedder for tests: each word a pseudo-random
+// direction, a text the normalised sum of its words'.
+type denseEmbedder struct{}
+
+func (denseEmbedder) Info() habilis.EmbedderInfo {
+	return habilis.EmbedderInfo{Kind: "test", Model: "hash", Dim: 12}
+}
+
+func (denseEmbedder) Embed(_ context.Context, texts []string, _ habilis.Purpose) ([]habilis.Vector, error) {
+	out := make([]habilis.Vector, len(texts))
+	for i, text := range texts {
+		v := make([]float32, 12)
+		for _, w := range strings.Fields(strings.ToLower(text)) {
+			h := fnv.New64a()
+			h.Write([]byte(w))
+			x := h.Sum64()
+			for d := range v {
+				x ^= x << 13
+				x ^= x >> 7
+				x ^= x << 17
+				v[d] += float32(int64(x%2001)-1000) / 1000
+			}
+		}
+		var n float64
+		for _, x := range v {
+			n += float64(x) * float64(x)
+		}
+		for d := range v {
+			v[d] /= float32(math.Sqrt(max(n, 1e-12)))
+		}
+		out[i] = habilis.Vector{Dense: v}
+	}
+	return out, nil
+}
+
+// heldTools is a small catalog with examples, and tools without.
+func heldTools(n int, tag string) []habilis.Tool {
+	tools := make([]habilis.Tool, n)
+	for i := range tools {
+		tools[i] = habilis.Tool{Name: fmt.Sprintf("tool_%03d", i), Description: fmt.Sprintf("handles %s request kind %d of the catalog", tag, i)}
+		if i%5 != 4 {
+			for j := range 3 {
+				tools[i].Examples = append(tools[i].Examples, fmt.Sprintf("please do thing %d number %d for %s", i, j, tag))
+			}
+		}
+	}
+	return tools
+}
+
+// TestHeldVectors checks that the store leaves to the index it keeps the
+// vectors that index holds, and returns every record as it was written:
+// after a load, after a patched write of one tool (written with its
+// vectors), after a full write that keeps the others in place, and after
+// a write that stores no index, which writes every vector back into its
+// record; lexical and dense catalogs alike.
+func TestHeldVectors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		emb  habilis.Embedder
+	}{{"lexical", nil}, {"dense", denseEmbedder{}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			path := filepath.Join(t.TempDir(), "habilis.db")
+			st, err := boltstore.Open(path, boltstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			rec := &recorder{Store: st, recs: map[string]habilis.Record{}}
+			cfg := selector.Config{Embedder: tc.emb, Lexical: lexical.New(lexical.Options{})}
+			if tc.emb == nil {
+				cfg = selector.Config{Embedder: lexical.New(lexical.Options{})}
+			}
+			r, err := selector.New(ctx, rec, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			tools := heldTools(200, "first")
+			if _, err := r.Load(ctx, tools, selector.LoadOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			rec.check(t, "after a load")
+			st.Close()
+			if n := boltstore.HeldVectors(t, path); n < 3*len(tools)*4/5 {
+				t.Errorf("after a load, %d vectors left to the index, want at least %d", n, 3*len(tools)*4/5)
+			}
+			if st, err = boltstore.Open(path, boltstore.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			rec.Store = st
+			if r, err = selector.New(ctx, rec, cfg); err != nil {
+				t.Fatal(err)
+			}
+			one := heldTools(1, "changed")
+			if _, err := r.Load(ctx, one, selector.LoadOptions{Merge: true}); err != nil {
+				t.Fatal(err)
+			}
+			rec.check(t, "after a patched write")
+			more := heldTools(40, "second")
+			if _, err := r.Load(ctx, more, selector.LoadOptions{Merge: true}); err != nil {
+				t.Fatal(err)
+			}
+			rec.check(t, "after a full write")
+			snap := storetest.Snapshot(t, st)
+			b := &habilis.Batch{BaseVersion: snap.Meta.Version, Put: snap.Records[:1], Meta: snap.Meta}
+			if _, err := rec.Write(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+			rec.check(t, "after a write without an index")
+			st.Close()
+			if n := boltstore.HeldVectors(t, path); n != 0 {
+				t.Errorf("after a write without an index, %d vectors left to the index, want 0", n)
+			}
+		})
+	}
+}
