@@ -181,3 +181,54 @@ func TestHeldVectors(t *testing.T) {
 		})
 	}
 }
+
+// TestFormat2 reads a format 2 store (records with every vector, as a
+// write storing no index leaves them) and checks that its next write
+// makes it a format 3 store whose records leave their vectors to the
+// index, each read back as written.
+func TestFormat2(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "habilis.db")
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{Store: st, recs: map[string]habilis.Record{}}
+	cfg := selector.Config{Embedder: lexical.New(lexical.Options{})}
+	r, err := selector.New(ctx, rec, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Load(ctx, heldTools(30, "first"), selector.LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	snap := storetest.Snapshot(t, st)
+	b := &habilis.Batch{BaseVersion: snap.Meta.Version, Replace: true, Put: snap.Records, Meta: snap.Meta}
+	if _, err := rec.Write(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	setFormat(t, path, 2)
+	if n := boltstore.HeldVectors(t, path); n != 0 {
+		t.Fatalf("a store written without an index leaves %d vectors to it, want 0", n)
+	}
+	if rec.Store, err = boltstore.Open(path, boltstore.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Store.Close()
+	rec.check(t, "of format 2")
+	if r, err = selector.New(ctx, rec, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Load(ctx, heldTools(1, "changed"), selector.LoadOptions{Merge: true}); err != nil {
+		t.Fatal(err)
+	}
+	rec.check(t, "after a write to format 2")
+	rec.Store.Close()
+	if f := storedFormat(t, path); f != 3 {
+		t.Errorf("format after a write = %d, want 3", f)
+	}
+	if n := boltstore.HeldVectors(t, path); n == 0 {
+		t.Error("after a write to format 2, no vector is left to the index")
+	}
+}
