@@ -19,6 +19,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/internal/testutil"
+	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/boltstore"
 	"github.com/habilis-router/habilis/store/storetest"
 	bolt "go.etcd.io/bbolt"
@@ -353,6 +354,18 @@ func FuzzOpen(f *testing.F) {
 	b = b[:testutil.HighWater(f, seed)] // bbolt grows files ahead of use
 	f.Add(b)
 	f.Add(b[:len(b)/2])
+	// A store written through the selector, whose records leave their
+	// vectors to the index beside them.
+	held := filepath.Join(dir, "held.db")
+	hs := testutil.BoltStore(f, held)
+	if _, err := testutil.LexicalRouter(f, hs).Load(context.Background(), heldTools(3, "seed"), selector.LoadOptions{}); err != nil {
+		f.Fatal(err)
+	}
+	hs.Close()
+	if b, err = os.ReadFile(held); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b[:testutil.HighWater(f, held)])
 	f.Fuzz(func(t *testing.T, file []byte) {
 		path := filepath.Join(t.TempDir(), "habilis.db")
 		writeFile(t, path, file)
