@@ -82,8 +82,7 @@ func ReadRows(l *Layout) (*Rows, error) {
 // (the dense ones copied already), with where each row's fill starts.
 func allocRows(l *Layout) (*Rows, [][signals]int, error) {
 	rs := &Rows{dim: l.Dim}
-	counts := make([][signals]int, l.Tools)
-	err := walk(l, func(sig, row int, _ uint32, _ float32) { counts[row][sig]++ }, nil)
+	counts, err := countRows(l)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -113,6 +112,43 @@ func allocRows(l *Layout) (*Rows, [][signals]int, error) {
 		}
 	}
 	return rs, fill, nil
+}
+
+// countRows counts each row's coordinates of each sparse signal, and
+// checks the postings (walk). A merged space's are counted in a loop of
+// their own: a call a coordinate made ReadRows at 100,000 lexical tools
+// take 1.4-1.8 s against 1.1-1.9 s (three runs each, in turn).
+func countRows(l *Layout) ([][signals]int, error) {
+	counts := make([][signals]int, l.Tools)
+	if !l.Merged {
+		err := walk(l, func(sig, row int, _ uint32, _ float32) { counts[row][sig]++ }, nil)
+		return counts, err
+	}
+	if err := l.Check(SecTriPostings); err != nil {
+		return nil, err
+	}
+	ps, err := View[vec.Posting](l, SecTriPostings, -1)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		row := int(p.At / vec.RowBytes)
+		if p.At < 0 || p.At%vec.RowBytes != 0 || row >= l.Tools {
+			return nil, fmt.Errorf("%w: a posting of row %d of %d", ErrLayout, row, l.Tools)
+		}
+		c := &counts[row]
+		c[Cent] += nonzero(p.Cent)
+		c[Desc] += nonzero(p.Desc)
+		c[Doc] += nonzero(p.Doc)
+	}
+	return counts, nil
+}
+
+func nonzero(w float32) int {
+	if w != 0 {
+		return 1
+	}
+	return 0
 }
 
 // fillBlock is how many rows ReadRows fills at a time. Postings come by
