@@ -2,6 +2,7 @@ package selector_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -63,6 +64,52 @@ func TestPhrasingAloneFailsGate(t *testing.T) {
 		}
 		if d.Abstained || d.Matches[0].Tool != want {
 			t.Errorf("%q: abstained %v (%s), matches %v; want %s", q, d.Abstained, d.Reason, d.Matches, want)
+		}
+	}
+}
+
+// TestNameWordsRank checks that a request saying a tool's name words
+// ranks it first where its description and arguments alone do not:
+// create_issue's text names repositories more than create_repository's
+// own, whose name says what it does. Without the name's words both
+// embedders rank create_issue first.
+func TestNameWordsRank(t *testing.T) {
+	ctx := context.Background()
+	schema := func(props string) json.RawMessage {
+		return json.RawMessage(`{"type":"object","properties":{` + props + `}}`)
+	}
+	tools := []habilis.Tool{
+		{Name: "create_issue", Description: "Open a new issue in a GitHub repository, given the repository owner.", InputSchema: schema(
+			`"owner":{"type":"string","description":"Repository owner"},"repo":{"type":"string","description":"Repository name"},"title":{"type":"string","description":"Issue title"}`)},
+		{Name: "create_repository", Description: "Set up a new project space on GitHub.", InputSchema: schema(
+			`"name":{"type":"string","description":"Name of the project"},"private":{"type":"boolean","description":"Whether it is private"}`)},
+		{Name: "list_commits", Description: "Get the list of commits of a branch in a GitHub repository."},
+		{Name: "send_email", Description: "Send an email to one or more recipients."},
+		{Name: "get_weather", Description: "Get the current weather for a city."},
+		{Name: "play_music", Description: "Play a song or a playlist."},
+		{Name: "translate_text", Description: "Translate text into another language."},
+		{Name: "set_reminder", Description: "Remind the user of something at a given time."},
+	}
+	for _, emb := range []struct {
+		name string
+		cfg  selector.Config
+	}{
+		{"lexical", selector.Config{Embedder: lexical.New(lexical.Options{})}},
+		{"model", selector.Config{Embedder: &hashEmbedder{dim: 32}, Lexical: lexical.New(lexical.Options{})}},
+	} {
+		r, err := selector.New(ctx, memstore.New(), emb.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Load(ctx, tools, selector.LoadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		d, err := r.Select(ctx, "make a repository on GitHub", habilis.SelectOptions{K: 3, FailOpen: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Matches) == 0 || d.Matches[0].Tool != "create_repository" {
+			t.Errorf("%s: matches %v, want create_repository first", emb.name, d.Matches)
 		}
 	}
 }

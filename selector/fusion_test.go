@@ -110,6 +110,42 @@ func fusedByHand(names []string, sigs []handSignals, w selector.Weights, prior m
 
 func near(a float32, b float64) bool { return math.Abs(float64(a)-b) <= 2e-4 }
 
+// nameBonusByHand returns what selection adds to each tool's fused score
+// for the words of its name (the tools here are at most ten, so every one
+// is a candidate): the share of the name's snake_case words whose word or
+// concept feature (the families of the top two bits 0 and 3) the query's
+// vector holds, each word embedded alone.
+func nameBonusByHand(t *testing.T, r *selector.Router, names []string, query string) []float64 {
+	t.Helper()
+	if len(names) > 10 {
+		t.Fatalf("%d tools: the name bonus by hand assumes every tool is a candidate", len(names))
+	}
+	ctx := context.Background()
+	embed := func(text string) habilis.Vector {
+		vs, err := r.Embedder().Embed(ctx, []string{text}, habilis.Query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return vs[0]
+	}
+	q := plain(embed(query))
+	out := make([]float64, len(names))
+	for i, name := range names {
+		words := strings.Split(name, "_")
+		said := 0
+		for _, w := range words {
+			for _, f := range embed(w).Indices {
+				if fam := f >> 30; (fam == 0 || fam == 3) && q[f] != 0 {
+					said++
+					break
+				}
+			}
+		}
+		out[i] = float64(said) / float64(len(words))
+	}
+	return out
+}
+
 // TestHybridFusionByHand recomputes hybrid mode from the stored vectors
 // with plain formulas (signalsByHand, fusedByHand) and checks that the
 // raw signals of Scores, the fusion of Scores.Fused that fit tunes on,
@@ -161,6 +197,10 @@ func checkFusion(t *testing.T, r *selector.Router, recs []habilis.Record, query 
 		if !near(fused[i], want[i]) {
 			t.Errorf("%q: Scores.Fused of %s under %+v = %v, by hand %v", query, name, c.Weights, fused[i], want[i])
 		}
+	}
+	bonus := nameBonusByHand(t, r, sc.Tools, query)
+	for i := range want {
+		want[i] += bonus[i]
 	}
 	_, rk, err := r.SelectRanked(ctx, query, habilis.SelectOptions{Mode: habilis.ModeHybrid, K: len(sc.Tools)})
 	if err != nil {

@@ -326,7 +326,8 @@ type signals struct {
 	fused                float32
 	gateScore, threshold float32
 	// plain reports a tool that shares no content term with the query
-	// (see index.shares): it fails its gate whatever its scores.
+	// (see index.shares): it fails its gate whatever its scores. It is
+	// looked for only in tools whose scores reach their gates.
 	plain bool
 }
 
@@ -376,7 +377,7 @@ func (ix *index) signalsOf(s *scratch, key, i int) signals {
 	default:
 		sg.gateScore, sg.threshold = sg.desc, ix.descriptionGate(i)
 	}
-	sg.plain = !ix.shares(i, s.content)
+	sg.plain = sg.gateScore >= sg.threshold && !ix.shares(i, s.content)
 	return sg
 }
 
@@ -401,7 +402,7 @@ func (ix *index) rank(ctx context.Context, q, ql habilis.Vector, content *conten
 	case habilis.ModeCentroid:
 		key = sigCent
 	default:
-		rk := ix.hybrid(q, s, k, denied)
+		rk := ix.hybrid(q, ql, s, k, denied)
 		if len(rk.Matches) > 0 {
 			w := float64(genericWeightBare)
 			if ix.tools[ix.byName[rk.Matches[0].Tool]].examples > 0 {
@@ -458,7 +459,7 @@ func (ix *index) rank(ctx context.Context, q, ql habilis.Vector, content *conten
 // others put near the top. The gate is on the tool's evidence (see
 // index.evidence and hybridSignals), not on the fused score, which says
 // which tool fits best but not whether any does.
-func (ix *index) hybrid(q habilis.Vector, s *scratch, k int, denied map[int]bool) *Ranking {
+func (ix *index) hybrid(q, ql habilis.Vector, s *scratch, k int, denied map[int]bool) *Ranking {
 	w := ix.cal.Weights
 	// One pass adds each tool's Rocchio score and gathers the moments
 	// the signals are standardised by; a second fuses and keeps the best.
@@ -478,6 +479,9 @@ func (ix *index) hybrid(q habilis.Vector, s *scratch, k int, denied map[int]bool
 	if w.Example != 0 {
 		pool = max(2*k, 16)
 	}
+	if ix.namer() != nil {
+		pool = max(pool, namePool)
+	}
 	best := newTopK(min(pool, ix.n()), ix.place)
 	for i := range s.sig {
 		g := &s.sig[i]
@@ -491,6 +495,7 @@ func (ix *index) hybrid(q habilis.Vector, s *scratch, k int, denied map[int]bool
 	for j, i := range top {
 		sgs[j] = ix.hybridSignals(s, i)
 	}
+	ix.nameBonus(sgs, ql)
 	if w.Example != 0 {
 		exs := make([]float32, len(sgs))
 		for j := range sgs {
@@ -687,7 +692,7 @@ func (ix *index) hybridSignals(s *scratch, i int) signals {
 	} else {
 		sg.gateScore, sg.threshold = sg.desc, ix.descriptionGate(i)
 	}
-	sg.plain = !ix.shares(i, s.content)
+	sg.plain = sg.gateScore >= sg.threshold && !ix.shares(i, s.content)
 	return sg
 }
 

@@ -116,3 +116,28 @@ func (e *Embedder) ContentTerms(text string) (words []uint32, grams [][]uint32) 
 // minGrams is how many character 4-grams of one content word a tool must
 // hold to share the word without its exact form.
 const minGrams = 3
+
+// NameTerms returns, for each word of a tool's name but the joined forms
+// of compounds, the features that stand for it: its word feature and its
+// concept's, if any.
+func (e *Embedder) NameTerms(name string) [][2]uint32 {
+	s := e.scratch()
+	defer e.pool.Put(s)
+	s.reset()
+	s.tokenize(name)
+	cs := conceptTable()
+	var out [][2]uint32
+	for _, t := range s.toks {
+		if t.joined {
+			continue
+		}
+		h := hash(s.buf[t.stemOff:t.stemEnd], nil)
+		w := famWord<<famShift | h
+		c := w
+		if id, ok := cs.words[h]; ok {
+			c = id
+		}
+		out = append(out, [2]uint32{w, c})
+	}
+	return out
+}

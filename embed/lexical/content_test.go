@@ -121,3 +121,28 @@ func FuzzContentTerms(f *testing.F) {
 	e := New(Options{})
 	f.Fuzz(func(t *testing.T, text string) { checkContent(t, e, text) })
 }
+
+func TestNameTerms(t *testing.T) {
+	e := New(Options{})
+	terms := e.NameTerms("create_repository")
+	if len(terms) != 2 {
+		t.Fatalf("NameTerms(create_repository) = %v, want two words (the joined form left out)", terms)
+	}
+	// Each word stands for itself and for its concept, so that a request
+	// saying "make a repo" says both.
+	for i, w := range []string{"make", "repo"} {
+		vs, err := e.Embed(context.Background(), []string{w}, habilis.Query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(vs[0].Indices, terms[i][1]) {
+			t.Errorf("%q's vector lacks the concept of name word %d (%x)", w, i, terms[i][1])
+		}
+		if terms[i][0] == terms[i][1] {
+			t.Errorf("name word %d has no concept of its own", i)
+		}
+	}
+	if got := e.NameTerms("ping"); len(got) != 1 || got[0][0] != got[0][1] {
+		t.Errorf("NameTerms(ping) = %v, want one word without a concept", got)
+	}
+}
