@@ -487,7 +487,7 @@ func readSnapshot(ctx context.Context, tx *bolt.Tx) (*habilis.Snapshot, error) {
 
 	// Pass 2: decode into slabs of exactly the measured sizes.
 	d := &decoder{s: newSlabs(format, need), examples: examples, keys: newExampleKeys(examples)}
-	d.s.held = &heldRows{tx: tx}
+	d.s.held = &heldRows{index: storedIndexData(tx)}
 	recs := make([]habilis.Record, n)
 	i := 0
 	c := tools.Cursor()

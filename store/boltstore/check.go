@@ -203,7 +203,7 @@ func checkRecords(ctx context.Context, tx *bolt.Tx, limit int) []string {
 // checkTools checks every tool and returns how many there are and up to
 // limit problems.
 func checkTools(ctx context.Context, tx *bolt.Tx, format int, tools, examples *bolt.Bucket, limit int) (int, []string) {
-	held := &heldRows{tx: tx}
+	held := &heldRows{index: storedIndexData(tx)}
 	var out []string
 	n := 0
 	c := tools.Cursor()

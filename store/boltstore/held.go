@@ -106,11 +106,11 @@ func (h *holder) fits(sig int, v habilis.Vector) bool {
 	return true
 }
 
-// heldRows gives the vectors of the index stored in a transaction, read
-// on first use: a snapshot of a catalog none of whose records leave a
-// vector to the index never reads it.
+// heldRows gives the vectors of a stored index, read on first use: a
+// snapshot of a catalog none of whose records leave a vector to the
+// index never reads them.
 type heldRows struct {
-	tx     *bolt.Tx
+	index  []byte // the stored index, in place
 	loaded bool
 	rows   *layout.Rows
 	byName map[string]int
@@ -125,7 +125,7 @@ func (h *heldRows) vector(name []byte, sig int) (habilis.Vector, bool) {
 	}
 	if !h.loaded {
 		h.loaded = true
-		h.rows, h.byName, h.err = readRows(storedIndexData(h.tx))
+		h.rows, h.byName, h.err = readRows(h.index)
 	}
 	row, ok := h.byName[string(name)]
 	if h.err != nil || !ok {
@@ -220,7 +220,7 @@ func rewrite(ctx context.Context, tx *bolt.Tx, names []string, hold *holder) err
 		return nil
 	}
 	tools, examples := catalogBuckets(tx)
-	held := &heldRows{tx: tx}
+	held := &heldRows{index: storedIndexData(tx)}
 	recs := make([]habilis.Record, 0, len(names))
 	for i, name := range names {
 		if i%ctxCheckEvery == 0 {
