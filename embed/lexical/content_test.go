@@ -110,6 +110,7 @@ func TestContentTermsInVector(t *testing.T) {
 	e := New(Options{})
 	for _, s := range fuzzSeeds {
 		checkContent(t, e, s)
+		checkName(t, e, s)
 	}
 	checkContent(t, e, "read src/main.go and mail alice@example.com the getWeatherForecast results")
 }
@@ -119,7 +120,36 @@ func FuzzContentTerms(f *testing.F) {
 		f.Add(s)
 	}
 	e := New(Options{})
-	f.Fuzz(func(t *testing.T, text string) { checkContent(t, e, text) })
+	f.Fuzz(func(t *testing.T, text string) {
+		checkContent(t, e, text)
+		checkName(t, e, text)
+	})
+}
+
+// checkName checks that NameTerms gives at most a pair a token of name,
+// each a word feature and a word or concept feature, and, for a name that
+// reads as no value (which embedding would replace by its kind), features
+// of the name's vector.
+func checkName(t *testing.T, e *Embedder, name string) {
+	terms := e.NameTerms(name)
+	if len(terms) > len(Tokens(name)) {
+		t.Errorf("NameTerms(%q): %d words for %d tokens", name, len(terms), len(Tokens(name)))
+	}
+	vs, err := e.Embed(context.Background(), []string{name}, habilis.Query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, value := withValues(name)
+	for _, w := range terms {
+		if w[0]>>famShift != famWord || (w[1]>>famShift != famWord && w[1]>>famShift != famConcept) {
+			t.Errorf("NameTerms(%q): %x, %x: want a word feature and a word or concept one", name, w[0], w[1])
+		}
+		for _, f := range w {
+			if _, ok := slices.BinarySearch(vs[0].Indices, f); !ok && !value {
+				t.Errorf("NameTerms(%q): feature %x not in the name's vector", name, f)
+			}
+		}
+	}
 }
 
 func TestNameTerms(t *testing.T) {
