@@ -12,10 +12,38 @@ import (
 type counter struct {
 	keys   []uint32
 	counts []uint32
-	n      int
+	// last holds, by slot, 1 + the last document addOnce counted the id
+	// of (0 for none).
+	last []uint32
+	n    int
 }
 
 func (c *counter) add(id uint32) { c.addN(id, 1) }
+
+// addOnce counts id once for document doc, however often doc holds it:
+// a document's features are counted in one pass over their occurrences,
+// without sorting them to find the distinct ones. Documents are added in
+// ascending order, so only the last one to count an id can repeat it.
+func (c *counter) addOnce(id, doc uint32) {
+	if 2*(c.n+1) > len(c.keys) {
+		c.grow()
+	}
+	mask := uint32(len(c.keys) - 1)
+	for i := terms.Slot(id, mask); ; i = (i + 1) & mask {
+		switch c.keys[i] {
+		case id + 1:
+			if c.last[i] != doc+1 {
+				c.counts[i]++
+				c.last[i] = doc + 1
+			}
+			return
+		case 0:
+			c.keys[i], c.counts[i], c.last[i] = id+1, 1, doc+1
+			c.n++
+			return
+		}
+	}
+}
 
 // addN counts id n more times.
 func (c *counter) addN(id, n uint32) {
@@ -46,9 +74,9 @@ func (c *counter) merge(o *counter) {
 }
 
 func (c *counter) grow() {
-	keys, counts := c.keys, c.counts
+	keys, counts, last := c.keys, c.counts, c.last
 	size := max(1024, 2*len(keys))
-	c.keys, c.counts = make([]uint32, size), make([]uint32, size)
+	c.keys, c.counts, c.last = make([]uint32, size), make([]uint32, size), make([]uint32, size)
 	mask := uint32(size - 1)
 	for j, k := range keys {
 		if k == 0 {
@@ -58,7 +86,7 @@ func (c *counter) grow() {
 		for c.keys[i] != 0 {
 			i = (i + 1) & mask
 		}
-		c.keys[i], c.counts[i] = k, counts[j]
+		c.keys[i], c.counts[i], c.last[i] = k, counts[j], last[j]
 	}
 }
 

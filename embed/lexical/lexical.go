@@ -151,11 +151,8 @@ func (e *Embedder) Fit(ctx context.Context, corpus []string) (habilis.CorpusEmbe
 	dfs := make([]counter, chunks(len(corpus)))
 	err := e.each(ctx, len(corpus), func(s *scratch, c, i int) {
 		s.analyse(corpus[i], &e.weights)
-		s.tmp = radix.Sort(s.feats, s.tmp)
-		for j, id := range s.feats {
-			if j == 0 || id != s.feats[j-1] {
-				dfs[c].add(id)
-			}
+		for _, id := range s.feats {
+			dfs[c].addOnce(id, uint32(i))
 		}
 	})
 	if err != nil {
