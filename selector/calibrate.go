@@ -610,7 +610,7 @@ func quantile(xs []float32, q float64) float32 {
 	if len(xs) == 0 {
 		return 0
 	}
-	sort.Slice(xs, func(i, j int) bool { return xs[i] < xs[j] })
+	slices.Sort(xs)
 	pos := q * float64(len(xs)-1)
 	lo := int(math.Floor(pos))
 	hi := min(lo+1, len(xs)-1)
