@@ -236,9 +236,18 @@ func planReuse(c *change) {
 	sameEmb := meta.Version > 0 && meta.Embedder == c.emb.emb.Info()
 	sameLex := meta.Version > 0 && c.emb.lex != nil && meta.Lexical == c.emb.lex.Info()
 	c.recs = make([]habilis.Record, len(c.names))
-	for i, n := range c.names {
-		t := c.next[n]
+	// Hashing each tool's definition and building its document are most
+	// of this phase (0.27 s of a 30,000-tool load), each tool's alone.
+	docs := make([]string, len(c.names))
+	par.For(len(c.names), func(_, i int) {
+		t := c.next[c.names[i]]
 		c.recs[i] = habilis.Record{Tool: t, Hash: t.Hash(), ExampleVectors: make([]habilis.Vector, len(t.Examples))}
+		if c.emb.lex != nil {
+			docs[i] = toolDocument(c.descTexts[i], t)
+		}
+	})
+	for i, n := range c.names {
+		t := c.recs[i].Tool
 		o := c.old[n]
 		var oldDesc string
 		if o != nil {
@@ -253,7 +262,7 @@ func planReuse(c *change) {
 		if c.emb.lex == nil {
 			continue
 		}
-		doc := toolDocument(c.descTexts[i], t)
+		doc := docs[i]
 		if o != nil && sameLex && toolDocument(oldDesc, o.Tool) == doc {
 			c.recs[i].DocumentVector = o.DocumentVector
 			c.rep.Reused++
