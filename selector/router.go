@@ -552,8 +552,16 @@ func (r *Router) Tool(name string) (*ToolInfo, error) {
 }
 
 // Collisions analyses the stored catalog with its examples (leave-one-out
-// leaks included).
+// leaks included). Above collision.DefaultMaxTools tools with examples,
+// where scoring every example against every tool would take minutes, it
+// reports the centroid pairs above the threshold alone (collision.Pairs)
+// and says so in a warning.
 func (r *Router) Collisions(ctx context.Context, threshold float32) ([]habilis.Collision, error) {
+	return r.collisions(ctx, threshold, collision.DefaultMaxTools)
+}
+
+// collisions is Collisions with the largest catalog analysed with leaks.
+func (r *Router) collisions(ctx context.Context, threshold float32, maxLeaks int) ([]habilis.Collision, error) {
 	if err := r.check(); err != nil {
 		return nil, err
 	}
@@ -568,11 +576,29 @@ func (r *Router) Collisions(ctx context.Context, threshold float32) ([]habilis.C
 	if threshold == 0 {
 		threshold = r.cfg.CollisionThreshold
 	}
-	cols, err := collision.Find(snap.Records, collision.Options{Threshold: threshold, CatalogThreshold: cal.Threshold, GateFloor: cal.NoiseFloor})
+	opts := collision.Options{Threshold: threshold, CatalogThreshold: cal.Threshold, GateFloor: cal.NoiseFloor, MaxTools: maxLeaks}
+	find := collision.Find
+	if n := withCentroid(snap.Records); n > maxLeaks {
+		r.cfg.Logger.Warn("collisions: too many tools to score every example against every tool: centroid pairs only, without example leaks",
+			"tools_with_examples", n, "limit", maxLeaks)
+		find = collision.Pairs
+	}
+	cols, err := find(snap.Records, opts)
 	if err != nil {
 		return nil, fmt.Errorf("selector: collisions: %w", err)
 	}
 	return cols, nil
+}
+
+// withCentroid counts the records with a centroid: the tools with examples.
+func withCentroid(recs []habilis.Record) int {
+	n := 0
+	for i := range recs {
+		if !recs[i].Centroid.IsZero() {
+			n++
+		}
+	}
+	return n
 }
 
 // Records returns the stored records with their vectors, for analysis
