@@ -194,15 +194,7 @@ func fillTri(l *Layout, rs *Rows, fill [][signals]int) error {
 // fillSpace fills signal sig's rows from a sparse space's postings,
 // which walk has checked.
 func fillSpace(l *Layout, base uint32, s *rowVectors, sig int, fill [][signals]int) error {
-	rows, err := View[int32](l, base+SpRows, -1)
-	if err != nil {
-		return err
-	}
-	vals, err := View[float32](l, base+SpVals, len(rows))
-	if err != nil {
-		return err
-	}
-	ts, offsets, err := slotTerms(l, base+SpTerms, base+SpOffsets, len(rows))
+	rows, vals, ts, offsets, err := sparseSpace(l, base)
 	if err != nil {
 		return err
 	}
@@ -358,15 +350,7 @@ func walkSpace(l *Layout, base uint32, sig int, fn func(sig, row int, term uint3
 			return err
 		}
 	}
-	rows, err := View[int32](l, base+SpRows, -1)
-	if err != nil {
-		return err
-	}
-	vals, err := View[float32](l, base+SpVals, len(rows))
-	if err != nil {
-		return err
-	}
-	ts, offsets, err := slotTerms(l, base+SpTerms, base+SpOffsets, len(rows))
+	rows, vals, ts, offsets, err := sparseSpace(l, base)
 	if err != nil {
 		return err
 	}
@@ -381,4 +365,19 @@ func walkSpace(l *Layout, base uint32, sig int, fn func(sig, row int, term uint3
 		}
 	}
 	return nil
+}
+
+// sparseSpace returns the sections of the sparse space at base: its
+// postings' rows and values, its terms and each term's offset in them.
+func sparseSpace(l *Layout, base uint32) (rows []int32, vals []float32, ts []uint32, offsets []int32, err error) {
+	if rows, err = View[int32](l, base+SpRows, -1); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if vals, err = View[float32](l, base+SpVals, len(rows)); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if ts, offsets, err = slotTerms(l, base+SpTerms, base+SpOffsets, len(rows)); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return rows, vals, ts, offsets, nil
 }
