@@ -74,33 +74,9 @@ func (x *extraction) object(s *Schema) map[string]any {
 	if s == nil || len(s.Order) == 0 {
 		return out
 	}
-	args := make([]*arg, 0, len(s.Order))
-	for _, name := range s.Order {
-		ps := s.Properties[name]
-		if ps == nil {
-			continue
-		}
-		args = append(args, &arg{name: name, s: ps, required: s.isRequired(name), subject: anchorWords(name)})
-	}
+	args := objectArgs(s)
 	for _, a := range args { // unambiguous kinds first
-		switch {
-		case len(a.s.Enum) > 0:
-			x.enum(a)
-		case a.s.Items != nil && len(a.s.Items.Enum) > 0 && a.s.allows("array"):
-			x.enumArray(a)
-		case a.s.allows("object") && len(a.s.Types) == 1 && len(a.s.Properties) > 0:
-			if sub := x.object(a.s); len(sub) > 0 {
-				a.done, a.value = true, sub
-			}
-		case a.s.allows("boolean") && len(a.s.Types) == 1:
-			x.boolean(a)
-		case isKind(a, "email"):
-			x.fromMentions(a, x.q.emails, "")
-		case isKind(a, "uri"):
-			x.fromMentions(a, x.q.urls, "")
-		case isKind(a, "date"):
-			x.fromMentions(a, x.q.dates, dateLayout(a.s))
-		}
+		x.unambiguous(a)
 	}
 	x.numbers(args)
 	x.strings(args)
@@ -110,6 +86,43 @@ func (x *extraction) object(s *Schema) map[string]any {
 		}
 	}
 	return out
+}
+
+// objectArgs returns the properties of s to fill, in the schema's order.
+func objectArgs(s *Schema) []*arg {
+	args := make([]*arg, 0, len(s.Order))
+	for _, name := range s.Order {
+		ps := s.Properties[name]
+		if ps == nil {
+			continue
+		}
+		args = append(args, &arg{name: name, s: ps, required: s.isRequired(name), subject: anchorWords(name)})
+	}
+	return args
+}
+
+// unambiguous fills a when its kind leaves no doubt about which of the
+// request's words can hold it: enums, booleans, nested objects, e-mail
+// addresses, URLs and dates.
+func (x *extraction) unambiguous(a *arg) {
+	switch {
+	case len(a.s.Enum) > 0:
+		x.enum(a)
+	case a.s.Items != nil && len(a.s.Items.Enum) > 0 && a.s.allows("array"):
+		x.enumArray(a)
+	case a.s.allows("object") && len(a.s.Types) == 1 && len(a.s.Properties) > 0:
+		if sub := x.object(a.s); len(sub) > 0 {
+			a.done, a.value = true, sub
+		}
+	case a.s.allows("boolean") && len(a.s.Types) == 1:
+		x.boolean(a)
+	case isKind(a, "email"):
+		x.fromMentions(a, x.q.emails, "")
+	case isKind(a, "uri"):
+		x.fromMentions(a, x.q.urls, "")
+	case isKind(a, "date"):
+		x.fromMentions(a, x.q.dates, dateLayout(a.s))
+	}
 }
 
 // anchorWords are the words of an argument name that locate its value in
@@ -311,11 +324,6 @@ func (x *extraction) boolean(a *arg) {
 // numbers fills numeric arguments: first those whose name sits next to a
 // number, nearest pairs first, then required ones in order of appearance.
 func (x *extraction) numbers(args []*arg) {
-	type pair struct {
-		a    *arg
-		m    int
-		dist int
-	}
 	var nums []int // indices into x.q.numbers that are still free
 	numTokens := make([][]int, len(x.q.numbers))
 	for i, m := range x.q.numbers {
@@ -324,21 +332,46 @@ func (x *extraction) numbers(args []*arg) {
 			nums = append(nums, i)
 		}
 	}
-	// numeric reports a schema that takes numbers and not strings.
-	numeric := func(s *Schema) bool {
-		return len(s.Enum) == 0 && (s.allows("number") || s.allows("integer")) && len(s.Types) > 0 && !s.allows("string")
+	taken := x.numbersByName(args, nums, numTokens)
+	var rest []int
+	for _, mi := range nums {
+		if !taken[mi] && x.free(numTokens[mi]) {
+			rest = append(rest, mi)
+		}
 	}
-	isNumArg := func(a *arg) bool { return !a.done && numeric(a.s) }
-	fits := func(a *arg, m mention) bool {
-		return a.s.allows("number") || m.num == float64(int64(m.num))
+	rest = x.numbersInOrder(args, rest, numTokens)
+	x.numberLists(args, rest, numTokens)
+}
+
+// numericSchema reports a schema that takes numbers and not strings.
+func numericSchema(s *Schema) bool {
+	return len(s.Enum) == 0 && (s.allows("number") || s.allows("integer")) && len(s.Types) > 0 && !s.allows("string")
+}
+
+// wantsNumber reports an argument still open that takes a number.
+func wantsNumber(a *arg) bool { return !a.done && numericSchema(a.s) }
+
+// fitsNumber reports whether s can take m: integers fit everywhere,
+// fractions only where numbers do.
+func fitsNumber(s *Schema, m mention) bool {
+	return s.allows("number") || m.num == float64(int64(m.num))
+}
+
+// numbersByName fills numeric arguments whose name sits next to one of the
+// free numbers nums, nearest pairs first, and returns the numbers taken.
+func (x *extraction) numbersByName(args []*arg, nums []int, numTokens [][]int) map[int]bool {
+	type pair struct {
+		a    *arg
+		m    int
+		dist int
 	}
 	var pairs []pair
 	for _, a := range args {
-		if !isNumArg(a) || len(a.subject) == 0 {
+		if !wantsNumber(a) || len(a.subject) == 0 {
 			continue
 		}
 		for _, mi := range nums {
-			if d := x.anchorDistance(a.subject, x.q.numbers[mi], numTokens[mi]); d > 0 && fits(a, x.q.numbers[mi]) {
+			if d := x.anchorDistance(a.subject, x.q.numbers[mi], numTokens[mi]); d > 0 && fitsNumber(a.s, x.q.numbers[mi]) {
 				pairs = append(pairs, pair{a, mi, d})
 			}
 		}
@@ -353,18 +386,18 @@ func (x *extraction) numbers(args []*arg) {
 		x.take(numTokens[p.m])
 		p.a.done, p.a.value = true, x.q.numbers[p.m].num
 	}
-	var rest []int
-	for _, mi := range nums {
-		if !taken[mi] && x.free(numTokens[mi]) {
-			rest = append(rest, mi)
-		}
-	}
+	return taken
+}
+
+// numbersInOrder gives the numbers rest to the required numeric arguments
+// still open, in order of appearance, and returns the numbers left.
+func (x *extraction) numbersInOrder(args []*arg, rest []int, numTokens [][]int) []int {
 	for _, a := range args {
-		if !isNumArg(a) || !a.required {
+		if !wantsNumber(a) || !a.required {
 			continue
 		}
 		for k, mi := range rest {
-			if fits(a, x.q.numbers[mi]) {
+			if fitsNumber(a.s, x.q.numbers[mi]) {
 				x.take(numTokens[mi])
 				a.done, a.value = true, x.q.numbers[mi].num
 				rest = append(rest[:k], rest[k+1:]...)
@@ -372,14 +405,20 @@ func (x *extraction) numbers(args []*arg) {
 			}
 		}
 	}
-	for _, a := range args { // a required list of numbers takes the rest
+	return rest
+}
+
+// numberLists gives the numbers rest to the first required list of
+// numbers still open that can take one of them.
+func (x *extraction) numberLists(args []*arg, rest []int, numTokens [][]int) {
+	for _, a := range args {
 		if a.done || !a.required || a.s.Items == nil || !a.s.allows("array") || len(rest) == 0 {
 			continue
 		}
-		if it := a.s.Items; numeric(it) {
+		if it := a.s.Items; numericSchema(it) {
 			var vals []any
 			for _, mi := range rest {
-				if fits(&arg{s: it}, x.q.numbers[mi]) {
+				if fitsNumber(it, x.q.numbers[mi]) {
 					vals = append(vals, x.q.numbers[mi].num)
 					x.take(numTokens[mi])
 				}
@@ -505,21 +544,39 @@ func isUnitArg(a *arg) bool {
 }
 
 // strings fills string arguments from quotes, values after their names,
-// places after prepositions, units after numbers and capitalised names.
+// places after prepositions, people after the words introducing them,
+// units after numbers and capitalised names, in that order.
 func (x *extraction) strings(args []*arg) {
-	isStr := func(a *arg) bool {
-		return !a.done && len(a.s.Enum) == 0 && a.s.allows("string") && len(a.s.Types) > 0 &&
-			!isKind(a, "date") && !isKind(a, "email") && !isKind(a, "uri")
+	x.quotesNearNames(args)
+	x.valuesAfterNames(args)
+	x.places(args)
+	x.people(args)
+	x.units(args)
+	x.quotesInOrder(args)
+	x.capitalisedNames(args)
+}
+
+// wantsString reports an argument still open that takes free text: not an
+// enum, a date, an e-mail address or a URL, which have phases of their own.
+func wantsString(a *arg) bool {
+	return !a.done && len(a.s.Enum) == 0 && a.s.allows("string") && len(a.s.Types) > 0 &&
+		!isKind(a, "date") && !isKind(a, "email") && !isKind(a, "uri")
+}
+
+// setString fills a with v, as a one-element list when a takes lists and
+// not strings.
+func setString(a *arg, v string) {
+	a.done, a.value = true, v
+	if a.s.allows("array") && !a.s.allows("string") {
+		a.value = []any{v}
 	}
-	wrap := func(a *arg, v string) {
-		a.done, a.value = true, v
-		if a.s.allows("array") && !a.s.allows("string") {
-			a.value = []any{v}
-		}
-	}
-	// Quoted strings next to an argument's name, then in order.
+}
+
+// quotesNearNames fills string arguments with a quoted string that follows
+// their name closely.
+func (x *extraction) quotesNearNames(args []*arg) {
 	for _, a := range args {
-		if !isStr(a) || len(a.subject) == 0 {
+		if !wantsString(a) || len(a.subject) == 0 {
 			continue
 		}
 		for _, m := range x.quotes {
@@ -529,83 +586,114 @@ func (x *extraction) strings(args []*arg) {
 			}
 			if x.nameBefore(a.subject, idx[0], 3) {
 				x.take(idx)
-				wrap(a, x.q.span(m))
+				setString(a, x.q.span(m))
 				break
 			}
 		}
 	}
-	// Values right after an argument's name: "city Paris", "named Bob".
+}
+
+// valuesAfterNames fills string arguments with the value right after their
+// name: "city Paris", "named Bob".
+func (x *extraction) valuesAfterNames(args []*arg) {
 	for _, a := range args {
-		if !isStr(a) || len(a.subject) == 0 || isUnitArg(a) {
+		if !wantsString(a) || len(a.subject) == 0 || isUnitArg(a) {
 			continue
 		}
 		if v, idx := x.afterName(a); v != "" {
 			x.take(idx)
-			wrap(a, v)
+			setString(a, v)
 		}
 	}
-	// Places after a preposition for location-like arguments.
+}
+
+// places fills location-like arguments with places after a preposition.
+func (x *extraction) places(args []*arg) {
 	for _, a := range args {
-		if !isStr(a) || !isLocationArg(a) {
+		if !wantsString(a) || !isLocationArg(a) {
 			continue
 		}
 		if v, idx := x.place(a); v != "" {
 			x.take(idx)
-			wrap(a, v)
+			setString(a, v)
 		}
 	}
-	// People after the word that introduces them: "featuring Jack Carson",
-	// "directed by Jordan Peele", "songs by Taylor Swift".
+}
+
+// people fills arguments naming people with the name after the word that
+// introduces them: "featuring Jack Carson", "directed by Jordan Peele",
+// "songs by Taylor Swift".
+func (x *extraction) people(args []*arg) {
 	for _, a := range args {
-		if !isStr(a) {
+		if !wantsString(a) {
 			continue
 		}
 		if v, idx := x.person(a); v != "" {
 			x.take(idx)
-			wrap(a, v)
+			setString(a, v)
 		}
 	}
-	// Units right after a number: "10 units", "5 meters".
+}
+
+// units fills unit arguments with the word right after a number: "10
+// units", "5 meters".
+func (x *extraction) units(args []*arg) {
 	for _, a := range args {
-		if !isStr(a) || !isUnitArg(a) {
+		if !wantsString(a) || !isUnitArg(a) {
 			continue
 		}
-		for _, m := range x.q.numbers {
-			idx := x.tokenRange(m.start, m.end)
-			if len(idx) == 0 {
-				continue
-			}
-			next := idx[len(idx)-1] + 1
-			if next < len(x.q.tokens) && !x.used[next] && isAlpha(x.q.tokens[next].low) && !isStopword(x.q.tokens[next].low) {
-				t := x.q.tokens[next]
-				x.take([]int{next})
-				wrap(a, x.q.raw[t.start:t.end])
-				break
-			}
+		if next, ok := x.wordAfterNumber(); ok {
+			t := x.q.tokens[next]
+			x.take([]int{next})
+			setString(a, x.q.raw[t.start:t.end])
 		}
 	}
-	// Remaining quoted strings go to required strings in order.
+}
+
+// wordAfterNumber returns the first free token right after a number that
+// is a word and not a stopword.
+func (x *extraction) wordAfterNumber() (int, bool) {
+	for _, m := range x.q.numbers {
+		idx := x.tokenRange(m.start, m.end)
+		if len(idx) == 0 {
+			continue
+		}
+		next := idx[len(idx)-1] + 1
+		if next < len(x.q.tokens) && !x.used[next] && isAlpha(x.q.tokens[next].low) && !isStopword(x.q.tokens[next].low) {
+			return next, true
+		}
+	}
+	return 0, false
+}
+
+// quotesInOrder gives the remaining quoted strings to required string
+// arguments in order.
+func (x *extraction) quotesInOrder(args []*arg) {
 	for _, a := range args {
-		if !isStr(a) || !a.required {
+		if !wantsString(a) || !a.required {
 			continue
 		}
 		for _, m := range x.quotes {
 			idx := x.tokenRange(m.start, m.end)
 			if len(idx) > 0 && x.free(idx) {
 				x.take(idx)
-				wrap(a, x.q.span(m))
+				setString(a, x.q.span(m))
 				break
 			}
 		}
 	}
-	// Capitalised names go to required strings in order.
+}
+
+// capitalisedNames gives capitalised names to required string arguments
+// in order.
+func (x *extraction) capitalisedNames(args []*arg) {
 	for _, a := range args {
-		if !isStr(a) || !a.required {
+		if !wantsString(a) || !a.required {
 			continue
 		}
 		if v, idx := x.capitalised(0, len(a.s.Description) > 0 && wantsQualifier(a.s)); v != "" {
 			x.take(idx)
-			wrap(a, v)
+			setString(a, v)
 		}
 	}
 }
@@ -646,41 +734,54 @@ func (x *extraction) afterName(a *arg) (string, []int) {
 // afterWords returns the value after the words ws; with needJoin, only
 // when a joining word or sign ("is", "=", ":") stands between.
 func (x *extraction) afterWords(a *arg, ws []string, needJoin bool) (string, []int) {
+	if len(ws) == 1 && (isStopword(ws[0]) || (len(ws[0]) < 3 && !needJoin && ws[0] != "id")) {
+		return "", nil // too common a word to anchor a value
+	}
 	for from := 0; ; {
 		at := x.q.findWords(ws, from)
 		if at < 0 {
 			return "", nil
 		}
 		from = at + 1
-		if len(ws) == 1 && (isStopword(ws[0]) || (len(ws[0]) < 3 && !needJoin && ws[0] != "id")) {
-			continue
-		}
-		i := at + len(ws)
-		if i >= len(x.q.tokens) {
-			continue
-		}
-		between := strings.TrimSpace(x.q.raw[x.q.tokens[i-1].end:x.q.tokens[i].start])
-		joined := between == "=" || between == ":"
-		for i < len(x.q.tokens) {
-			switch x.q.tokens[i].low {
-			case "is", "named", "called", "titled", "equals", "as", "of":
-				joined = true
-				i++
-				continue
-			}
-			break
-		}
-		if i >= len(x.q.tokens) || between == "," || between == "." || (needJoin && !joined) {
-			continue
-		}
-		if v, idx := x.capitalisedAt(i, wantsQualifier(a.s)); v != "" && !x.allStopwords(idx) {
+		if v, idx := x.valueAfter(a, at+len(ws), needJoin); idx != nil {
 			return v, idx
 		}
-		t := x.q.tokens[i]
-		if (joined || strings.ContainsAny(t.low, "0123456789")) && !x.used[i] && !isStopword(t.low) {
-			return x.q.raw[t.start:t.end], []int{i}
-		}
 	}
+}
+
+// valueAfter returns the value starting at token i, right after an
+// argument's name, skipping joining words ("is", "named"); idx is nil when
+// there is none.
+func (x *extraction) valueAfter(a *arg, i int, needJoin bool) (v string, idx []int) {
+	if i >= len(x.q.tokens) {
+		return "", nil
+	}
+	between := strings.TrimSpace(x.q.raw[x.q.tokens[i-1].end:x.q.tokens[i].start])
+	joined := between == "=" || between == ":"
+	for ; i < len(x.q.tokens) && isJoinWord(x.q.tokens[i].low); i++ {
+		joined = true
+	}
+	if i >= len(x.q.tokens) || between == "," || between == "." || (needJoin && !joined) {
+		return "", nil
+	}
+	if v, idx := x.capitalisedAt(i, wantsQualifier(a.s)); v != "" && !x.allStopwords(idx) {
+		return v, idx
+	}
+	t := x.q.tokens[i]
+	if (joined || strings.ContainsAny(t.low, "0123456789")) && !x.used[i] && !isStopword(t.low) {
+		return x.q.raw[t.start:t.end], []int{i}
+	}
+	return "", nil
+}
+
+// isJoinWord reports a word that joins a name to its value: "the city is
+// Rome", "a file named notes".
+func isJoinWord(w string) bool {
+	switch w {
+	case "is", "named", "called", "titled", "equals", "as", "of":
+		return true
+	}
+	return false
 }
 
 // place returns the capitalised name after a preposition suited to the
@@ -758,45 +859,64 @@ func wantsQualifier(s *Schema) bool {
 // ("New York City"), with a ", CA" or ", France" qualifier when wanted.
 func (x *extraction) capitalisedAt(i int, qualifier bool) (string, []int) {
 	ts := x.q.tokens
-	if i >= len(ts) || x.used[i] || !capitalised(x.q.raw[ts[i].start:ts[i].end]) {
+	if i >= len(ts) || x.used[i] || !x.capitalisedToken(i) {
 		return "", nil
 	}
-	// Words join when only spaces stand between them, or a full stop
-	// after an initial ("U.S. Bank").
-	joins := func(j int) bool {
-		between := strings.TrimSpace(x.q.raw[ts[j].end:ts[j+1].start])
-		return between == "" || (between == "." && len(ts[j].low) == 1)
-	}
-	// An apostrophe inside a name joins it ("Nyong'o", "O'Neil"), but not
-	// a possessive or a contraction ("Swift's").
-	elided := func(j int) bool {
-		between := x.q.raw[ts[j].end:ts[j+1].start]
-		if between != "'" && between != "’" {
-			return false
-		}
-		switch ts[j+1].low {
-		case "s", "ll", "re", "ve", "d", "t", "m":
-			return false
-		}
-		return true
-	}
 	j := i
-	for j+1 < len(ts) && !x.used[j+1] && ((capitalised(x.q.raw[ts[j+1].start:ts[j+1].end]) && joins(j)) || elided(j)) {
+	for j+1 < len(ts) && !x.used[j+1] && ((x.capitalisedToken(j+1) && x.joins(j)) || x.elided(j)) {
 		j++
 	}
-	if qualifier && j+1 < len(ts) && !x.used[j+1] && strings.TrimSpace(x.q.raw[ts[j].end:ts[j+1].start]) == "," &&
-		capitalised(x.q.raw[ts[j+1].start:ts[j+1].end]) {
-		j++
-		for j+1 < len(ts) && !x.used[j+1] && capitalised(x.q.raw[ts[j+1].start:ts[j+1].end]) &&
-			strings.TrimSpace(x.q.raw[ts[j].end:ts[j+1].start]) == "" {
-			j++
-		}
+	if qualifier {
+		j = x.qualified(j)
 	}
 	idx := make([]int, 0, j-i+1)
 	for k := i; k <= j; k++ {
 		idx = append(idx, k)
 	}
 	return x.q.raw[ts[i].start:ts[j].end], idx
+}
+
+func (x *extraction) capitalisedToken(i int) bool {
+	return capitalised(x.q.raw[x.q.tokens[i].start:x.q.tokens[i].end])
+}
+
+// joins reports whether tokens j and j+1 belong to one name: only spaces
+// stand between them, or a full stop after an initial ("U.S. Bank").
+func (x *extraction) joins(j int) bool {
+	ts := x.q.tokens
+	between := strings.TrimSpace(x.q.raw[ts[j].end:ts[j+1].start])
+	return between == "" || (between == "." && len(ts[j].low) == 1)
+}
+
+// elided reports an apostrophe inside a name between tokens j and j+1
+// ("Nyong'o", "O'Neil"), but not a possessive or a contraction
+// ("Swift's").
+func (x *extraction) elided(j int) bool {
+	ts := x.q.tokens
+	between := x.q.raw[ts[j].end:ts[j+1].start]
+	if between != "'" && between != "’" {
+		return false
+	}
+	switch ts[j+1].low {
+	case "s", "ll", "re", "ve", "d", "t", "m":
+		return false
+	}
+	return true
+}
+
+// qualified extends a name ending at token j with a ", CA" or ", France"
+// that follows it, and returns the new last token.
+func (x *extraction) qualified(j int) int {
+	ts := x.q.tokens
+	if j+1 >= len(ts) || x.used[j+1] || strings.TrimSpace(x.q.raw[ts[j].end:ts[j+1].start]) != "," || !x.capitalisedToken(j+1) {
+		return j
+	}
+	j++
+	for j+1 < len(ts) && !x.used[j+1] && x.capitalisedToken(j+1) &&
+		strings.TrimSpace(x.q.raw[ts[j].end:ts[j+1].start]) == "" {
+		j++
+	}
+	return j
 }
 
 // capitalised returns the first run of capitalised words from token from
