@@ -96,6 +96,29 @@ func invalid(field, format string, a ...any) error {
 }
 
 func (s *Spec) validate() error {
+	if err := s.validateLimits(); err != nil {
+		return err
+	}
+	if err := s.validateEnv(); err != nil {
+		return err
+	}
+	switch s.Kind {
+	case KindHTTP:
+		return s.validateHTTP()
+	case KindCommand:
+		return s.validateCommand()
+	case KindMCP:
+		return s.validateMCP()
+	case "":
+		return invalid("kind", "required: \"http\", \"command\" or \"mcp\"")
+	default:
+		return invalid("kind", "%q: want \"http\", \"command\" or \"mcp\"", s.Kind)
+	}
+}
+
+// validateLimits checks the timeout and the output cap, and keeps the
+// parsed timeout.
+func (s *Spec) validateLimits() error {
 	if s.Timeout != "" {
 		d, err := time.ParseDuration(s.Timeout)
 		if err != nil || d <= 0 {
@@ -106,6 +129,12 @@ func (s *Spec) validate() error {
 	if s.MaxOutput < 0 {
 		return invalid("max_output", "must not be negative")
 	}
+	return nil
+}
+
+// validateEnv checks the names of environment variables, passed to a
+// process or referred to by a header.
+func (s *Spec) validateEnv() error {
 	for i, name := range s.Env {
 		if !envName(name) {
 			return invalid(fmt.Sprintf("env[%d]", i), "%q is not a variable name", name)
@@ -119,62 +148,69 @@ func (s *Spec) validate() error {
 			return invalid("headers."+name, "%q is not a variable name", ref)
 		}
 	}
-	switch s.Kind {
-	case KindHTTP:
+	return nil
+}
+
+// validateHTTP checks an http executor; the method defaults to POST.
+func (s *Spec) validateHTTP() error {
+	if err := checkURL(s.URL); err != nil {
+		return err
+	}
+	s.Method = strings.ToUpper(s.Method)
+	if s.Method == "" {
+		s.Method = "POST"
+	}
+	if !slices.Contains([]string{"GET", "POST", "PUT", "PATCH", "DELETE"}, s.Method) {
+		return invalid("method", "%q: want GET, POST, PUT, PATCH or DELETE", s.Method)
+	}
+	return nil
+}
+
+// validateCommand checks a command executor; stdin defaults to "json".
+func (s *Spec) validateCommand() error {
+	if len(s.Argv) == 0 || s.Argv[0] == "" {
+		return invalid("argv", "required for kind \"command\"")
+	}
+	if templateName(s.Argv[0]) != "" {
+		return invalid("argv[0]", "the program cannot be a template")
+	}
+	for i, a := range s.Argv {
+		if templateName(a) == "" && embeddedTemplate(a) {
+			return invalid(fmt.Sprintf("argv[%d]", i), "%q: a template must be a whole argument", a)
+		}
+	}
+	switch s.Stdin {
+	case "":
+		s.Stdin = "json"
+	case "json", "none":
+	default:
+		return invalid("stdin", "%q: want \"json\" or \"none\"", s.Stdin)
+	}
+	return nil
+}
+
+// validateMCP checks an mcp executor; the transport, when not given,
+// follows from Command or URL.
+func (s *Spec) validateMCP() error {
+	if s.Transport == "" {
+		switch {
+		case len(s.Command) > 0:
+			s.Transport = "stdio"
+		case s.URL != "":
+			s.Transport = "http"
+		}
+	}
+	switch s.Transport {
+	case "stdio":
+		if len(s.Command) == 0 || s.Command[0] == "" {
+			return invalid("command", "required for the stdio transport")
+		}
+	case "http":
 		if err := checkURL(s.URL); err != nil {
 			return err
 		}
-		s.Method = strings.ToUpper(s.Method)
-		if s.Method == "" {
-			s.Method = "POST"
-		}
-		if !slices.Contains([]string{"GET", "POST", "PUT", "PATCH", "DELETE"}, s.Method) {
-			return invalid("method", "%q: want GET, POST, PUT, PATCH or DELETE", s.Method)
-		}
-	case KindCommand:
-		if len(s.Argv) == 0 || s.Argv[0] == "" {
-			return invalid("argv", "required for kind \"command\"")
-		}
-		if templateName(s.Argv[0]) != "" {
-			return invalid("argv[0]", "the program cannot be a template")
-		}
-		for i, a := range s.Argv {
-			if templateName(a) == "" && embeddedTemplate(a) {
-				return invalid(fmt.Sprintf("argv[%d]", i), "%q: a template must be a whole argument", a)
-			}
-		}
-		switch s.Stdin {
-		case "":
-			s.Stdin = "json"
-		case "json", "none":
-		default:
-			return invalid("stdin", "%q: want \"json\" or \"none\"", s.Stdin)
-		}
-	case KindMCP:
-		if s.Transport == "" {
-			switch {
-			case len(s.Command) > 0:
-				s.Transport = "stdio"
-			case s.URL != "":
-				s.Transport = "http"
-			}
-		}
-		switch s.Transport {
-		case "stdio":
-			if len(s.Command) == 0 || s.Command[0] == "" {
-				return invalid("command", "required for the stdio transport")
-			}
-		case "http":
-			if err := checkURL(s.URL); err != nil {
-				return err
-			}
-		default:
-			return invalid("transport", "%q: want \"stdio\" or \"http\"", s.Transport)
-		}
-	case "":
-		return invalid("kind", "required: \"http\", \"command\" or \"mcp\"")
 	default:
-		return invalid("kind", "%q: want \"http\", \"command\" or \"mcp\"", s.Kind)
+		return invalid("transport", "%q: want \"stdio\" or \"http\"", s.Transport)
 	}
 	return nil
 }
