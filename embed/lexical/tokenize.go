@@ -217,45 +217,69 @@ func appendFolded(b []byte, r rune) []byte {
 // changed.
 func stem(w []byte) (keep int, add string, changed bool) {
 	n := len(w)
-	if n <= 3 {
+	if n <= 3 || !lowerASCII(w) {
 		return n, "", false
 	}
-	for _, c := range w {
-		if c < 'a' || c > 'z' {
-			return n, "", false
-		}
-	}
-	k := n
-	switch {
-	case hasSuffix(w, "ies") && n > 4:
-		k, add = n-3, "i"
-	case hasSuffix(w, "sses"), hasSuffix(w, "xes"), hasSuffix(w, "ches"), hasSuffix(w, "shes"), hasSuffix(w, "zes"):
-		k = n - 2
-	case hasSuffix(w, "ss"), hasSuffix(w, "us"), hasSuffix(w, "is"):
-	case w[n-1] == 's':
-		k = n - 1
-	}
+	k, add := plural(w)
 	if add == "" {
-		switch {
-		case hasSuffix(w[:k], "ing") && k-3 >= 3 && hasVowel(w[:k-3]):
-			k -= 3
-			k = undouble(w, k)
-		case hasSuffix(w[:k], "ed") && k-2 >= 3 && hasVowel(w[:k-2]):
-			k -= 2
-			if w[k-1] == 'i' { // "studied" → "studi"
-				break
-			}
-			k = undouble(w, k)
-		}
-		switch {
-		case k > 3 && w[k-1] == 'e':
-			k--
-		case k > 3 && w[k-1] == 'y' && !isVowel(w[k-2]):
-			k--
-			add = "i"
-		}
+		k, add = finalLetter(w, verbEnding(w, k))
 	}
 	return k, add, k != n || add != ""
+}
+
+// lowerASCII reports whether w is all lower-case ASCII letters.
+func lowerASCII(w []byte) bool {
+	for _, c := range w {
+		if c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// plural returns the length of w without its plural ending, and "i" to
+// add for -ies.
+func plural(w []byte) (int, string) {
+	n := len(w)
+	switch {
+	case hasSuffix(w, "ies") && n > 4:
+		return n - 3, "i"
+	case hasSuffix(w, "sses"), hasSuffix(w, "xes"), hasSuffix(w, "ches"), hasSuffix(w, "shes"), hasSuffix(w, "zes"):
+		return n - 2, ""
+	case hasSuffix(w, "ss"), hasSuffix(w, "us"), hasSuffix(w, "is"):
+		return n, ""
+	case w[n-1] == 's':
+		return n - 1, ""
+	}
+	return n, ""
+}
+
+// verbEnding returns the length of w[:k] without -ing or -ed, the final
+// consonant they leave undoubled ("running" → "run"; "studied" →
+// "studi").
+func verbEnding(w []byte, k int) int {
+	switch {
+	case hasSuffix(w[:k], "ing") && k-3 >= 3 && hasVowel(w[:k-3]):
+		return undouble(w, k-3)
+	case hasSuffix(w[:k], "ed") && k-2 >= 3 && hasVowel(w[:k-2]):
+		if k -= 2; w[k-1] == 'i' {
+			return k
+		}
+		return undouble(w, k)
+	}
+	return k
+}
+
+// finalLetter returns the length of w[:k] without a final e, and a final
+// consonant-y dropped with "i" to add.
+func finalLetter(w []byte, k int) (int, string) {
+	switch {
+	case k > 3 && w[k-1] == 'e':
+		return k - 1, ""
+	case k > 3 && w[k-1] == 'y' && !isVowel(w[k-2]):
+		return k - 1, "i"
+	}
+	return k, ""
 }
 
 // undouble drops the second of two equal final consonants left by a
