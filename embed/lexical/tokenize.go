@@ -121,10 +121,7 @@ loop:
 		cls := runeClass(r)
 		switch {
 		case cls != classNone:
-			// A case change starts a new part: "getWeather", "HTTPServer",
-			// "mp3Player". Runs of capitals stay whole ("URL").
-			if cls == classUpper && (prev == classLower || prev == classDigit ||
-				prev == classUpper && nextIsLower(text, i+size)) {
+			if startsPart(cls, prev, text, i+size) {
 				s.endPart(start)
 				start = len(s.buf)
 			}
@@ -132,7 +129,7 @@ loop:
 			prev = cls
 		case isApostrophe(r):
 			// Dropped without splitting.
-		case (r == '.' || r == ',') && prev == classDigit && nextIsDigit(text, i+size):
+		case inNumber(r, prev, text, i+size):
 			// Numbers stay whole: "3.5" keeps its point, "1,000" drops the
 			// comma.
 			if r == '.' {
@@ -148,15 +145,37 @@ loop:
 		i += size
 	}
 	s.endPart(start)
-	if parts := len(s.toks) - first; parts > 1 {
-		off := len(s.buf)
-		for k := first; k < first+parts; k++ {
-			t := s.toks[k]
-			s.buf = append(s.buf, s.buf[t.rawOff:t.rawEnd]...)
-		}
-		s.push(off, true)
-	}
+	s.joinParts(first)
 	return i
+}
+
+// startsPart reports whether a character of class cls after one of class
+// prev starts a new part of a compound, text[next:] following it: a case
+// change does ("getWeather", "HTTPServer", "mp3Player"), while runs of
+// capitals stay whole ("URL").
+func startsPart(cls, prev int, text string, next int) bool {
+	return cls == classUpper && (prev == classLower || prev == classDigit ||
+		prev == classUpper && nextIsLower(text, next))
+}
+
+// inNumber reports whether r, after a character of class prev and before
+// text[next:], is a number's point or comma: numbers stay whole.
+func inNumber(r rune, prev int, text string, next int) bool {
+	return (r == '.' || r == ',') && prev == classDigit && nextIsDigit(text, next)
+}
+
+// joinParts appends the joined form of a compound whose parts are the
+// tokens from first on, when it has two or more.
+func (s *scratch) joinParts(first int) {
+	if len(s.toks)-first < 2 {
+		return
+	}
+	off := len(s.buf)
+	for k := first; k < len(s.toks); k++ {
+		t := s.toks[k]
+		s.buf = append(s.buf, s.buf[t.rawOff:t.rawEnd]...)
+	}
+	s.push(off, true)
 }
 
 // endPart closes the part that started at buf[start], if it has any
