@@ -101,75 +101,119 @@ func parseSchema(raw json.RawMessage, path string) (*Schema, error) {
 		return nil, fmt.Errorf("%s: want a schema object: %w", orRoot(path), habilis.ErrInvalid)
 	}
 	s := &Schema{AdditionalProperties: true}
-	at := func(key string) string { return join(path, key) }
-	if t, ok := m["type"]; ok {
-		var one string
-		var many []string
-		switch {
-		case json.Unmarshal(t, &one) == nil:
-			many = []string{one}
-		case json.Unmarshal(t, &many) == nil:
-		default:
-			return nil, fmt.Errorf("%s: want a string or an array of strings: %w", at("type"), habilis.ErrInvalid)
-		}
-		for _, name := range many {
-			if name == "any" {
-				s.Types = nil
-				break
-			}
-			jt, ok := CanonicalType(name)
-			if !ok {
-				return nil, fmt.Errorf("%s: unknown type %q: %w", at("type"), name, habilis.ErrInvalid)
-			}
-			if !slices.Contains(s.Types, jt) {
-				s.Types = append(s.Types, jt)
-			}
+	// Keywords are read in this order; the first bad one is reported.
+	parsers := [...]func(s *Schema, m map[string]json.RawMessage, path string) error{
+		parseType, parseAnnotations, parseProperties, parseRequired, parseEnum, parseBounds, parseItems, parseDefault,
+	}
+	for _, parse := range parsers {
+		if err := parse(s, m, path); err != nil {
+			return nil, err
 		}
 	}
+	return s, nil
+}
+
+// parseType reads "type", a name or a list of names; "any" anywhere in the
+// list lifts the constraint.
+func parseType(s *Schema, m map[string]json.RawMessage, path string) error {
+	t, ok := m["type"]
+	if !ok {
+		return nil
+	}
+	var one string
+	var many []string
+	switch {
+	case json.Unmarshal(t, &one) == nil:
+		many = []string{one}
+	case json.Unmarshal(t, &many) == nil:
+	default:
+		return fmt.Errorf("%s: want a string or an array of strings: %w", join(path, "type"), habilis.ErrInvalid)
+	}
+	for _, name := range many {
+		if name == "any" {
+			s.Types = nil
+			break
+		}
+		jt, ok := CanonicalType(name)
+		if !ok {
+			return fmt.Errorf("%s: unknown type %q: %w", join(path, "type"), name, habilis.ErrInvalid)
+		}
+		if !slices.Contains(s.Types, jt) {
+			s.Types = append(s.Types, jt)
+		}
+	}
+	return nil
+}
+
+// parseAnnotations reads "description" and "format"; values that are not
+// strings are ignored.
+func parseAnnotations(s *Schema, m map[string]json.RawMessage, _ string) error {
 	if d, ok := m["description"]; ok {
-		_ = json.Unmarshal(d, &s.Description) // a non-string description is ignored
+		_ = json.Unmarshal(d, &s.Description)
 	}
 	if f, ok := m["format"]; ok {
 		_ = json.Unmarshal(f, &s.Format)
 	}
-	if p, ok := m["properties"]; ok && !isNull(p) {
-		names, err := objectKeys(p)
-		if err != nil {
-			return nil, fmt.Errorf("%s: want an object: %w", at("properties"), habilis.ErrInvalid)
-		}
-		var props map[string]json.RawMessage
-		_ = json.Unmarshal(p, &props)
-		s.Properties = make(map[string]*Schema, len(props))
-		for _, name := range names {
-			if _, dup := s.Properties[name]; dup {
-				continue
-			}
-			ps, err := parseSchema(props[name], join(path, name))
-			if err != nil {
-				return nil, err
-			}
-			s.Properties[name] = ps
-			s.Order = append(s.Order, name)
-		}
+	return nil
+}
+
+// parseProperties reads "properties" in document order; of duplicated
+// names, the first counts.
+func parseProperties(s *Schema, m map[string]json.RawMessage, path string) error {
+	p, ok := m["properties"]
+	if !ok || isNull(p) {
+		return nil
 	}
+	names, err := objectKeys(p)
+	if err != nil {
+		return fmt.Errorf("%s: want an object: %w", join(path, "properties"), habilis.ErrInvalid)
+	}
+	var props map[string]json.RawMessage
+	_ = json.Unmarshal(p, &props)
+	s.Properties = make(map[string]*Schema, len(props))
+	for _, name := range names {
+		if _, dup := s.Properties[name]; dup {
+			continue
+		}
+		ps, err := parseSchema(props[name], join(path, name))
+		if err != nil {
+			return err
+		}
+		s.Properties[name] = ps
+		s.Order = append(s.Order, name)
+	}
+	return nil
+}
+
+// parseRequired reads "required" and "additionalProperties".
+func parseRequired(s *Schema, m map[string]json.RawMessage, path string) error {
 	if r, ok := m["required"]; ok && !isNull(r) {
 		if err := json.Unmarshal(r, &s.Required); err != nil {
-			return nil, fmt.Errorf("%s: want an array of strings: %w", at("required"), habilis.ErrInvalid)
+			return fmt.Errorf("%s: want an array of strings: %w", join(path, "required"), habilis.ErrInvalid)
 		}
 	}
 	if a, ok := m["additionalProperties"]; ok && string(bytes.TrimSpace(a)) == "false" {
 		s.AdditionalProperties = false
 	}
+	return nil
+}
+
+func parseEnum(s *Schema, m map[string]json.RawMessage, path string) error {
 	if e, ok := m["enum"]; ok && !isNull(e) {
 		if err := json.Unmarshal(e, &s.Enum); err != nil {
-			return nil, fmt.Errorf("%s: want an array: %w", at("enum"), habilis.ErrInvalid)
+			return fmt.Errorf("%s: want an array: %w", join(path, "enum"), habilis.ErrInvalid)
 		}
 	}
+	return nil
+}
+
+// parseBounds reads "minimum", "maximum", "minLength" and "maxLength".
+func parseBounds(s *Schema, m map[string]json.RawMessage, path string) error {
 	for key, dst := range map[string]**float64{"minimum": &s.Minimum, "maximum": &s.Maximum} {
 		if v, ok := m[key]; ok && !isNull(v) {
 			var f float64
 			if err := json.Unmarshal(v, &f); err != nil {
-				return nil, fmt.Errorf("%s: want a number: %w", at(key), habilis.ErrInvalid)
+				return fmt.Errorf("%s: want a number: %w", join(path, key), habilis.ErrInvalid)
 			}
 			*dst = &f
 		}
@@ -178,24 +222,34 @@ func parseSchema(raw json.RawMessage, path string) (*Schema, error) {
 		if v, ok := m[key]; ok && !isNull(v) {
 			var n int
 			if err := json.Unmarshal(v, &n); err != nil || n < 0 {
-				return nil, fmt.Errorf("%s: want a non-negative integer: %w", at(key), habilis.ErrInvalid)
+				return fmt.Errorf("%s: want a non-negative integer: %w", join(path, key), habilis.ErrInvalid)
 			}
 			*dst = &n
 		}
 	}
+	return nil
+}
+
+func parseItems(s *Schema, m map[string]json.RawMessage, path string) error {
 	if it, ok := m["items"]; ok && !isNull(it) {
 		is, err := parseSchema(it, path+"[]")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.Items = is
 	}
+	return nil
+}
+
+// parseDefault reads "default"; HasDefault tells a default of null from
+// none.
+func parseDefault(s *Schema, m map[string]json.RawMessage, _ string) error {
 	if d, ok := m["default"]; ok {
 		if err := json.Unmarshal(d, &s.Default); err == nil {
 			s.HasDefault = true
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // objectKeys returns the keys of a JSON object in document order.
