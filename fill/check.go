@@ -117,87 +117,109 @@ func (c *checker) value(s *Schema, name string, v any, path string) (any, bool) 
 		return nil, false
 	}
 	if s != nil && len(s.Enum) > 0 {
-		if !inEnum(s.Enum, v) {
-			c.reject(path, v, "not one of the allowed values (%s)", enumList(s.Enum))
-			return nil, false
-		}
-		if !c.q.supportsEnum(v) {
-			c.reject(path, v, "the request does not mention it")
-			return nil, false
-		}
-		return v, true
+		return c.enumValue(s, v, path)
 	}
 	switch kind {
 	case "string":
-		str := v.(string)
-		if trimEdges(normalise(str)) == "" {
-			c.reject(path, v, "empty value")
-			return nil, false
-		}
-		if !c.q.supportsString(str) {
-			c.reject(path, v, "not found in the request")
-			return nil, false
-		}
+		return c.stringValue(v.(string), path)
 	case "number", "integer":
-		f, _ := toFloat(v)
-		if !c.q.supportsNumber(f) {
-			c.reject(path, v, "the request does not mention this number")
-			return nil, false
-		}
+		return c.numberValue(v, path)
 	case "boolean":
-		if ok, why := c.q.supportsBool(name, v.(bool)); !ok {
-			c.reject(path, v, "%s", why)
-			return nil, false
-		}
+		return c.boolValue(name, v.(bool), path)
 	case "array":
-		items := v.([]any)
-		if len(items) == 0 {
-			c.reject(path, v, "empty value")
-			return nil, false
-		}
-		var is *Schema
-		if s != nil {
-			is = s.Items
-		}
-		var kept []any
-		for i, item := range items {
-			if out, ok := c.value(is, name, item, fmt.Sprintf("%s[%d]", path, i)); ok {
-				kept = append(kept, out)
-			}
-		}
-		if len(kept) == 0 {
-			return nil, false
-		}
-		return kept, true
+		return c.arrayValue(s, name, v.([]any), path)
 	case "object":
-		obj := v.(map[string]any)
-		if len(obj) == 0 {
-			c.reject(path, v, "empty value")
-			return nil, false
-		}
-		kept := c.object(s, obj, path)
-		if len(kept) == 0 {
-			return nil, false
-		}
-		return kept, true
+		return c.objectValue(s, v.(map[string]any), path)
 	default:
 		c.reject(path, v, "unsupported value type %s", kind)
+		return nil, false
+	}
+}
+
+// enumValue keeps v when it is one of the schema's values and the request
+// mentions it.
+func (c *checker) enumValue(s *Schema, v any, path string) (any, bool) {
+	if !inEnum(s.Enum, v) {
+		c.reject(path, v, "not one of the allowed values (%s)", enumList(s.Enum))
+		return nil, false
+	}
+	if !c.q.supportsEnum(v) {
+		c.reject(path, v, "the request does not mention it")
 		return nil, false
 	}
 	return v, true
 }
 
+func (c *checker) stringValue(v string, path string) (any, bool) {
+	if trimEdges(normalise(v)) == "" {
+		c.reject(path, v, "empty value")
+		return nil, false
+	}
+	if !c.q.supportsString(v) {
+		c.reject(path, v, "not found in the request")
+		return nil, false
+	}
+	return v, true
+}
+
+func (c *checker) numberValue(v any, path string) (any, bool) {
+	f, _ := toFloat(v)
+	if !c.q.supportsNumber(f) {
+		c.reject(path, v, "the request does not mention this number")
+		return nil, false
+	}
+	return v, true
+}
+
+func (c *checker) boolValue(name string, v bool, path string) (any, bool) {
+	if ok, why := c.q.supportsBool(name, v); !ok {
+		c.reject(path, v, "%s", why)
+		return nil, false
+	}
+	return v, true
+}
+
+// arrayValue keeps the items the request supports, and the array when one
+// is left.
+func (c *checker) arrayValue(s *Schema, name string, items []any, path string) (any, bool) {
+	if len(items) == 0 {
+		c.reject(path, items, "empty value")
+		return nil, false
+	}
+	var is *Schema
+	if s != nil {
+		is = s.Items
+	}
+	var kept []any
+	for i, item := range items {
+		if out, ok := c.value(is, name, item, fmt.Sprintf("%s[%d]", path, i)); ok {
+			kept = append(kept, out)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, false
+	}
+	return kept, true
+}
+
+// objectValue keeps the members the request supports, and the object when
+// one is left.
+func (c *checker) objectValue(s *Schema, obj map[string]any, path string) (any, bool) {
+	if len(obj) == 0 {
+		c.reject(path, obj, "empty value")
+		return nil, false
+	}
+	kept := c.object(s, obj, path)
+	if len(kept) == 0 {
+		return nil, false
+	}
+	return kept, true
+}
+
 // coerce converts v to the schema's type when the conversion loses nothing:
 // the string "10" for a number, "true" for a boolean, 12345 for a string.
 func coerce(s *Schema, v any) any {
-	if s == nil || len(s.Types) == 0 {
-		if f, ok := toFloat(v); ok {
-			return f
-		}
-		return v
-	}
-	kind := jsonType(v)
-	if s.allows(kind) {
+	if s == nil || len(s.Types) == 0 || s.allows(jsonType(v)) {
 		if f, ok := toFloat(v); ok {
 			return f
 		}
@@ -205,20 +227,7 @@ func coerce(s *Schema, v any) any {
 	}
 	switch x := v.(type) {
 	case string:
-		t := strings.TrimSpace(x)
-		if s.allows("number") || s.allows("integer") {
-			if f, err := strconv.ParseFloat(strings.ReplaceAll(t, ",", ""), 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
-				return f
-			}
-		}
-		if s.allows("boolean") {
-			if b, err := strconv.ParseBool(strings.ToLower(t)); err == nil {
-				return b
-			}
-		}
-		if s.allows("array") {
-			return []any{x}
-		}
+		return coerceString(s, x)
 	case bool:
 		if s.allows("string") {
 			return strconv.FormatBool(x)
@@ -232,6 +241,26 @@ func coerce(s *Schema, v any) any {
 		}
 	}
 	return v
+}
+
+// coerceString reads x as the number, boolean or one-element list the
+// schema wants, or returns it unchanged.
+func coerceString(s *Schema, x string) any {
+	t := strings.TrimSpace(x)
+	if s.allows("number") || s.allows("integer") {
+		if f, err := strconv.ParseFloat(strings.ReplaceAll(t, ",", ""), 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+			return f
+		}
+	}
+	if s.allows("boolean") {
+		if b, err := strconv.ParseBool(strings.ToLower(t)); err == nil {
+			return b
+		}
+	}
+	if s.allows("array") {
+		return []any{x}
+	}
+	return x
 }
 
 func (q *query) supportsString(s string) bool {
