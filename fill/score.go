@@ -89,65 +89,92 @@ func acceptableAny(vals []any, got any) bool {
 // acceptable compares one gold value with one filled value.
 func acceptable(want, got any) bool {
 	if wf, ok := toFloat(want); ok {
-		if gf, ok := toFloat(got); ok {
-			return closeTo(gf, wf)
-		}
-		if gs, ok := got.(string); ok {
-			return standardise(gs) == standardise(fmtNum(wf))
-		}
-		return false
+		return acceptableNumber(wf, got)
 	}
 	switch w := want.(type) {
 	case string:
-		switch g := got.(type) {
-		case string:
-			return standardise(w) == standardise(g)
-		default:
-			if gf, ok := toFloat(got); ok {
-				return standardise(w) == standardise(fmtNum(gf))
-			}
-		}
-		return false
+		return acceptableString(w, got)
 	case bool:
 		g, ok := got.(bool)
 		return ok && g == w
 	case []any:
-		g, ok := got.([]any)
-		if !ok || len(g) != len(w) {
-			return false
-		}
-		for i := range w {
-			if !acceptable(w[i], g[i]) {
-				return false
-			}
-		}
-		return true
+		return acceptableList(w, got)
 	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			return false
-		}
-		for k, wv := range w {
-			alts, isList := wv.([]any)
-			gv, present := g[k]
-			switch {
-			case !present && isList && optional(alts):
-			case !present:
-				return false
-			case isList && !acceptableAny(alts, gv) && !acceptable(wv, gv):
-				return false
-			case !isList && !acceptable(wv, gv):
-				return false
-			}
-		}
-		for k := range g {
-			if _, ok := w[k]; !ok {
-				return false
-			}
-		}
-		return true
+		return acceptableObject(w, got)
 	}
 	return false
+}
+
+// acceptableNumber compares by value, or a string by its standard form.
+func acceptableNumber(want float64, got any) bool {
+	if gf, ok := toFloat(got); ok {
+		return closeTo(gf, want)
+	}
+	if gs, ok := got.(string); ok {
+		return standardise(gs) == standardise(fmtNum(want))
+	}
+	return false
+}
+
+// acceptableString compares standard forms, of a number's too.
+func acceptableString(want string, got any) bool {
+	if g, ok := got.(string); ok {
+		return standardise(want) == standardise(g)
+	}
+	if gf, ok := toFloat(got); ok {
+		return standardise(want) == standardise(fmtNum(gf))
+	}
+	return false
+}
+
+// acceptableList compares item by item.
+func acceptableList(want []any, got any) bool {
+	g, ok := got.([]any)
+	if !ok || len(g) != len(want) {
+		return false
+	}
+	for i := range want {
+		if !acceptable(want[i], g[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// acceptableObject compares member by member: every member of want must
+// be acceptable or optional, and got must have no other.
+func acceptableObject(want map[string]any, got any) bool {
+	g, ok := got.(map[string]any)
+	if !ok {
+		return false
+	}
+	for k, wv := range want {
+		gv, present := g[k]
+		if !acceptableMember(wv, gv, present) {
+			return false
+		}
+	}
+	for k := range g {
+		if _, ok := want[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// acceptableMember compares one member of a gold object, which is a value
+// or, in BFCL's format, a list of alternatives ("" for optional).
+func acceptableMember(want, got any, present bool) bool {
+	alts, isList := want.([]any)
+	switch {
+	case !present && isList && optional(alts):
+		return true
+	case !present:
+		return false
+	case isList:
+		return acceptableAny(alts, got) || acceptable(want, got)
+	}
+	return acceptable(want, got)
 }
 
 // standardise mirrors BFCL's string normalisation.
