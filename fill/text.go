@@ -183,6 +183,11 @@ func numberWord(w string) (float64, bool, bool) {
 // findNumbers returns the numbers written in digits ("1,000", "1.5", "-3",
 // "15%") and in words ("twenty five", "two hundred", "a thousand").
 func findNumbers(raw string, ts []token) []mention {
+	return append(digitNumbers(raw), wordNumbers(ts)...)
+}
+
+// digitNumbers returns the numbers written in digits, in order.
+func digitNumbers(raw string) []mention {
 	var ms []mention
 	for _, m := range numberPattern.FindAllStringSubmatchIndex(raw, -1) {
 		digits := strings.ReplaceAll(raw[m[4]:m[5]], ",", "")
@@ -196,44 +201,57 @@ func findNumbers(raw string, ts []token) []mention {
 		}
 		ms = append(ms, mention{num: f, percent: m[7] > m[6], start: start, end: m[5]})
 	}
+	return ms
+}
+
+// wordNumbers returns the numbers written in words among ts, in order.
+func wordNumbers(ts []token) []mention {
+	var ms []mention
 	for i := 0; i < len(ts); {
-		total, cur, n, any := 0.0, 0.0, 0, false
-		j := i
-		if ts[j].low == "a" && j+1 < len(ts) {
-			if _, mult, ok := numberWord(ts[j+1].low); ok && mult {
-				cur, j = 1, j+1
-			}
-		}
-		for ; j < len(ts); j++ {
-			v, mult, ok := numberWord(ts[j].low)
-			if !ok {
-				if ts[j].low == "and" && any && j+1 < len(ts) {
-					if _, _, next := numberWord(ts[j+1].low); next {
-						continue
-					}
-				}
-				break
-			}
-			any = true
-			n++
-			switch {
-			case mult && v >= 1000:
-				total += max(cur, 1) * v
-				cur = 0
-			case mult:
-				cur = max(cur, 1) * v
-			default:
-				cur += v
-			}
-		}
-		if !any {
+		v, j, ok := wordNumberAt(ts, i)
+		if !ok {
 			i++
 			continue
 		}
-		ms = append(ms, mention{num: total + cur, start: ts[i].start, end: ts[j-1].end})
+		ms = append(ms, mention{num: v, start: ts[i].start, end: ts[j-1].end})
 		i = j
 	}
 	return ms
+}
+
+// wordNumberAt reads the number written in words from token i on ("a
+// thousand", "two hundred and five") and returns its value and the index
+// after its last token; ok is false when token i starts no number.
+func wordNumberAt(ts []token, i int) (v float64, next int, ok bool) {
+	total, cur, any := 0.0, 0.0, false
+	j := i
+	if ts[j].low == "a" && j+1 < len(ts) {
+		if _, mult, ok := numberWord(ts[j+1].low); ok && mult {
+			cur, j = 1, j+1
+		}
+	}
+	for ; j < len(ts); j++ {
+		v, mult, ok := numberWord(ts[j].low)
+		if !ok {
+			if ts[j].low == "and" && any && j+1 < len(ts) {
+				if _, _, next := numberWord(ts[j+1].low); next {
+					continue
+				}
+			}
+			break
+		}
+		any = true
+		switch {
+		case mult && v >= 1000:
+			total += max(cur, 1) * v
+			cur = 0
+		case mult:
+			cur = max(cur, 1) * v
+		default:
+			cur += v
+		}
+	}
+	return total + cur, j, any
 }
 
 func monthNumber(w string) int {
@@ -262,36 +280,56 @@ func fullMonth(i int) string {
 // now's year; with neither it is skipped. "today", "tomorrow" and
 // "yesterday" count only when now is set; ts are raw's tokens.
 func findDates(raw string, ts []token, now time.Time) []mention {
-	type found struct {
-		y, m, d, start, end int
+	ms := calendarDates(writtenDates(raw), now)
+	if !now.IsZero() {
+		ms = append(ms, relativeDates(ts, now)...)
 	}
-	var fs []found
-	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
+	return longestReadings(ms)
+}
+
+// dateParts is a date as written, before it is checked; y is 0 when no
+// year is written.
+type dateParts struct {
+	y, m, d, start, end int
+}
+
+// writtenDates returns the dates raw writes in each of the forms
+// findDates reads, form by form.
+func writtenDates(raw string) []dateParts {
+	var fs []dateParts
 	group := func(m []int, g int) string {
 		if m[2*g] < 0 {
 			return ""
 		}
 		return raw[m[2*g]:m[2*g+1]]
 	}
+	num := func(m []int, g int) int { n, _ := strconv.Atoi(group(m, g)); return n }
+	month := func(m []int, g int) int { return monthNumber(group(m, g)) }
 	for _, m := range isoDatePattern.FindAllStringSubmatchIndex(raw, -1) {
-		fs = append(fs, found{atoi(group(m, 1)), atoi(group(m, 2)), atoi(group(m, 3)), m[0], m[1]})
+		fs = append(fs, dateParts{num(m, 1), num(m, 2), num(m, 3), m[0], m[1]})
 	}
 	for _, m := range slashDatePattern.FindAllStringSubmatchIndex(raw, -1) {
-		a, b := atoi(group(m, 1)), atoi(group(m, 2))
+		a, b := num(m, 1), num(m, 2)
 		if a > 12 {
 			a, b = b, a
 		}
-		fs = append(fs, found{atoi(group(m, 3)), a, b, m[0], m[1]})
+		fs = append(fs, dateParts{num(m, 3), a, b, m[0], m[1]})
 	}
 	for _, m := range yearMonthDayPattern.FindAllStringSubmatchIndex(raw, -1) {
-		fs = append(fs, found{atoi(group(m, 1)), monthNumber(group(m, 2)), atoi(group(m, 3)), m[0], m[1]})
+		fs = append(fs, dateParts{num(m, 1), month(m, 2), num(m, 3), m[0], m[1]})
 	}
 	for _, m := range monthDayPattern.FindAllStringSubmatchIndex(raw, -1) {
-		fs = append(fs, found{atoi(group(m, 3)), monthNumber(group(m, 1)), atoi(group(m, 2)), m[0], m[1]})
+		fs = append(fs, dateParts{num(m, 3), month(m, 1), num(m, 2), m[0], m[1]})
 	}
 	for _, m := range dayMonthPattern.FindAllStringSubmatchIndex(raw, -1) {
-		fs = append(fs, found{atoi(group(m, 3)), monthNumber(group(m, 2)), atoi(group(m, 1)), m[0], m[1]})
+		fs = append(fs, dateParts{num(m, 3), month(m, 2), num(m, 1), m[0], m[1]})
 	}
+	return fs
+}
+
+// calendarDates keeps the dates of fs that exist, a missing year taken
+// from the first date that has one, else from now.
+func calendarDates(fs []dateParts, now time.Time) []mention {
 	year := 0
 	for _, f := range fs {
 		if f.y > 0 {
@@ -313,28 +351,39 @@ func findDates(raw string, ts []token, now time.Time) []mention {
 		}
 		ms = append(ms, mention{iso: t.Format(time.DateOnly), start: f.start, end: f.end})
 	}
-	if !now.IsZero() {
-		for _, t := range ts {
-			var d int
-			switch t.low {
-			case "today":
-			case "tomorrow":
-				d = 1
-			case "yesterday":
-				d = -1
-			default:
-				continue
-			}
-			ms = append(ms, mention{iso: now.AddDate(0, 0, d).Format(time.DateOnly), start: t.start, end: t.end})
+	return ms
+}
+
+// relativeDates returns "today", "tomorrow" and "yesterday" among ts as
+// dates relative to now.
+func relativeDates(ts []token, now time.Time) []mention {
+	var ms []mention
+	for _, t := range ts {
+		var d int
+		switch t.low {
+		case "today":
+		case "tomorrow":
+			d = 1
+		case "yesterday":
+			d = -1
+		default:
+			continue
 		}
+		ms = append(ms, mention{iso: now.AddDate(0, 0, d).Format(time.DateOnly), start: t.start, end: t.end})
 	}
+	return ms
+}
+
+// longestReadings orders ms by position, the longest first where several
+// start together, and drops each reading that overlaps one kept before it.
+func longestReadings(ms []mention) []mention {
 	sort.SliceStable(ms, func(i, j int) bool {
 		if ms[i].start != ms[j].start {
 			return ms[i].start < ms[j].start
 		}
 		return ms[i].end > ms[j].end
 	})
-	var out []mention // the longest of overlapping readings
+	var out []mention
 	for _, m := range ms {
 		if len(out) > 0 && m.start < out[len(out)-1].end {
 			continue
