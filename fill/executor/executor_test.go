@@ -170,7 +170,80 @@ func TestRunBadSpec(t *testing.T) {
 	}
 }
 
-func TestHTTP(t *testing.T) {
+// runCase is one run of a tool and what its result must show. Zero fields
+// other than isError are not checked.
+type runCase struct {
+	name string
+	spec map[string]any
+	// maxOutput is Options.MaxOutput.
+	maxOutput int
+	isError   bool
+	// structured is the whole structured content; fields are some of its
+	// members.
+	structured any
+	fields     map[string]any
+	// textJSON is the text content read as JSON.
+	textJSON  any
+	contains  []string
+	text      string
+	truncated bool
+	result    *habilis.ToolResult
+}
+
+func (c runCase) check(t *testing.T, r *habilis.ToolResult) {
+	t.Helper()
+	if r.IsError != c.isError {
+		t.Errorf("Run(%s) = %+v, want IsError %v", c.name, r, c.isError)
+	}
+	if c.truncated && !r.Truncated {
+		t.Errorf("Run(%s) truncated = false, want true", c.name)
+	}
+	if c.result != nil {
+		if diff := cmp.Diff(c.result, r); diff != "" {
+			t.Errorf("Run(%s) mismatch (-want +got):\n%s", c.name, diff)
+		}
+	}
+	c.checkStructured(t, r)
+	c.checkText(t, r)
+}
+
+func (c runCase) checkStructured(t *testing.T, r *habilis.ToolResult) {
+	t.Helper()
+	if c.structured != nil && !cmp.Equal(r.StructuredContent, c.structured) {
+		t.Errorf("Run(%s) structured content = %v, want %v", c.name, r.StructuredContent, c.structured)
+	}
+	if c.fields != nil {
+		sc, _ := r.StructuredContent.(map[string]any)
+		for k, want := range c.fields {
+			if !cmp.Equal(sc[k], want) {
+				t.Errorf("Run(%s) structured content[%q] = %v, want %v", c.name, k, sc[k], want)
+			}
+		}
+	}
+}
+
+func (c runCase) checkText(t *testing.T, r *habilis.ToolResult) {
+	t.Helper()
+	if c.textJSON != nil {
+		var got any
+		if err := json.Unmarshal([]byte(r.Text()), &got); err != nil {
+			t.Errorf("Run(%s) text = %q: %v", c.name, r.Text(), err)
+		} else if diff := cmp.Diff(c.textJSON, got); diff != "" {
+			t.Errorf("Run(%s) text mismatch (-want +got):\n%s", c.name, diff)
+		}
+	}
+	for _, sub := range c.contains {
+		if !strings.Contains(r.Text(), sub) {
+			t.Errorf("Run(%s) text = %.300q, want it to contain %q", c.name, r.Text(), sub)
+		}
+	}
+	if c.text != "" && r.Text() != c.text {
+		t.Errorf("Run(%s) text = %.300q, want %.300q", c.name, r.Text(), c.text)
+	}
+}
+
+// newHTTPTool serves the endpoints the HTTP tests call.
+func newHTTPTool(t *testing.T) *httptest.Server {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		switch r.URL.Path {
@@ -191,105 +264,87 @@ func TestHTTP(t *testing.T) {
 			<-r.Context().Done() // answers only when the client gives up
 		}
 	}))
-	defer ts.Close()
-	args := map[string]any{"city": "Paris", "days": 3.0}
-	opts := Options{AllowedKinds: all, LookupEnv: env(map[string]string{"API_TOKEN": "Bearer s3cret"})}
-
-	t.Run("post", func(t *testing.T) {
-		r, err := Run(context.Background(), tool(t, map[string]any{"kind": "http", "url": ts.URL + "/echo",
-			"headers": map[string]string{"Authorization": "env:API_TOKEN"}}), args, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := map[string]any{"method": "POST", "args": map[string]any{"city": "Paris", "days": 3.0},
-			"auth": "Bearer s3cret", "type": "application/json", "query": ""}
-		if r.IsError || !cmp.Equal(r.StructuredContent, want) {
-			t.Errorf("Run(POST) = %+v, want structured content %v", r, want)
-		}
-	})
-	t.Run("get", func(t *testing.T) {
-		r, err := Run(context.Background(), tool(t, map[string]any{"kind": "http", "method": "GET", "url": ts.URL + "/echo"}), args, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc, _ := r.StructuredContent.(map[string]any)
-		if r.IsError || sc["query"] != "city=Paris&days=3" || sc["method"] != "GET" {
-			t.Errorf("Run(GET) = %+v, want the arguments as query parameters", r)
-		}
-	})
-	t.Run("env not set", func(t *testing.T) {
-		r, err := Run(context.Background(), tool(t, map[string]any{"kind": "http", "url": ts.URL + "/echo",
-			"headers": map[string]string{"Authorization": "env:OTHER_TOKEN"}}), args, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !r.IsError || !strings.Contains(r.Text(), "OTHER_TOKEN is not set") {
-			t.Errorf("Run(unset env) = %+v, want an error naming OTHER_TOKEN", r)
-		}
-	})
-	t.Run("non-2xx", func(t *testing.T) {
-		r, err := Run(context.Background(), tool(t, map[string]any{"kind": "http", "url": ts.URL + "/down"}), args, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !r.IsError || !strings.Contains(r.Text(), "503") || !strings.Contains(r.Text(), "maintenance") {
-			t.Errorf("Run(503) = %+v, want an error result with the status and body", r)
-		}
-	})
-	t.Run("timeout", func(t *testing.T) {
-		r, err := Run(context.Background(), tool(t, map[string]any{"kind": "http", "url": ts.URL + "/slow", "timeout": "50ms"}), args, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !r.IsError || !strings.Contains(r.Text(), "timed out after 50ms") {
-			t.Errorf("Run(slow) = %+v, want a timeout error result", r)
-		}
-	})
-	t.Run("output cap", func(t *testing.T) {
-		r, err := Run(context.Background(), tool(t, map[string]any{"kind": "http", "url": ts.URL + "/big", "max_output": 100}), args, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := strings.Repeat("y", 100) + "\n[output truncated at 100 bytes]"; !r.Truncated || r.Text() != want {
-			t.Errorf("Run(big) = %.200q, want 100 bytes and a truncation note", r.Text())
-		}
-	})
-	t.Run("options cap wins", func(t *testing.T) {
-		o := opts
-		o.MaxOutput = 10
-		r, err := Run(context.Background(), tool(t, map[string]any{"kind": "http", "url": ts.URL + "/big", "max_output": 100}), args, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := strings.Repeat("y", 10) + "\n[output truncated at 10 bytes]"; r.Text() != want {
-			t.Errorf("Run(big, MaxOutput 10) = %q, want %q", r.Text(), want)
-		}
-	})
-	t.Run("mcp shape passes through", func(t *testing.T) {
-		r, err := Run(context.Background(), tool(t, map[string]any{"kind": "http", "url": ts.URL + "/mcp-shape"}), args, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := &habilis.ToolResult{Content: []habilis.Content{{Type: "text", Text: "no rain"}}, IsError: true, Ran: true}
-		if diff := cmp.Diff(want, r); diff != "" {
-			t.Errorf("Run(mcp-shaped answer) mismatch (-want +got):\n%s", diff)
-		}
-	})
-	t.Run("canceled", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		if _, err := Run(ctx, tool(t, map[string]any{"kind": "http", "url": ts.URL + "/echo"}), args, opts); !errors.Is(err, context.Canceled) {
-			t.Errorf("Run(canceled) error = %v, want context.Canceled", err)
-		}
-	})
+	t.Cleanup(ts.Close)
+	return ts
 }
 
-func commandTool(t *testing.T, mode string, extra map[string]any) habilis.Tool {
+func TestHTTP(t *testing.T) {
+	ts := newHTTPTool(t)
+	args := map[string]any{"city": "Paris", "days": 3.0}
+	cases := []runCase{{
+		name: "post",
+		spec: map[string]any{"kind": "http", "url": ts.URL + "/echo",
+			"headers": map[string]string{"Authorization": "env:API_TOKEN"}},
+		structured: map[string]any{"method": "POST", "args": map[string]any{"city": "Paris", "days": 3.0},
+			"auth": "Bearer s3cret", "type": "application/json", "query": ""},
+	}, {
+		name:   "get",
+		spec:   map[string]any{"kind": "http", "method": "GET", "url": ts.URL + "/echo"},
+		fields: map[string]any{"query": "city=Paris&days=3", "method": "GET"},
+	}, {
+		name: "env not set",
+		spec: map[string]any{"kind": "http", "url": ts.URL + "/echo",
+			"headers": map[string]string{"Authorization": "env:OTHER_TOKEN"}},
+		isError:  true,
+		contains: []string{"OTHER_TOKEN is not set"},
+	}, {
+		name:     "non-2xx",
+		spec:     map[string]any{"kind": "http", "url": ts.URL + "/down"},
+		isError:  true,
+		contains: []string{"503", "maintenance"},
+	}, {
+		name:     "timeout",
+		spec:     map[string]any{"kind": "http", "url": ts.URL + "/slow", "timeout": "50ms"},
+		isError:  true,
+		contains: []string{"timed out after 50ms"},
+	}, {
+		name:      "output cap",
+		spec:      map[string]any{"kind": "http", "url": ts.URL + "/big", "max_output": 100},
+		text:      strings.Repeat("y", 100) + "\n[output truncated at 100 bytes]",
+		truncated: true,
+	}, {
+		name:      "options cap wins",
+		spec:      map[string]any{"kind": "http", "url": ts.URL + "/big", "max_output": 100},
+		maxOutput: 10,
+		text:      strings.Repeat("y", 10) + "\n[output truncated at 10 bytes]",
+		truncated: true,
+	}, {
+		name:    "mcp shape passes through",
+		spec:    map[string]any{"kind": "http", "url": ts.URL + "/mcp-shape"},
+		isError: true,
+		result:  &habilis.ToolResult{Content: []habilis.Content{{Type: "text", Text: "no rain"}}, IsError: true, Ran: true},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			opts := Options{AllowedKinds: all, MaxOutput: c.maxOutput,
+				LookupEnv: env(map[string]string{"API_TOKEN": "Bearer s3cret"})}
+			r, err := Run(context.Background(), tool(t, c.spec), args, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.check(t, r)
+		})
+	}
+}
+
+func TestHTTPCanceled(t *testing.T) {
+	ts := newHTTPTool(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	tl := tool(t, map[string]any{"kind": "http", "url": ts.URL + "/echo"})
+	if _, err := Run(ctx, tl, map[string]any{"city": "Paris"}, Options{AllowedKinds: all}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Run(canceled) error = %v, want context.Canceled", err)
+	}
+}
+
+// commandSpec is a command tool that runs this test binary as helper mode,
+// with extra fields.
+func commandSpec(extra map[string]any) map[string]any {
 	spec := map[string]any{"kind": "command", "argv": []string{os.Args[0]}, "env": []string{helperEnv}}
 	for k, v := range extra {
 		spec[k] = v
 	}
-	return tool(t, spec)
+	return spec
 }
 
 func commandOpts(mode string) Options {
@@ -299,90 +354,55 @@ func commandOpts(mode string) Options {
 
 func TestCommand(t *testing.T) {
 	args := map[string]any{"city": "Paris; rm -rf ~ && echo $HOME `id`", "days": 3.0}
-	t.Run("stdin json", func(t *testing.T) {
-		r, err := Run(context.Background(), commandTool(t, "stdin", nil), args, commandOpts("stdin"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.IsError || !cmp.Equal(r.StructuredContent, map[string]any{"city": args["city"], "days": 3.0}) {
-			t.Errorf("Run(stdin) = %+v, want the arguments back", r)
-		}
-	})
-	t.Run("argv verbatim", func(t *testing.T) {
-		tl := commandTool(t, "argv", map[string]any{"argv": []string{os.Args[0], "--city", "{city}", "{days}", "$HOME; rm -rf /"}, "stdin": "none"})
-		r, err := Run(context.Background(), tl, args, commandOpts("argv"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		if err := json.Unmarshal([]byte(r.Text()), &got); err != nil {
-			t.Fatalf("Run(argv) = %q: %v", r.Text(), err)
-		}
-		want := []string{"--city", "Paris; rm -rf ~ && echo $HOME `id`", "3", "$HOME; rm -rf /"}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("Run(argv) arguments mismatch (-want +got):\n%s", diff)
-		}
-	})
-	t.Run("missing template argument", func(t *testing.T) {
-		tl := commandTool(t, "argv", map[string]any{"argv": []string{os.Args[0], "{country}"}})
-		r, err := Run(context.Background(), tl, args, commandOpts("argv"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !r.IsError || !strings.Contains(r.Text(), `"country"`) {
-			t.Errorf("Run(missing template) = %+v, want an error naming country", r)
-		}
-	})
-	t.Run("only listed env", func(t *testing.T) {
-		tl := commandTool(t, "env", map[string]any{"env": []string{helperEnv, "CITY_API", "UNSET_VAR"}})
-		r, err := Run(context.Background(), tl, args, commandOpts("env"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		json.Unmarshal([]byte(r.Text()), &got)
-		want := []string{helperEnv + "=env", "CITY_API=k1"}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("Run(env) environment mismatch (-want +got):\n%s", diff)
-		}
-	})
-	t.Run("timeout kills", func(t *testing.T) {
-		r, err := Run(context.Background(), commandTool(t, "hang", map[string]any{"timeout": "100ms"}), args, commandOpts("hang"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !r.IsError || !strings.Contains(r.Text(), "timed out after 100ms") {
-			t.Errorf("Run(hang) = %+v, want a timeout error result", r)
-		}
-	})
-	t.Run("output cap", func(t *testing.T) {
-		r, err := Run(context.Background(), commandTool(t, "flood", map[string]any{"max_output": 1000}), args, commandOpts("flood"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.IsError || !r.Truncated || strings.Count(r.Text(), "x") != 1000 || !strings.HasSuffix(r.Text(), "[output truncated at 1000 bytes]") {
-			t.Errorf("Run(flood) = %d bytes, truncated %v, want 1000 bytes and a note", len(r.Text()), r.Truncated)
-		}
-	})
-	t.Run("failure", func(t *testing.T) {
-		r, err := Run(context.Background(), commandTool(t, "fail", nil), args, commandOpts("fail"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !r.IsError || !strings.Contains(r.Text(), "exit status 3") || !strings.Contains(r.Text(), "no such city") {
-			t.Errorf("Run(fail) = %+v, want the exit status and stderr", r)
-		}
-	})
-	t.Run("no such program", func(t *testing.T) {
-		tl := tool(t, map[string]any{"kind": "command", "argv": []string{"/nonexistent/habilis-tool"}})
-		r, err := Run(context.Background(), tl, args, commandOpts(""))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !r.IsError {
-			t.Errorf("Run(missing program) = %+v, want an error result", r)
-		}
-	})
+	cases := []struct {
+		mode string // the helper's
+		runCase
+	}{{"stdin", runCase{
+		name:       "stdin json",
+		spec:       commandSpec(nil),
+		structured: map[string]any{"city": args["city"], "days": 3.0},
+	}}, {"argv", runCase{
+		name:     "argv verbatim",
+		spec:     commandSpec(map[string]any{"argv": []string{os.Args[0], "--city", "{city}", "{days}", "$HOME; rm -rf /"}, "stdin": "none"}),
+		textJSON: []any{"--city", "Paris; rm -rf ~ && echo $HOME `id`", "3", "$HOME; rm -rf /"},
+	}}, {"argv", runCase{
+		name:     "missing template argument",
+		spec:     commandSpec(map[string]any{"argv": []string{os.Args[0], "{country}"}}),
+		isError:  true,
+		contains: []string{`"country"`},
+	}}, {"env", runCase{
+		name:     "only listed env",
+		spec:     commandSpec(map[string]any{"env": []string{helperEnv, "CITY_API", "UNSET_VAR"}}),
+		textJSON: []any{helperEnv + "=env", "CITY_API=k1"},
+	}}, {"hang", runCase{
+		name:     "timeout kills",
+		spec:     commandSpec(map[string]any{"timeout": "100ms"}),
+		isError:  true,
+		contains: []string{"timed out after 100ms"},
+	}}, {"flood", runCase{
+		name:      "output cap",
+		spec:      commandSpec(map[string]any{"max_output": 1000}),
+		text:      strings.Repeat("x", 1000) + "\n[output truncated at 1000 bytes]",
+		truncated: true,
+	}}, {"fail", runCase{
+		name:     "failure",
+		spec:     commandSpec(nil),
+		isError:  true,
+		contains: []string{"exit status 3", "no such city"},
+	}}, {"", runCase{
+		name:    "no such program",
+		spec:    map[string]any{"kind": "command", "argv": []string{"/nonexistent/habilis-tool"}},
+		isError: true,
+	}}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := Run(context.Background(), tool(t, c.spec), args, commandOpts(c.mode))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.check(t, r)
+		})
+	}
 }
 
 type weatherIn struct {
