@@ -16,15 +16,45 @@ func toolWith(schema string) habilis.Tool {
 	return habilis.Tool{Name: "t", Description: "test tool", InputSchema: json.RawMessage(schema)}
 }
 
-func TestExtractor(t *testing.T) {
-	now := time.Date(2024, 3, 14, 15, 0, 0, 0, time.UTC)
-	tests := []struct {
-		name   string
-		schema string
-		query  string
-		now    time.Time
-		want   string
-	}{
+// extractorTest is one request filled by the Extractor.
+type extractorTest struct {
+	name   string
+	schema string
+	query  string
+	now    time.Time
+	want   string
+}
+
+// testExtractor fills each request and compares with want; whatever the
+// extractor finds, the extractive check must keep.
+func testExtractor(t *testing.T, tests []extractorTest) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := &Extractor{Now: tt.now}
+			got, err := e.Fill(context.Background(), toolWith(tt.schema), tt.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want map[string]any
+			if err := json.Unmarshal([]byte(tt.want), &want); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Fill(%q) mismatch (-want +got):\n%s", tt.query, diff)
+			}
+			kept, rejected := Check(mustSchema(t, tt.schema), tt.query, got, CheckOptions{Now: tt.now})
+			if len(rejected) > 0 || !cmp.Equal(kept, got) {
+				t.Errorf("Check(Fill(%q)) rejected %v", tt.query, rejected)
+			}
+		})
+	}
+}
+
+// TestExtractorNames covers strings: places, values after an argument's
+// name, people, quotes and capitalised names.
+func TestExtractorNames(t *testing.T) {
+	testExtractor(t, []extractorTest{
 		{"place after in", `{"properties":{"city":{"type":"string"}},"required":["city"]}`,
 			"what's the weather in Paris", time.Time{}, `{"city":"Paris"}`},
 		{"multi-word place", `{"properties":{"location":{"type":"string","description":"The city and state, e.g. San Francisco, CA"}},"required":["location"]}`,
@@ -35,6 +65,23 @@ func TestExtractor(t *testing.T) {
 			"forecast for the city Lyon", time.Time{}, `{"city":"Lyon"}`},
 		{"origin and destination", `{"properties":{"origin":{"type":"string"},"destination":{"type":"string"}}}`,
 			"Flights from Boston to Denver", time.Time{}, `{"origin":"Boston","destination":"Denver"}`},
+		{"cast and director", `{"properties":{"directed_by":{"type":"string"},"cast":{"type":"string"}}}`,
+			"a movie directed by Jordan Peele featuring Lupita Nyong'o", time.Time{}, `{"directed_by":"Jordan Peele","cast":"Lupita Nyong'o"}`},
+		{"quoted", `{"properties":{"title":{"type":"string"}},"required":["title"]}`,
+			`find the book "the old man and the sea"`, time.Time{}, `{"title":"the old man and the sea"}`},
+		{"capitalised name", `{"properties":{"artist":{"type":"string"}},"required":["artist"]}`,
+			"play something by Taylor Swift", time.Time{}, `{"artist":"Taylor Swift"}`},
+		{"nested object", `{"properties":{"body":{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}}}}}`,
+			"weather in Paris for 3 days", time.Time{}, `{"body":{"city":"Paris","days":3}}`},
+		{"nothing to find", `{"properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city","days"]}`,
+			"what's the weather like", time.Time{}, `{}`},
+	})
+}
+
+// TestExtractorNumbers covers numbers by name and in order, in digits and
+// in words, and lists of numbers.
+func TestExtractorNumbers(t *testing.T) {
+	testExtractor(t, []extractorTest{
 		{"numbers by name", `{"properties":{"base":{"type":"integer"},"height":{"type":"integer"},"unit":{"type":"string"}},"required":["base","height"]}`,
 			"Find the area of a triangle with a base of 10 units and height of 5 units.", time.Time{}, `{"base":10,"height":5,"unit":"units"}`},
 		{"numbers in order", `{"properties":{"x":{"type":"integer"},"y":{"type":"integer"}},"required":["x","y"]}`,
@@ -49,6 +96,17 @@ func TestExtractor(t *testing.T) {
 			"roll twelve dice", time.Time{}, `{"count":12}`},
 		{"integer skips fractions", `{"properties":{"n":{"type":"integer"}},"required":["n"]}`,
 			"round 2.5 and then 7", time.Time{}, `{"n":7}`},
+		{"list of numbers", `{"properties":{"numbers":{"type":"array","items":{"type":"number"}}},"required":["numbers"]}`,
+			"sum of 1, 2.5 and 4", time.Time{}, `{"numbers":[1,2.5,4]}`},
+		{"list of integers", `{"properties":{"ids":{"type":"array","items":{"type":"integer"}}},"required":["ids"]}`,
+			"delete orders 12, 7.5 and 40", time.Time{}, `{"ids":[12,40]}`},
+	})
+}
+
+// TestExtractorEnumsAndBooleans covers enum values, lists of them and
+// booleans named in the request.
+func TestExtractorEnumsAndBooleans(t *testing.T) {
+	testExtractor(t, []extractorTest{
 		{"enum", `{"properties":{"unit":{"type":"string","enum":["celsius","fahrenheit"]}}}`,
 			"weather in Oslo in Fahrenheit", time.Time{}, `{"unit":"fahrenheit"}`},
 		{"enum words", `{"properties":{"status":{"type":"string","enum":["open","in_progress"]}}}`,
@@ -61,6 +119,13 @@ func TestExtractor(t *testing.T) {
 			"search cats but don't include images", time.Time{}, `{"include_images":false}`},
 		{"unmentioned boolean", `{"properties":{"include_images":{"type":"boolean"}}}`,
 			"search cats", time.Time{}, `{}`},
+	})
+}
+
+// TestExtractorFormats covers e-mail addresses, URLs and dates.
+func TestExtractorFormats(t *testing.T) {
+	now := time.Date(2024, 3, 14, 15, 0, 0, 0, time.UTC)
+	testExtractor(t, []extractorTest{
 		{"email", `{"properties":{"to":{"type":"string","format":"email"},"subject":{"type":"string"}}}`,
 			"send a mail to alice@example.com with subject 'Lunch'", time.Time{}, `{"to":"alice@example.com","subject":"Lunch"}`},
 		{"url", `{"properties":{"url":{"type":"string"}},"required":["url"]}`,
@@ -79,42 +144,7 @@ func TestExtractor(t *testing.T) {
 			"rent a car from March 3rd, 2024 to March 9th", time.Time{}, `{"start_date":"2024-03-03","end_date":"2024-03-09"}`},
 		{"dotted date in the described layout", `{"properties":{"show_date":{"type":"string","description":"Date in MM/DD/YYYY"}}}`,
 			"two tickets on 2023.11.15 please", time.Time{}, `{"show_date":"11/15/2023"}`},
-		{"cast and director", `{"properties":{"directed_by":{"type":"string"},"cast":{"type":"string"}}}`,
-			"a movie directed by Jordan Peele featuring Lupita Nyong'o", time.Time{}, `{"directed_by":"Jordan Peele","cast":"Lupita Nyong'o"}`},
-		{"quoted", `{"properties":{"title":{"type":"string"}},"required":["title"]}`,
-			`find the book "the old man and the sea"`, time.Time{}, `{"title":"the old man and the sea"}`},
-		{"capitalised name", `{"properties":{"artist":{"type":"string"}},"required":["artist"]}`,
-			"play something by Taylor Swift", time.Time{}, `{"artist":"Taylor Swift"}`},
-		{"nested object", `{"properties":{"body":{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}}}}}`,
-			"weather in Paris for 3 days", time.Time{}, `{"body":{"city":"Paris","days":3}}`},
-		{"list of numbers", `{"properties":{"numbers":{"type":"array","items":{"type":"number"}}},"required":["numbers"]}`,
-			"sum of 1, 2.5 and 4", time.Time{}, `{"numbers":[1,2.5,4]}`},
-		{"list of integers", `{"properties":{"ids":{"type":"array","items":{"type":"integer"}}},"required":["ids"]}`,
-			"delete orders 12, 7.5 and 40", time.Time{}, `{"ids":[12,40]}`},
-		{"nothing to find", `{"properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city","days"]}`,
-			"what's the weather like", time.Time{}, `{}`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			e := &Extractor{Now: tt.now}
-			got, err := e.Fill(context.Background(), toolWith(tt.schema), tt.query)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var want map[string]any
-			if err := json.Unmarshal([]byte(tt.want), &want); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("Fill(%q) mismatch (-want +got):\n%s", tt.query, diff)
-			}
-			// Whatever the extractor finds, the extractive check keeps.
-			kept, rejected := Check(mustSchema(t, tt.schema), tt.query, got, CheckOptions{Now: tt.now})
-			if len(rejected) > 0 || !cmp.Equal(kept, got) {
-				t.Errorf("Check(Fill(%q)) rejected %v", tt.query, rejected)
-			}
-		})
-	}
+	})
 }
 
 func TestExtractorBadSchema(t *testing.T) {

@@ -75,84 +75,75 @@ func TestFillOffline(t *testing.T) {
 	}
 }
 
+// escalation is what an escalating Fill is judged on.
+type escalation struct {
+	Arguments  map[string]any
+	FilledBy   map[string]string
+	Rejected   []Rejection
+	Missing    []string
+	Errors     []FillerError
+	LargeCalls int
+	Complete   bool
+}
+
 func TestFillEscalation(t *testing.T) {
 	tests := []struct {
-		name       string
-		query      string
-		small      *fixedFiller
-		large      *fixedFiller
-		wantArgs   map[string]any
-		wantBy     map[string]string
-		wantReject []Rejection
-		wantMiss   []string
-		largeCalls int
-		wantErrors []FillerError
+		name         string
+		query        string
+		small, large *fixedFiller
+		// want.Complete is implied by want.Missing.
+		want escalation
 	}{
 		{
 			name:  "small is enough",
 			query: "weather in Paris", small: &fixedFiller{name: "small", args: map[string]any{"city": "Paris"}},
-			large:    &fixedFiller{name: "large", args: map[string]any{"city": "Paris"}},
-			wantArgs: map[string]any{"city": "Paris"}, wantBy: map[string]string{"city": "small"},
-			wantReject: []Rejection{}, largeCalls: 0,
+			large: &fixedFiller{name: "large", args: map[string]any{"city": "Paris"}},
+			want: escalation{Arguments: map[string]any{"city": "Paris"}, FilledBy: map[string]string{"city": "small"},
+				Rejected: []Rejection{}, LargeCalls: 0},
 		},
 		{
 			name:  "small invents, large corrects",
 			query: "weather in Rome for 2 days", small: &fixedFiller{name: "small", args: map[string]any{"city": "Paris", "days": 2}},
-			large:    &fixedFiller{name: "large", args: map[string]any{"city": "Rome", "days": 5}},
-			wantArgs: map[string]any{"city": "Rome", "days": 2.0}, wantBy: map[string]string{"city": "large", "days": "small"},
-			wantReject: []Rejection{{Path: "city", Value: "Paris", Reason: "not found in the request", By: "small"},
-				{Path: "days", Value: 5.0, Reason: "the request does not mention this number", By: "large"}},
-			largeCalls: 1,
+			large: &fixedFiller{name: "large", args: map[string]any{"city": "Rome", "days": 5}},
+			want: escalation{Arguments: map[string]any{"city": "Rome", "days": 2.0}, FilledBy: map[string]string{"city": "large", "days": "small"},
+				Rejected: []Rejection{{Path: "city", Value: "Paris", Reason: "not found in the request", By: "small"},
+					{Path: "days", Value: 5.0, Reason: "the request does not mention this number", By: "large"}},
+				LargeCalls: 1},
 		},
 		{
 			name:  "both invent",
 			query: "weather in Rome", small: &fixedFiller{name: "small", args: map[string]any{"city": "Paris"}},
-			large:    &fixedFiller{name: "large", args: map[string]any{"city": "Berlin"}},
-			wantArgs: map[string]any{}, wantBy: map[string]string{},
-			wantReject: []Rejection{{Path: "city", Value: "Paris", Reason: "not found in the request", By: "small"},
-				{Path: "city", Value: "Berlin", Reason: "not found in the request", By: "large"}},
-			wantMiss: []string{"city"}, largeCalls: 1,
+			large: &fixedFiller{name: "large", args: map[string]any{"city": "Berlin"}},
+			want: escalation{Arguments: map[string]any{}, FilledBy: map[string]string{},
+				Rejected: []Rejection{{Path: "city", Value: "Paris", Reason: "not found in the request", By: "small"},
+					{Path: "city", Value: "Berlin", Reason: "not found in the request", By: "large"}},
+				Missing: []string{"city"}, LargeCalls: 1},
 		},
 		{
 			name:  "small is down",
 			query: "weather in Rome", small: &fixedFiller{name: "small", err: fmt.Errorf("connection refused: %w", habilis.ErrUnavailable)},
-			large:    &fixedFiller{name: "large", args: map[string]any{"city": "Rome"}},
-			wantArgs: map[string]any{"city": "Rome"}, wantBy: map[string]string{"city": "large"},
-			wantReject: []Rejection{}, largeCalls: 1,
-			wantErrors: []FillerError{{Filler: "small", Error: "connection refused: unavailable"}},
+			large: &fixedFiller{name: "large", args: map[string]any{"city": "Rome"}},
+			want: escalation{Arguments: map[string]any{"city": "Rome"}, FilledBy: map[string]string{"city": "large"},
+				Rejected: []Rejection{}, LargeCalls: 1,
+				Errors: []FillerError{{Filler: "small", Error: "connection refused: unavailable"}}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Fill(context.Background(), weatherTool(), tt.query,
+			r, err := Fill(context.Background(), weatherTool(), tt.query,
 				Options{Fillers: []Filler{Escalating{Small: tt.small, Large: tt.large}}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var miss []string
-			for _, m := range got.Missing {
-				miss = append(miss, m.Name)
+			got := escalation{Arguments: r.Arguments, FilledBy: r.FilledBy, Rejected: r.Rejected,
+				Errors: r.Errors, LargeCalls: tt.large.calls, Complete: r.Complete}
+			for _, m := range r.Missing {
+				got.Missing = append(got.Missing, m.Name)
 			}
-			if diff := cmp.Diff(tt.wantArgs, got.Arguments); diff != "" {
-				t.Errorf("Fill(%q) arguments mismatch (-want +got):\n%s", tt.query, diff)
-			}
-			if diff := cmp.Diff(tt.wantBy, got.FilledBy); diff != "" {
-				t.Errorf("Fill(%q) filled_by mismatch (-want +got):\n%s", tt.query, diff)
-			}
-			if diff := cmp.Diff(tt.wantReject, got.Rejected); diff != "" {
-				t.Errorf("Fill(%q) rejected mismatch (-want +got):\n%s", tt.query, diff)
-			}
-			if diff := cmp.Diff(tt.wantMiss, miss); diff != "" {
-				t.Errorf("Fill(%q) missing mismatch (-want +got):\n%s", tt.query, diff)
-			}
-			if diff := cmp.Diff(tt.wantErrors, got.Errors); diff != "" {
-				t.Errorf("Fill(%q) errors mismatch (-want +got):\n%s", tt.query, diff)
-			}
-			if tt.large.calls != tt.largeCalls {
-				t.Errorf("Fill(%q) called the large filler %d times, want %d", tt.query, tt.large.calls, tt.largeCalls)
-			}
-			if got.Complete != (len(tt.wantMiss) == 0) {
-				t.Errorf("Fill(%q).Complete = %v, want %v", tt.query, got.Complete, len(tt.wantMiss) == 0)
+			want := tt.want
+			want.Complete = len(want.Missing) == 0
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Fill(%q) mismatch (-want +got):\n%s", tt.query, diff)
 			}
 		})
 	}
