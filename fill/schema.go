@@ -209,22 +209,30 @@ func parseEnum(s *Schema, m map[string]json.RawMessage, path string) error {
 
 // parseBounds reads "minimum", "maximum", "minLength" and "maxLength".
 func parseBounds(s *Schema, m map[string]json.RawMessage, path string) error {
-	for key, dst := range map[string]**float64{"minimum": &s.Minimum, "maximum": &s.Maximum} {
-		if v, ok := m[key]; ok && !isNull(v) {
+	// In a fixed order (slices, not maps), so that of two bad bounds the
+	// same is always reported.
+	for _, b := range []struct {
+		key string
+		dst **float64
+	}{{"minimum", &s.Minimum}, {"maximum", &s.Maximum}} {
+		if v, ok := m[b.key]; ok && !isNull(v) {
 			var f float64
 			if err := json.Unmarshal(v, &f); err != nil {
-				return fmt.Errorf("%s: want a number: %w", join(path, key), habilis.ErrInvalid)
+				return fmt.Errorf("%s: want a number: %w", join(path, b.key), habilis.ErrInvalid)
 			}
-			*dst = &f
+			*b.dst = &f
 		}
 	}
-	for key, dst := range map[string]**int{"minLength": &s.MinLength, "maxLength": &s.MaxLength} {
-		if v, ok := m[key]; ok && !isNull(v) {
+	for _, b := range []struct {
+		key string
+		dst **int
+	}{{"minLength", &s.MinLength}, {"maxLength", &s.MaxLength}} {
+		if v, ok := m[b.key]; ok && !isNull(v) {
 			var n int
 			if err := json.Unmarshal(v, &n); err != nil || n < 0 {
-				return fmt.Errorf("%s: want a non-negative integer: %w", join(path, key), habilis.ErrInvalid)
+				return fmt.Errorf("%s: want a non-negative integer: %w", join(path, b.key), habilis.ErrInvalid)
 			}
-			*dst = &n
+			*b.dst = &n
 		}
 	}
 	return nil

@@ -73,6 +73,25 @@ func TestParseSchemaErrors(t *testing.T) {
 	}
 }
 
+// TestParseSchemaBadBounds checks that of two bad bounds the same one is
+// reported every time (they were once read from a map, in random order).
+func TestParseSchemaBadBounds(t *testing.T) {
+	tests := []struct {
+		raw, path string
+	}{
+		{`{"properties":{"n":{"minimum":"low","maximum":"high"}}}`, "n.minimum"},
+		{`{"properties":{"n":{"maxLength":-2,"minLength":-1}}}`, "n.minLength"},
+	}
+	for _, tt := range tests {
+		for range 100 {
+			_, err := ParseSchema(json.RawMessage(tt.raw))
+			if !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), ": "+tt.path+": ") {
+				t.Fatalf("ParseSchema(%s) = %v, want ErrInvalid naming %q", tt.raw, err, tt.path)
+			}
+		}
+	}
+}
+
 func TestParseSchemaEmpty(t *testing.T) {
 	for _, raw := range []string{"", "  "} {
 		s, err := ParseSchema(json.RawMessage(raw))
