@@ -135,6 +135,17 @@ func (r *Router) write(ctx context.Context, snap *habilis.Snapshot, req writeReq
 // than the router's (a reindex).
 func planChange(snap *habilis.Snapshot, req writeRequest, mismatched bool) (*change, error) {
 	c := &change{snap: snap, req: req, start: time.Now(), rep: &LoadReport{}}
+	c.planCatalog()
+	if err := c.planCalibration(mismatched); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// planCatalog sets the stored records and the new catalog by name, the
+// new catalog's sorted names and each tool's description text.
+func (c *change) planCatalog() {
+	snap, req := c.snap, c.req
 	c.old = make(map[string]*habilis.Record, len(snap.Records))
 	for i := range snap.Records {
 		c.old[snap.Records[i].Tool.Name] = &snap.Records[i]
@@ -156,30 +167,35 @@ func planChange(snap *habilis.Snapshot, req writeRequest, mismatched bool) (*cha
 		c.names = append(c.names, n)
 	}
 	slices.Sort(c.names)
+	// Each description text reads its tool's argument schema.
 	c.descTexts = make([]string, len(c.names))
-	for i, n := range c.names {
-		c.descTexts[i] = descriptionText(c.next[n])
-	}
+	par.For(len(c.names), func(_, i int) { c.descTexts[i] = descriptionText(c.next[c.names[i]]) })
+}
 
+// planCalibration sets the stored calibration and the one the write
+// keeps fit's fields from (none, the stored one or the request's).
+// mismatched says that the stored vectors were made by other embedders
+// than the router's (a reindex).
+func (c *change) planCalibration(mismatched bool) error {
 	var err error
-	c.stored, err = decodeCalibration(snap.Meta.Calibration)
-	if err != nil && snap.Meta.Version > 0 {
-		return nil, err
+	c.stored, err = decodeCalibration(c.snap.Meta.Calibration)
+	if err != nil && c.snap.Meta.Version > 0 {
+		return err
 	}
-	if snap.Meta.Version > 0 {
+	if c.snap.Meta.Version > 0 {
 		c.fixed = &c.stored
 	}
-	if req.calibration != nil {
-		c.fixed = req.calibration
+	if c.req.calibration != nil {
+		c.fixed = c.req.calibration
 	}
 	// What fit learned (thresholds, weights, priors) is on the scale of
 	// the scores of the embedders it was fitted with. Re-embedding the
 	// catalog with another one recalibrates from the examples instead.
-	c.dropFit = c.fixed != nil && c.fixed.Fitted && req.calibration == nil && mismatched
+	c.dropFit = c.fixed != nil && c.fixed.Fitted && c.req.calibration == nil && mismatched
 	if c.dropFit {
 		c.fixed = nil
 	}
-	return c, nil
+	return nil
 }
 
 // corpus returns every document text of the new catalog: what corpus
@@ -509,24 +525,10 @@ func (r *Router) commit(ctx context.Context, c *change) (*LoadReport, error) {
 	if len(c.recs) > 1024 {
 		debug.FreeOSMemory()
 	}
-	ix, err := buildIndex(c.meta, c.cal, c.emb, c.recs, c.sh)
+	_, keeps := r.store.(habilis.IndexStore)
+	ix, stored, err := indexFor(c, keeps && littleEndian)
 	if err != nil {
 		return nil, err
-	}
-	_, keeps := r.store.(habilis.IndexStore)
-	var stored []byte
-	if keeps && littleEndian {
-		// The store assigns the version the batch's base is one below.
-		if stored, err = encodeIndex(ix, c.snap.Meta.Version+1); err != nil {
-			return nil, err
-		}
-		c.batch.Index = stored
-	}
-	if stored != nil && c.cal.Weights.Example == 0 {
-		// Once written, the router serves the stored form: the arrays
-		// built in memory, as large, can go before the store's write,
-		// when a load's memory peaks.
-		ix, c.sh = nil, nil
 	}
 	r.step(StepWrite)
 	newMeta, err := r.store.Write(ctx, c.batch)
@@ -545,6 +547,32 @@ func (r *Router) commit(ctx context.Context, c *change) (*LoadReport, error) {
 	ix.meta = newMeta
 	r.indexStale.Store(keeps && !littleEndian)
 	r.swap(ix)
+	return r.written(c, newMeta), nil
+}
+
+// indexFor builds the index of the change and, when encode, its stored
+// form, which the batch then carries. The router serves a stored index
+// in its stored form, so the index built in memory, as large, is
+// dropped (nil) before the store's write, when a load's memory peaks,
+// unless the nearest example is weighted (its vectors are not stored).
+func indexFor(c *change, encode bool) (ix *index, stored []byte, err error) {
+	if ix, err = buildIndex(c.meta, c.cal, c.emb, c.recs, c.sh); err != nil || !encode {
+		return ix, nil, err
+	}
+	// The store assigns the version the batch's base is one below.
+	if stored, err = encodeIndex(ix, c.snap.Meta.Version+1); err != nil {
+		return nil, nil, err
+	}
+	c.batch.Index = stored
+	if c.cal.Weights.Example == 0 {
+		ix, c.sh = nil, nil
+	}
+	return ix, stored, nil
+}
+
+// written completes the report of a change written as newMeta, and logs
+// it.
+func (r *Router) written(c *change, newMeta habilis.CatalogMeta) *LoadReport {
 	rep := c.rep
 	rep.Version = newMeta.Version
 	rep.countExamples(c.recs)
@@ -559,7 +587,7 @@ func (r *Router) commit(ctx context.Context, c *change) (*LoadReport, error) {
 	}
 	r.cfg.Logger.Info("catalog written", "version", rep.Version, "tools", rep.Tools, "added", len(rep.Added),
 		"updated", len(rep.Updated), "removed", len(rep.Removed), "embedded", rep.Embedded, "duration", rep.Duration)
-	return rep, nil
+	return rep
 }
 
 // sameCalibration compares two calibrations field by field, taking
@@ -585,16 +613,7 @@ func near(x, y reflect.Value) bool {
 		}
 		return true
 	case reflect.Map:
-		if x.Len() != y.Len() {
-			return false
-		}
-		for it := x.MapRange(); it.Next(); {
-			w := y.MapIndex(it.Key())
-			if !w.IsValid() || !near(it.Value(), w) {
-				return false
-			}
-		}
-		return true
+		return nearMaps(x, y)
 	case reflect.Slice, reflect.Array:
 		if x.Len() != y.Len() {
 			return false
@@ -612,4 +631,18 @@ func near(x, y reflect.Value) bool {
 		return near(x.Elem(), y.Elem())
 	}
 	return x.Equal(y)
+}
+
+// nearMaps is near of two maps: the same keys, their values near.
+func nearMaps(x, y reflect.Value) bool {
+	if x.Len() != y.Len() {
+		return false
+	}
+	for it := x.MapRange(); it.Next(); {
+		w := y.MapIndex(it.Key())
+		if !w.IsValid() || !near(it.Value(), w) {
+			return false
+		}
+	}
+	return true
 }
