@@ -200,27 +200,8 @@ func (c *catalog) sparseAbove(threshold float32) []hit {
 		return nil
 	}
 	suffixes, slack := c.suffixes(ix, float64(threshold)/2, maxNorm)
-
-	// The suffixes' postings, term by term and tools ascending within a
-	// term: term t's are indexed[at[t]:at[t+1]].
-	at := make([]int32, len(ix.off))
-	for j := range n {
-		for _, k := range suffixes[j] {
-			at[ix.tids[k]+1]++
-		}
-	}
-	for t := 1; t < len(at); t++ {
-		at[t] += at[t-1]
-	}
-	indexed := make([]posting, at[len(at)-1])
-	fill := slices.Clone(at[:len(at)-1])
-	for j := range n {
-		for _, k := range suffixes[j] {
-			t := ix.tids[k]
-			indexed[fill[t]] = posting{tool: int32(j), w: c.val[j][k-ix.start[j]]}
-			fill[t]++
-		}
-	}
+	p := probe{c: c, ix: ix, slack: slack, threshold: threshold}
+	p.at, p.indexed = c.suffixPostings(ix, suffixes)
 	nw := par.Workers(n)
 	accs := newAccumulators(nw, n)
 	// A probe's centroid spread out by term id, so that verifying a
@@ -228,40 +209,85 @@ func (c *catalog) sparseAbove(threshold float32) []hit {
 	// sorted lists, whose branches mispredict.
 	spread := make([][]float32, nw)
 	par.For(n, func(w, j int) {
-		a := &accs[w]
-		for k := ix.start[j]; k < ix.start[j+1]; k++ {
-			wj := c.val[j][k-ix.start[j]]
-			t := ix.tids[k]
-			for _, p := range indexed[at[t]:at[t+1]] {
-				if int(p.tool) >= j {
-					break
-				}
-				a.add(p.tool, wj*p.w)
-			}
+		if spread[w] == nil {
+			spread[w] = make([]float32, len(ix.off)-1)
 		}
-		var y []float32
-		for _, i := range a.touched {
-			// The bound allows for rounding in the float32 sums.
-			if a.sum[i]+slack[i]+1e-5 < threshold {
-				continue
-			}
-			if y == nil {
-				if spread[w] == nil {
-					spread[w] = make([]float32, len(ix.off)-1)
-				}
-				y = spread[w]
-				ix.spread(j, c.val[j], y)
-			}
-			if s := ix.gather(int(i), c.val[i], y); s >= threshold {
-				a.hits = append(a.hits, hit{i, int32(j), s})
-			}
-		}
-		if y != nil {
-			ix.unspread(j, y)
-		}
-		a.reset()
+		p.row(j, &accs[w], spread[w])
 	})
 	return hitsOf(accs)
+}
+
+// suffixPostings returns the postings of the rows' indexed terms
+// (suffixes), term by term and tools ascending within a term: term t's
+// are indexed[at[t]:at[t+1]].
+func (c *catalog) suffixPostings(ix *index, suffixes [][]int) (at []int32, indexed []posting) {
+	at = make([]int32, len(ix.off))
+	for j := range suffixes {
+		for _, k := range suffixes[j] {
+			at[ix.tids[k]+1]++
+		}
+	}
+	for t := 1; t < len(at); t++ {
+		at[t] += at[t-1]
+	}
+	indexed = make([]posting, at[len(at)-1])
+	fill := slices.Clone(at[:len(at)-1])
+	for j := range suffixes {
+		for _, k := range suffixes[j] {
+			t := ix.tids[k]
+			indexed[fill[t]] = posting{tool: int32(j), w: c.val[j][k-ix.start[j]]}
+			fill[t]++
+		}
+	}
+	return at, indexed
+}
+
+// probe is sparseAbove's pass over the rows: the catalog, its index, the
+// indexed terms' postings (suffixPostings) and each row's bound on its
+// unindexed terms (slack).
+type probe struct {
+	c         *catalog
+	ix        *index
+	at        []int32
+	indexed   []posting
+	slack     []float32
+	threshold float32
+}
+
+// row probes row j against the indexed terms of the rows before it with
+// the accumulator a, and verifies in full, with y as the row spread out
+// (all zeros between calls), the candidates whose bound reaches the
+// threshold.
+func (p *probe) row(j int, a *accumulator, y []float32) {
+	ix, vals := p.ix, p.c.val[j]
+	for k := ix.start[j]; k < ix.start[j+1]; k++ {
+		wj := vals[k-ix.start[j]]
+		t := ix.tids[k]
+		for _, q := range p.indexed[p.at[t]:p.at[t+1]] {
+			if int(q.tool) >= j {
+				break
+			}
+			a.add(q.tool, wj*q.w)
+		}
+	}
+	spread := false
+	for _, i := range a.touched {
+		// The bound allows for rounding in the float32 sums.
+		if a.sum[i]+p.slack[i]+1e-5 < p.threshold {
+			continue
+		}
+		if !spread {
+			ix.spread(j, vals, y)
+			spread = true
+		}
+		if s := ix.gather(int(i), p.c.val[i], y); s >= p.threshold {
+			a.hits = append(a.hits, hit{i, int32(j), s})
+		}
+	}
+	if spread {
+		ix.unspread(j, y)
+	}
+	a.reset()
 }
 
 // suffixes splits every sparse centroid for sparseAbove. Its terms are
