@@ -19,7 +19,7 @@ import (
 const damagedHint = "restore the store from a backup, or move it aside and load the catalog again (habilis load FILE); habilis store check lists what is damaged"
 
 func newStoreCmd(g *globalOptions) *cobra.Command {
-	return newGroupCmd("store", "Look after the catalog store", newStoreCheckCmd(g))
+	return newGroupCmd("store", "Look after the catalog store", newStoreCheckCmd(g), newStoreCompactCmd(g))
 }
 
 // storeCheckOptions are the flags of `habilis store check`.
@@ -105,4 +105,64 @@ func printCheck(w io.Writer, rep *boltstore.CheckReport) {
 	if rep.More {
 		fmt.Fprintf(w, "  (more problems: --limit lists more)\n")
 	}
+}
+
+// storeCompactOptions are the flags of `habilis store compact`.
+type storeCompactOptions struct {
+	g *globalOptions
+}
+
+func newStoreCompactCmd(g *globalOptions) *cobra.Command {
+	o := &storeCompactOptions{g: g}
+	return &cobra.Command{
+		Use:   "compact",
+		Short: "Give the store file's free pages back to the disk",
+		Long: `Compact rewrites the bbolt store (--store) without its free pages. A bbolt file
+never shrinks by itself: after a migration, a catalog replaced by a smaller one
+or a large delete, most of it can be free pages. The copy is made beside the
+store, checked, and put in its place; the store is unchanged if anything fails.
+A damaged store is refused (habilis store check says what is wrong). A writer
+holding the file (habilis serve) must stop first.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runStoreCompact(cmd.Context(), o, cmd.OutOrStdout())
+		},
+	}
+}
+
+func runStoreCompact(ctx context.Context, o *storeCompactOptions, stdout io.Writer) error {
+	if err := o.g.noRemote("store compact"); err != nil {
+		return err
+	}
+	path := o.g.store
+	if strings.HasPrefix(path, "qdrant://") {
+		return usagef("store compact: %s: only a bbolt file can be compacted", path)
+	}
+	rep, err := boltstore.Compact(ctx, path, boltstore.CheckOptions{Timeout: storeTimeout, Records: selector.CheckSnapshot, Index: selector.CheckIndex})
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("store compact: store %s does not exist: %w", path, habilis.ErrNotFound)
+	case errors.Is(err, habilis.ErrUnavailable):
+		return fmt.Errorf("store compact: %w (stop the habilis serve that holds it first)", err)
+	case err != nil:
+		return fmt.Errorf("store compact: %w", err)
+	}
+	if o.g.json {
+		return writeJSON(stdout, rep)
+	}
+	fmt.Fprintf(stdout, "%s: %s -> %s\n", rep.Path, byteSize(rep.Before), byteSize(rep.After))
+	return nil
+}
+
+// byteSize writes n bytes in the largest unit that keeps a whole number.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -181,3 +181,84 @@ func sameJSON(a, b string) bool {
 		return math.Abs(p-q) <= 1e-5*max(1, math.Abs(p), math.Abs(q))
 	}))
 }
+
+// TestStoreCompact loads a catalog of 400 tools, replaces it by the
+// 16-tool one, whose store keeps the file's size in free pages, and
+// compacts it: the file shrinks, the store reads the same, and store check
+// finds it sound. A damaged store is refused and left as it was.
+func TestStoreCompact(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.json")
+	var tools []map[string]any
+	for i := range 400 {
+		var ex []string
+		for j := range 5 {
+			ex = append(ex, fmt.Sprintf("request %d for tool number %d about topic%d and item%d", j, i, i%37, i*j))
+		}
+		tools = append(tools, map[string]any{"name": fmt.Sprintf("tool_%d", i), "description": fmt.Sprintf("Does task %d on subject%d.", i, i%53), "examples": ex})
+	}
+	b, err := json.Marshal(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(big, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(dir, "habilis.db")
+	mustRun(t, "--store", store, "load", big)
+	mustRun(t, "--store", store, "load", testdata("tools.json"))
+	before := fileSize(t, store)
+	listed := mustRun(t, "--store", store, "tools", "list", "--json")
+	selected := mustRun(t, "--store", store, "select", "--json", "will it rain in Lisbon tomorrow")
+
+	var rep struct {
+		Before int64 `json:"bytes_before"`
+		After  int64 `json:"bytes_after"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "--store", store, "store", "compact", "--json")), &rep); err != nil {
+		t.Fatal(err)
+	}
+	after := fileSize(t, store)
+	if rep.Before != before || rep.After != after || after*4 > before {
+		t.Errorf("compact reported %d -> %d bytes; the file went %d -> %d; want it under a quarter", rep.Before, rep.After, before, after)
+	}
+	if got := mustRun(t, "--store", store, "tools", "list", "--json"); !sameJSON(got, listed) {
+		t.Errorf("tools list after compacting:\n%s\nwant\n%s", got, listed)
+	}
+	if got := mustRun(t, "--store", store, "select", "--json", "will it rain in Lisbon tomorrow"); !sameJSON(got, selected) {
+		t.Errorf("select after compacting:\n%s\nwant\n%s", got, selected)
+	}
+	if r := habilisRun(t, "--store", store, "store", "check"); r.code != exitOK {
+		t.Errorf("store check after compacting: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(store + ".compact"); !os.IsNotExist(err) {
+		t.Errorf("the copy is left beside the store: %v", err)
+	}
+
+	// A page of garbage in the middle of the pages in use.
+	sound, err := os.ReadFile(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := int(testutil.HighWater(t, store)) / os.Getpagesize() / 2
+	damaged := damageAt(sound, page, os.Getpagesize(), "garbage", rand.New(rand.NewPCG(7, 8)))
+	writeStore(t, store, damaged)
+	if r := habilisRun(t, "--store", store, "store", "compact"); r.code != exitError || !strings.Contains(r.stderr, store) {
+		t.Errorf("compact of a damaged store: exit %d, stderr %q; want 1 naming the file", r.code, r.stderr)
+	}
+	if got, err := os.ReadFile(store); err != nil || string(got) != string(damaged) {
+		t.Errorf("compact of a damaged store changed the file (%v)", err)
+	}
+	if _, err := os.Stat(store + ".compact"); !os.IsNotExist(err) {
+		t.Errorf("a failed compaction left its copy: %v", err)
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
