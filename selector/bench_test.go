@@ -13,6 +13,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/boltstore"
 )
@@ -333,7 +334,7 @@ func BenchmarkDenseHeap(b *testing.B) {
 				runtime.GC()
 				var before runtime.MemStats
 				runtime.ReadMemStats(&before)
-				r, err := selector.New(ctx, st, selector.Config{Embedder: hashEmbedder{dim: 384}, Lexical: lexical.New(lexical.Options{})})
+				r, err := selector.New(ctx, st, selector.Config{Embedder: testutil.HashEmbedder{Dim: 384}, Lexical: lexical.New(lexical.Options{})})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -387,7 +388,7 @@ func BenchmarkDenseSelect(b *testing.B) {
 			tools, qs := synth(n, 5, 4)
 			ctx := context.Background()
 			st := openStore(b, filepath.Join(b.TempDir(), "dense.db"))
-			r, err := selector.New(ctx, st, selector.Config{Embedder: hashEmbedder{dim: 384}, Lexical: lexical.New(lexical.Options{})})
+			r, err := selector.New(ctx, st, selector.Config{Embedder: testutil.HashEmbedder{Dim: 384}, Lexical: lexical.New(lexical.Options{})})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/memstore"
 )
@@ -95,7 +96,7 @@ func TestNameWordsRank(t *testing.T) {
 		cfg  selector.Config
 	}{
 		{"lexical", selector.Config{Embedder: lexical.New(lexical.Options{})}},
-		{"model", selector.Config{Embedder: &hashEmbedder{dim: 32}, Lexical: lexical.New(lexical.Options{})}},
+		{"model", selector.Config{Embedder: &testutil.HashEmbedder{Dim: 32}, Lexical: lexical.New(lexical.Options{})}},
 	} {
 		r, err := selector.New(ctx, memstore.New(), emb.cfg)
 		if err != nil {

@@ -11,13 +11,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/memstore"
 )
 
-// recordingEmbedder is hashEmbedder keeping every text it is asked for.
+// recordingEmbedder is testutil.HashEmbedder keeping every text it is asked for.
 type recordingEmbedder struct {
-	hashEmbedder
+	testutil.HashEmbedder
 	mu    sync.Mutex
 	texts []string
 }
@@ -26,7 +27,7 @@ func (e *recordingEmbedder) Embed(ctx context.Context, texts []string, p habilis
 	e.mu.Lock()
 	e.texts = append(e.texts, texts...)
 	e.mu.Unlock()
-	return e.hashEmbedder.Embed(ctx, texts, p)
+	return e.HashEmbedder.Embed(ctx, texts, p)
 }
 
 func (e *recordingEmbedder) take() []string {
@@ -57,7 +58,7 @@ func TestModelDescriptionVector(t *testing.T) {
 		"ping":        "ping",
 	}
 	ctx := context.Background()
-	emb := &recordingEmbedder{hashEmbedder: hashEmbedder{dim: 32}}
+	emb := &recordingEmbedder{HashEmbedder: testutil.HashEmbedder{Dim: 32}}
 	r, err := selector.New(ctx, memstore.New(), selector.Config{Embedder: emb, Lexical: lexical.New(lexical.Options{})})
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +76,7 @@ func TestModelDescriptionVector(t *testing.T) {
 		if !ok {
 			t.Fatalf("record of %q, want only %v", rec.Tool.Name, want)
 		}
-		v, _ := hashEmbedder{dim: 32}.Embed(ctx, []string{text}, habilis.Document)
+		v, _ := testutil.HashEmbedder{Dim: 32}.Embed(ctx, []string{text}, habilis.Document)
 		if diff := cmp.Diff(v[0].Dense, rec.DescriptionVector.Dense); diff != "" {
 			t.Errorf("%s: description vector is not the embedding of %q (-want +got):\n%s", rec.Tool.Name, text, diff)
 		}

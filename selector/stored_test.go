@@ -3,9 +3,7 @@ package selector_test
 import (
 	"bytes"
 	"context"
-	"hash/fnv"
 	"log/slog"
-	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,45 +11,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/boltstore"
 	"github.com/habilis-router/habilis/store/memstore"
 )
-
-// hashEmbedder is a dense embedder for tests: each word a pseudo-random
-// direction of dim dimensions, a text the normalised sum of its words'.
-type hashEmbedder struct{ dim int }
-
-func (e hashEmbedder) Info() habilis.EmbedderInfo {
-	return habilis.EmbedderInfo{Kind: "test", Model: "hash", Dim: e.dim}
-}
-
-func (e hashEmbedder) Embed(_ context.Context, texts []string, _ habilis.Purpose) ([]habilis.Vector, error) {
-	out := make([]habilis.Vector, len(texts))
-	for i, text := range texts {
-		v := make([]float32, e.dim)
-		for _, w := range strings.Fields(strings.ToLower(text)) {
-			h := fnv.New64a()
-			h.Write([]byte(w))
-			x := h.Sum64()
-			for d := range v {
-				x ^= x << 13
-				x ^= x >> 7
-				x ^= x << 17
-				v[d] += float32(int64(x%2001)-1000) / 1000
-			}
-		}
-		var n float64
-		for _, x := range v {
-			n += float64(x) * float64(x)
-		}
-		for d := range v {
-			v[d] /= float32(math.Sqrt(max(n, 1e-12)))
-		}
-		out[i] = habilis.Vector{Dense: v}
-	}
-	return out, nil
-}
 
 // storedConfigs are the two kinds of stored index: the lexical
 // embedder's merged space, and a dense embedder's spaces beside the
@@ -64,7 +28,7 @@ var storedConfigs = []struct {
 		return selector.Config{Embedder: lexical.New(lexical.Options{}), Logger: l}
 	}},
 	{"dense", func(l *slog.Logger) selector.Config {
-		return selector.Config{Embedder: hashEmbedder{dim: 24}, Lexical: lexical.New(lexical.Options{}), Logger: l}
+		return selector.Config{Embedder: testutil.HashEmbedder{Dim: 24}, Lexical: lexical.New(lexical.Options{}), Logger: l}
 	}},
 }
 

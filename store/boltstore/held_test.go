@@ -3,15 +3,13 @@ package boltstore_test
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
-	"math"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/boltstore"
 	"github.com/habilis-router/habilis/store/storetest"
@@ -64,41 +62,6 @@ func mapValues(m map[string]habilis.Record) []habilis.Record {
 	return out
 }
 
-// denseEmbedder is a dense embedder for tests: each word a pseudo-random
-// direction, a text the normalised sum of its words'.
-type denseEmbedder struct{}
-
-func (denseEmbedder) Info() habilis.EmbedderInfo {
-	return habilis.EmbedderInfo{Kind: "test", Model: "hash", Dim: 12}
-}
-
-func (denseEmbedder) Embed(_ context.Context, texts []string, _ habilis.Purpose) ([]habilis.Vector, error) {
-	out := make([]habilis.Vector, len(texts))
-	for i, text := range texts {
-		v := make([]float32, 12)
-		for _, w := range strings.Fields(strings.ToLower(text)) {
-			h := fnv.New64a()
-			h.Write([]byte(w))
-			x := h.Sum64()
-			for d := range v {
-				x ^= x << 13
-				x ^= x >> 7
-				x ^= x << 17
-				v[d] += float32(int64(x%2001)-1000) / 1000
-			}
-		}
-		var n float64
-		for _, x := range v {
-			n += float64(x) * float64(x)
-		}
-		for d := range v {
-			v[d] /= float32(math.Sqrt(max(n, 1e-12)))
-		}
-		out[i] = habilis.Vector{Dense: v}
-	}
-	return out, nil
-}
-
 // heldTools is a small catalog with examples, and tools without.
 func heldTools(n int, tag string) []habilis.Tool {
 	tools := make([]habilis.Tool, n)
@@ -123,7 +86,7 @@ func TestHeldVectors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		emb  habilis.Embedder
-	}{{"lexical", nil}, {"dense", denseEmbedder{}}} {
+	}{{"lexical", nil}, {"dense", testutil.HashEmbedder{Dim: 12}}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			path := filepath.Join(t.TempDir(), "habilis.db")

@@ -1,0 +1,50 @@
+package testutil
+
+import (
+	"context"
+	"hash/fnv"
+	"math"
+	"strings"
+
+	"github.com/habilis-router/habilis"
+)
+
+// HashEmbedder is a dense embedder for tests, standing in for a model:
+// each word is a pseudo-random direction of Dim dimensions (from its
+// FNV-1a hash through xorshift), a text the normalised sum of its words'.
+// Texts sharing words score higher, as with a model, and no server is
+// needed.
+type HashEmbedder struct{ Dim int }
+
+// Info reports kind "test", model "hash" and the dimension.
+func (e HashEmbedder) Info() habilis.EmbedderInfo {
+	return habilis.EmbedderInfo{Kind: "test", Model: "hash", Dim: e.Dim}
+}
+
+// Embed returns one unit vector a text (zero for a text without words).
+func (e HashEmbedder) Embed(_ context.Context, texts []string, _ habilis.Purpose) ([]habilis.Vector, error) {
+	out := make([]habilis.Vector, len(texts))
+	for i, text := range texts {
+		v := make([]float32, e.Dim)
+		for _, w := range strings.Fields(strings.ToLower(text)) {
+			h := fnv.New64a()
+			h.Write([]byte(w))
+			x := h.Sum64()
+			for d := range v {
+				x ^= x << 13
+				x ^= x >> 7
+				x ^= x << 17
+				v[d] += float32(int64(x%2001)-1000) / 1000
+			}
+		}
+		var n float64
+		for _, x := range v {
+			n += float64(x) * float64(x)
+		}
+		for d := range v {
+			v[d] /= float32(math.Sqrt(max(n, 1e-12)))
+		}
+		out[i] = habilis.Vector{Dense: v}
+	}
+	return out, nil
+}
