@@ -64,13 +64,8 @@ func runStoreCheck(ctx context.Context, o *storeCheckOptions, stdout io.Writer) 
 	}
 	rep, err := boltstore.Check(ctx, path, boltstore.CheckOptions{Limit: o.limit, Timeout: storeTimeout, Records: selector.CheckSnapshot,
 		Index: selector.CheckIndex})
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("store check: store %s does not exist: %w", path, habilis.ErrNotFound)
-	case errors.Is(err, habilis.ErrUnavailable):
-		return fmt.Errorf("store check: %w (stop the habilis serve that holds it first)", err)
-	case err != nil:
-		return fmt.Errorf("store check: %w", err)
+	if err != nil {
+		return storeFileError("store check", path, err)
 	}
 	if o.g.json {
 		if err := writeJSON(stdout, rep); err != nil {
@@ -139,13 +134,8 @@ func runStoreCompact(ctx context.Context, o *storeCompactOptions, stdout io.Writ
 		return usagef("store compact: %s: only a bbolt file can be compacted", path)
 	}
 	rep, err := boltstore.Compact(ctx, path, boltstore.CheckOptions{Timeout: storeTimeout, Records: selector.CheckSnapshot, Index: selector.CheckIndex})
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("store compact: store %s does not exist: %w", path, habilis.ErrNotFound)
-	case errors.Is(err, habilis.ErrUnavailable):
-		return fmt.Errorf("store compact: %w (stop the habilis serve that holds it first)", err)
-	case err != nil:
-		return fmt.Errorf("store compact: %w", err)
+	if err != nil {
+		return storeFileError("store compact", path, err)
 	}
 	if o.g.json {
 		return writeJSON(stdout, rep)
@@ -165,4 +155,16 @@ func byteSize(n int64) string {
 		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// storeFileError is the error of command cmd on the store file at path:
+// one that names what to do when the file is missing or held by a writer.
+func storeFileError(cmd, path string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: store %s does not exist: %w", cmd, path, habilis.ErrNotFound)
+	case errors.Is(err, habilis.ErrUnavailable):
+		return fmt.Errorf("%s: %w (stop the habilis serve that holds it first)", cmd, err)
+	}
+	return fmt.Errorf("%s: %w", cmd, err)
 }
