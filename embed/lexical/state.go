@@ -41,24 +41,18 @@ func encodeState(weights [numFamilies]float32, docs uint32, ids, dfs []uint32) [
 // decodeState reads and validates a state: whatever the bytes, it returns
 // ascending ids with document frequencies in [1, docs], or an error.
 func decodeState(b []byte) (weights [numFamilies]float32, docs uint32, ids, dfs []uint32, err error) {
-	fail := func(format string, args ...any) ([numFamilies]float32, uint32, []uint32, []uint32, error) {
-		return weights, 0, nil, nil, fmt.Errorf(format, args...)
+	fail := func(err error) ([numFamilies]float32, uint32, []uint32, []uint32, error) {
+		return weights, 0, nil, nil, err
 	}
-	if len(b) < stateHeader+4 || string(b[:len(stateMagic)]) != stateMagic {
-		return fail("not a lexical state")
-	}
-	if f := b[len(stateMagic)]; f != stateFormat {
-		return fail("state format %d, want %d", f, stateFormat)
-	}
-	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
-	if crc32.ChecksumIEEE(body) != sum {
-		return fail("state checksum mismatch")
+	body, err := stateBody(b)
+	if err != nil {
+		return fail(err)
 	}
 	p := len(stateMagic) + 1
 	for f := range weights {
 		w := math.Float32frombits(binary.LittleEndian.Uint32(body[p:]))
 		if !(w >= 0 && w <= math.MaxFloat32) {
-			return fail("family %d weight %v", f, w)
+			return fail(fmt.Errorf("family %d weight %v", f, w))
 		}
 		weights[f] = w
 		p += 4
@@ -66,34 +60,59 @@ func decodeState(b []byte) (weights [numFamilies]float32, docs uint32, ids, dfs 
 	r := reader{b: body[p:]}
 	docs, n := r.uint32(), r.uint32()
 	if r.err != nil {
-		return fail("%w", r.err)
+		return fail(r.err)
 	}
 	if uint64(n)*2 > uint64(len(r.b)) { // a feature takes two bytes at least
-		return fail("%d features in %d bytes", n, len(r.b))
+		return fail(fmt.Errorf("%d features in %d bytes", n, len(r.b)))
 	}
+	if ids, dfs, err = decodeFeatures(&r, n, docs); err != nil {
+		return fail(err)
+	}
+	if len(r.b) != 0 {
+		return fail(fmt.Errorf("%d trailing bytes", len(r.b)))
+	}
+	return weights, docs, ids, dfs, nil
+}
+
+// stateBody returns a state's bytes without its checksum, once its
+// magic, format and checksum are checked.
+func stateBody(b []byte) ([]byte, error) {
+	if len(b) < stateHeader+4 || string(b[:len(stateMagic)]) != stateMagic {
+		return nil, errors.New("not a lexical state")
+	}
+	if f := b[len(stateMagic)]; f != stateFormat {
+		return nil, fmt.Errorf("state format %d, want %d", f, stateFormat)
+	}
+	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
+	if crc32.ChecksumIEEE(body) != sum {
+		return nil, errors.New("state checksum mismatch")
+	}
+	return body, nil
+}
+
+// decodeFeatures reads n features of a state of docs documents from r:
+// ids ascending, as gaps, each with a document frequency in [1, docs].
+func decodeFeatures(r *reader, n, docs uint32) (ids, dfs []uint32, err error) {
 	ids, dfs = make([]uint32, n), make([]uint32, n)
 	var prev uint64
 	for i := range ids {
 		gap, df := r.uint32(), r.uint32()
 		if r.err != nil {
-			return fail("feature %d: %w", i, r.err)
+			return nil, nil, fmt.Errorf("feature %d: %w", i, r.err)
 		}
 		if gap == 0 && i > 0 {
-			return fail("feature %d: ids not ascending", i)
+			return nil, nil, fmt.Errorf("feature %d: ids not ascending", i)
 		}
 		id := prev + uint64(gap)
 		if id>>famShift > famConcept {
-			return fail("feature %d: id %#x out of range", i, id)
+			return nil, nil, fmt.Errorf("feature %d: id %#x out of range", i, id)
 		}
 		if df == 0 || df > docs {
-			return fail("feature %d: document frequency %d of %d documents", i, df, docs)
+			return nil, nil, fmt.Errorf("feature %d: document frequency %d of %d documents", i, df, docs)
 		}
 		ids[i], dfs[i], prev = uint32(id), df, id
 	}
-	if len(r.b) != 0 {
-		return fail("%d trailing bytes", len(r.b))
-	}
-	return weights, docs, ids, dfs, nil
+	return ids, dfs, nil
 }
 
 // reader reads unsigned varints, remembering the first error.

@@ -84,31 +84,9 @@ func withValues(text string) (string, bool) {
 			start += size
 			continue
 		}
-		end, marked := start, false
-		for end < len(text) {
-			c := text[end]
-			if c < utf8.RuneSelf {
-				if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' {
-					break
-				}
-				marked = marked || isMark(c)
-				end++
-				continue
-			}
-			r, size := utf8.DecodeRuneInString(text[end:])
-			if unicode.IsSpace(r) {
-				break
-			}
-			end += size
-		}
+		end, marked := fieldEnd(text, start)
 		if marked {
-			lead, stop := start, end
-			for lead < stop && isOpener(text[lead]) {
-				lead++
-			}
-			for stop > lead && isCloser(text[stop-1]) {
-				stop--
-			}
+			lead, stop := trimField(text, start, end)
 			if kinds := fieldKinds(text[lead:stop]); kinds != nil {
 				b.WriteString(text[done:lead])
 				b.WriteString(strings.Join(kinds, " "))
@@ -122,6 +100,41 @@ func withValues(text string) (string, bool) {
 	}
 	b.WriteString(text[done:])
 	return b.String(), true
+}
+
+// fieldEnd returns where the whitespace-separated field that starts at
+// text[start] ends, and whether it holds a mark (isMark).
+func fieldEnd(text string, start int) (end int, marked bool) {
+	for end = start; end < len(text); {
+		c := text[end]
+		if c < utf8.RuneSelf {
+			if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' {
+				break
+			}
+			marked = marked || isMark(c)
+			end++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[end:])
+		if unicode.IsSpace(r) {
+			break
+		}
+		end += size
+	}
+	return end, marked
+}
+
+// trimField returns the bounds of the field text[start:end] without
+// what surrounds a value (isOpener, isCloser).
+func trimField(text string, start, end int) (lead, stop int) {
+	lead, stop = start, end
+	for lead < stop && isOpener(text[lead]) {
+		lead++
+	}
+	for stop > lead && isCloser(text[stop-1]) {
+		stop--
+	}
+	return lead, stop
 }
 
 // fieldKinds returns the kinds of the value f, a whitespace-separated
