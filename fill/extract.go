@@ -440,42 +440,49 @@ func (x *extraction) anchorDistance(subject []string, m mention, numIdx []int) i
 	}
 	first, last := numIdx[0], numIdx[len(numIdx)-1]
 	best := 0
-	consider := func(ti, d int) {
-		w := x.q.tokens[ti].low
-		for _, s := range subject {
-			if !sameWord(w, s) {
-				continue
-			}
-			if len(s) == 1 { // "x = 4", not the article in "a base of 10"
-				if x.q.tokens[ti].end > m.start || !joinPattern.MatchString(x.q.raw[x.q.tokens[ti].end:m.start]) {
-					continue
-				}
-			}
-			if best == 0 || d < best {
-				best = d
-			}
+	closer := func(d int) {
+		if best == 0 || d < best {
+			best = d
 		}
-	}
-	// A comma, semicolon or full stop ends the phrase: in "3 bedrooms, 2
-	// bathrooms" the 2 belongs to bathrooms, not to bedrooms.
-	breaks := func(a, b int) bool {
-		return strings.ContainsAny(x.q.raw[x.q.tokens[a].end:x.q.tokens[b].start], ",;.!?()")
 	}
 	for d := 1; d <= 4 && first-d >= 0; d++ {
 		ti := first - d
-		if x.isNumberToken(ti) || breaks(ti, ti+1) {
+		if x.isNumberToken(ti) || x.breaks(ti, ti+1) {
 			break
 		}
-		consider(ti, d)
+		if x.names(subject, ti, m) {
+			closer(d)
+		}
 	}
 	for d := 1; d <= 2 && last+d < len(x.q.tokens); d++ {
 		ti := last + d
-		if x.isNumberToken(ti) || breaks(ti-1, ti) {
+		if x.isNumberToken(ti) || x.breaks(ti-1, ti) {
 			break
 		}
-		consider(ti, d)
+		if x.names(subject, ti, m) {
+			closer(d)
+		}
 	}
 	return best
+}
+
+// breaks reports punctuation between tokens a and b that ends a phrase: in
+// "3 bedrooms, 2 bathrooms" the 2 belongs to bathrooms, not to bedrooms.
+func (x *extraction) breaks(a, b int) bool {
+	return strings.ContainsAny(x.q.raw[x.q.tokens[a].end:x.q.tokens[b].start], ",;.!?()")
+}
+
+// names reports whether token ti is one of the subject words naming the
+// number m. A one-letter word counts only before the number, joined to it
+// ("x = 4"), so the article in "a base of 10" does not.
+func (x *extraction) names(subject []string, ti int, m mention) bool {
+	t := x.q.tokens[ti]
+	return slices.ContainsFunc(subject, func(s string) bool {
+		if !sameWord(t.low, s) {
+			return false
+		}
+		return len(s) != 1 || (t.end <= m.start && joinPattern.MatchString(x.q.raw[t.end:m.start]))
+	})
 }
 
 func (x *extraction) isNumberToken(ti int) bool {
@@ -756,12 +763,8 @@ func (x *extraction) valueAfter(a *arg, i int, needJoin bool) (v string, idx []i
 	if i >= len(x.q.tokens) {
 		return "", nil
 	}
-	between := strings.TrimSpace(x.q.raw[x.q.tokens[i-1].end:x.q.tokens[i].start])
-	joined := between == "=" || between == ":"
-	for ; i < len(x.q.tokens) && isJoinWord(x.q.tokens[i].low); i++ {
-		joined = true
-	}
-	if i >= len(x.q.tokens) || between == "," || between == "." || (needJoin && !joined) {
+	i, joined, ok := x.skipJoin(i)
+	if !ok || (needJoin && !joined) {
 		return "", nil
 	}
 	if v, idx := x.capitalisedAt(i, wantsQualifier(a.s)); v != "" && !x.allStopwords(idx) {
@@ -772,6 +775,19 @@ func (x *extraction) valueAfter(a *arg, i int, needJoin bool) (v string, idx []i
 		return x.q.raw[t.start:t.end], []int{i}
 	}
 	return "", nil
+}
+
+// skipJoin skips the sign ("=", ":") and the words ("is", "named") that
+// join a name, ending before token i, to its value. It returns the value's
+// first token and whether anything joined; ok is false when a comma or a
+// full stop ends the phrase first, or the request ends.
+func (x *extraction) skipJoin(i int) (next int, joined, ok bool) {
+	between := strings.TrimSpace(x.q.raw[x.q.tokens[i-1].end:x.q.tokens[i].start])
+	joined = between == "=" || between == ":"
+	for ; i < len(x.q.tokens) && isJoinWord(x.q.tokens[i].low); i++ {
+		joined = true
+	}
+	return i, joined, i < len(x.q.tokens) && between != "," && between != "."
 }
 
 // isJoinWord reports a word that joins a name to its value: "the city is

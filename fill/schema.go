@@ -378,30 +378,37 @@ func validateValue(s *Schema, v any, path string, ps *[]Problem) {
 	switch kind {
 	case "number", "integer":
 		f, _ := toFloat(v)
-		if s.Minimum != nil && f < *s.Minimum {
-			*ps = append(*ps, Problem{path, fmt.Sprintf("%s is less than the minimum %s", fmtNum(f), fmtNum(*s.Minimum))})
-		}
-		if s.Maximum != nil && f > *s.Maximum {
-			*ps = append(*ps, Problem{path, fmt.Sprintf("%s is more than the maximum %s", fmtNum(f), fmtNum(*s.Maximum))})
-		}
+		validateNumber(s, f, path, ps)
 	case "string":
-		str := v.(string)
-		n := utf8.RuneCountInString(str)
-		if s.MinLength != nil && n < *s.MinLength {
-			*ps = append(*ps, Problem{path, fmt.Sprintf("is %d characters long, want at least %d", n, *s.MinLength)})
-		}
-		if s.MaxLength != nil && n > *s.MaxLength {
-			*ps = append(*ps, Problem{path, fmt.Sprintf("is %d characters long, want at most %d", n, *s.MaxLength)})
-		}
-		if msg := checkFormat(s.Format, str); msg != "" {
-			*ps = append(*ps, Problem{path, msg})
-		}
+		validateString(s, v.(string), path, ps)
 	case "array":
 		for i, item := range v.([]any) {
 			validateValue(s.Items, item, fmt.Sprintf("%s[%d]", path, i), ps)
 		}
 	case "object":
 		validateObject(s, v.(map[string]any), path, ps)
+	}
+}
+
+func validateNumber(s *Schema, f float64, path string, ps *[]Problem) {
+	if s.Minimum != nil && f < *s.Minimum {
+		*ps = append(*ps, Problem{path, fmt.Sprintf("%s is less than the minimum %s", fmtNum(f), fmtNum(*s.Minimum))})
+	}
+	if s.Maximum != nil && f > *s.Maximum {
+		*ps = append(*ps, Problem{path, fmt.Sprintf("%s is more than the maximum %s", fmtNum(f), fmtNum(*s.Maximum))})
+	}
+}
+
+func validateString(s *Schema, str, path string, ps *[]Problem) {
+	n := utf8.RuneCountInString(str)
+	if s.MinLength != nil && n < *s.MinLength {
+		*ps = append(*ps, Problem{path, fmt.Sprintf("is %d characters long, want at least %d", n, *s.MinLength)})
+	}
+	if s.MaxLength != nil && n > *s.MaxLength {
+		*ps = append(*ps, Problem{path, fmt.Sprintf("is %d characters long, want at most %d", n, *s.MaxLength)})
+	}
+	if msg := checkFormat(s.Format, str); msg != "" {
+		*ps = append(*ps, Problem{path, msg})
 	}
 }
 
@@ -568,30 +575,12 @@ func grammarNode(s *Schema) map[string]any {
 	if s == nil {
 		return n
 	}
-	var t string
-	for _, c := range s.Types {
-		if c != "null" {
-			t = c
-			break
-		}
-	}
-	if t == "" && len(s.Properties) > 0 {
-		t = "object"
-	}
+	t := grammarType(s)
 	if t != "" {
 		n["type"] = t
 	}
-	if len(s.Enum) > 0 {
-		var enum []any
-		for _, e := range s.Enum {
-			switch e.(type) {
-			case string, float64, bool:
-				enum = append(enum, e)
-			}
-		}
-		if len(enum) == len(s.Enum) {
-			n["enum"] = enum
-		}
+	if enum, ok := grammarEnum(s.Enum); ok {
+		n["enum"] = enum
 	}
 	switch t {
 	case "array":
@@ -609,4 +598,35 @@ func grammarNode(s *Schema) map[string]any {
 		}
 	}
 	return n
+}
+
+// grammarType returns the one type a grammar can ask for: the first that
+// is not null, else "object" when s has properties, else "".
+func grammarType(s *Schema) string {
+	var t string
+	for _, c := range s.Types {
+		if c != "null" {
+			t = c
+			break
+		}
+	}
+	if t == "" && len(s.Properties) > 0 {
+		t = "object"
+	}
+	return t
+}
+
+// grammarEnum returns the enum when every value is a string, a number or
+// a boolean; ok is false for an empty enum or one with other values.
+func grammarEnum(values []any) (enum []any, ok bool) {
+	if len(values) == 0 {
+		return nil, false
+	}
+	for _, e := range values {
+		switch e.(type) {
+		case string, float64, bool:
+			enum = append(enum, e)
+		}
+	}
+	return enum, len(enum) == len(values)
 }
