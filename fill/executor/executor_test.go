@@ -293,6 +293,12 @@ func TestHTTP(t *testing.T) {
 		isError:  true,
 		contains: []string{"503", "maintenance"},
 	}, {
+		name:      "non-2xx output cap",
+		spec:      map[string]any{"kind": "http", "url": ts.URL + "/down", "max_output": 5},
+		isError:   true,
+		contains:  []string{"HTTP 503 Service Unavailable: maint\n[output truncated at 5 bytes]"},
+		truncated: true,
+	}, {
 		name:     "timeout",
 		spec:     map[string]any{"kind": "http", "url": ts.URL + "/slow", "timeout": "50ms"},
 		isError:  true,

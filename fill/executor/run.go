@@ -196,29 +196,10 @@ func outputResult(out []byte, truncated bool, max int) *habilis.ToolResult {
 }
 
 func runHTTP(ctx context.Context, spec *Spec, args map[string]any, opts *Options) *habilis.ToolResult {
-	u, _ := url.Parse(spec.URL) // validated by ParseSpec
-	var body io.Reader
-	if spec.Method == "GET" || spec.Method == "DELETE" {
-		q := u.Query()
-		for _, k := range slices.Sorted(maps.Keys(args)) {
-			q.Set(k, argString(args[k]))
-		}
-		u.RawQuery = q.Encode()
-	} else {
-		b, err := json.Marshal(args)
-		if err != nil {
-			return textResult(true, "encode arguments: %v", err)
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, spec.Method, u.String(), body)
+	req, err := newRequest(ctx, spec, args)
 	if err != nil {
-		return textResult(true, "build request: %v", err)
+		return textResult(true, "%v", err)
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
 	if err := setHeaders(req.Header, spec.Headers, opts); err != nil {
 		return textResult(true, "%v", err)
 	}
@@ -237,16 +218,51 @@ func runHTTP(ctx context.Context, spec *Spec, args map[string]any, opts *Options
 		out = out[:max]
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		text := fmt.Sprintf("%s %s: HTTP %s", spec.Method, spec.URL, resp.Status)
-		if len(out) > 0 {
-			text += ": " + string(out)
-		}
-		if truncated {
-			text += truncNote(max)
-		}
-		return &habilis.ToolResult{Content: []habilis.Content{{Type: "text", Text: text}}, IsError: true, Truncated: truncated}
+		return statusResult(spec, resp.Status, out, truncated, max)
 	}
 	return outputResult(out, truncated, max)
+}
+
+// newRequest builds the request: the arguments as query parameters for
+// GET and DELETE, else as a JSON body.
+func newRequest(ctx context.Context, spec *Spec, args map[string]any) (*http.Request, error) {
+	u, _ := url.Parse(spec.URL) // validated by ParseSpec
+	var body io.Reader
+	if spec.Method == "GET" || spec.Method == "DELETE" {
+		q := u.Query()
+		for _, k := range slices.Sorted(maps.Keys(args)) {
+			q.Set(k, argString(args[k]))
+		}
+		u.RawQuery = q.Encode()
+	} else {
+		b, err := json.Marshal(args)
+		if err != nil {
+			return nil, fmt.Errorf("encode arguments: %v", err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, spec.Method, u.String(), body)
+	if err != nil {
+		return nil, fmt.Errorf("build request: %v", err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	return req, nil
+}
+
+// statusResult is the error result of an answer outside 2xx: the status
+// and what the server said, out, cut at max bytes.
+func statusResult(spec *Spec, status string, out []byte, truncated bool, max int) *habilis.ToolResult {
+	text := fmt.Sprintf("%s %s: HTTP %s", spec.Method, spec.URL, status)
+	if len(out) > 0 {
+		text += ": " + string(out)
+	}
+	if truncated {
+		text += truncNote(max)
+	}
+	return &habilis.ToolResult{Content: []habilis.Content{{Type: "text", Text: text}}, IsError: true, Truncated: truncated}
 }
 
 // setHeaders adds the spec's headers, resolving "env:NAME" values.
