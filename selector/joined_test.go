@@ -12,8 +12,8 @@ import (
 	"github.com/habilis-router/habilis/selector"
 )
 
-// apart is the lexical embedder without EmbedJoined: every text, each
-// document among them, embedded from its own text.
+// apart is the lexical embedder without EmbedJoined and FitJoined: every
+// text, each document among them, embedded from its own text.
 type apart struct{ e habilis.CorpusEmbedder }
 
 func (a apart) Info() habilis.EmbedderInfo { return a.e.Info() }
@@ -33,9 +33,11 @@ func (a apart) Restore(state []byte) (habilis.CorpusEmbedder, error) {
 }
 
 // TestJoinedDocuments checks that a write whose lexical embedder makes
-// calibration's held-out documents from their parts (EmbedJoined) stores
-// what one embedding each document from its text does, to the bit: the
-// vectors and the calibration, for a load and for a merge.
+// the tools' vectors from the analysis fitting made of their texts
+// (FitJoined) and calibration's held-out documents from their parts
+// (EmbedJoined) stores what one embedding each text, each document among
+// them, from its text does, to the bit: the vectors and the calibration,
+// for a load and for a merge.
 func TestJoinedDocuments(t *testing.T) {
 	ctx := context.Background()
 	tools, _ := synth(80, 6, 9)

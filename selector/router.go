@@ -682,6 +682,50 @@ func (r *Router) embedAll(ctx context.Context, emb habilis.Embedder, texts []str
 	return out, nil
 }
 
+// embedSlots is embedAll of texts, except that a text with a group
+// (groups[i] not nil) is embedded by joined, from the analysis fitting
+// made of the texts it joins, to the vector emb gives the text.
+func (r *Router) embedSlots(ctx context.Context, emb habilis.Embedder, texts []string, groups [][]int,
+	joined func(context.Context, [][]int) ([]habilis.Vector, error), report func(int)) ([]habilis.Vector, error) {
+	if joined == nil {
+		return r.embedAll(ctx, emb, texts, report)
+	}
+	out := make([]habilis.Vector, len(texts))
+	var plain []int // the texts without a group
+	for lo := 0; lo < len(texts); lo += r.cfg.BatchSize {
+		hi := min(lo+r.cfg.BatchSize, len(texts))
+		var batch [][]int
+		var at []int
+		for i := lo; i < hi; i++ {
+			if groups[i] == nil {
+				plain = append(plain, i)
+				continue
+			}
+			batch, at = append(batch, groups[i]), append(at, i)
+		}
+		vs, err := joined(ctx, batch)
+		if err != nil {
+			return nil, fmt.Errorf("selector: embed with %s: %w", emb.Info(), err)
+		}
+		for k, i := range at {
+			out[i] = vs[k]
+		}
+		report(len(batch))
+	}
+	rest := make([]string, len(plain))
+	for k, i := range plain {
+		rest[k] = texts[i]
+	}
+	vs, err := r.embedAll(ctx, emb, rest, report)
+	if err != nil {
+		return nil, err
+	}
+	for k, i := range plain {
+		out[i] = vs[k]
+	}
+	return out, nil
+}
+
 // checkDim refuses vectors whose form does not match the embedder's info.
 func checkDim(info habilis.EmbedderInfo, vs []habilis.Vector) error {
 	for _, v := range vs {

@@ -61,6 +61,12 @@ type change struct {
 	// fit
 	meta habilis.CatalogMeta // the new meta; Embedder and Calibration come later
 	emb  embedders
+	// corpusAt is where each tool's description text lies in the corpus
+	// (its examples follow it), by names; lexJoined, when not nil, embeds
+	// groups of the corpus's texts joined with the lexical embedder, from
+	// the analysis fitting it made (lexical.Embedder.FitJoined).
+	corpusAt  []int
+	lexJoined func(ctx context.Context, groups [][]int) ([]habilis.Vector, error)
 
 	// reuse
 	recs []habilis.Record // by names
@@ -202,7 +208,9 @@ func (c *change) planCalibration(mismatched bool) error {
 // embedders are fitted to.
 func (c *change) corpus() []string {
 	var corpus []string
+	c.corpusAt = make([]int, len(c.names))
 	for i, n := range c.names {
+		c.corpusAt[i] = len(corpus)
 		corpus = append(corpus, c.descTexts[i])
 		corpus = append(corpus, c.next[n].Examples...)
 	}
@@ -222,11 +230,11 @@ func (r *Router) fitEmbedders(ctx context.Context, c *change) error {
 	corpus := c.corpus()
 	c.emb = embedders{emb: r.base, sameLex: r.sameLex()}
 	if ce, ok := r.base.(habilis.CorpusEmbedder); ok {
-		fitted, state, err := ce.Fit(ctx, corpus)
+		fitted, state, joined, err := fitJoined(ctx, ce, corpus, c.emb.sameLex)
 		if err != nil {
 			return fmt.Errorf("selector: fit embedder: %w", err)
 		}
-		c.emb.emb, c.meta.EmbedderState = fitted, state
+		c.emb.emb, c.meta.EmbedderState, c.lexJoined = fitted, state, joined
 	}
 	if r.lex == nil {
 		return nil
@@ -234,14 +242,34 @@ func (r *Router) fitEmbedders(ctx context.Context, c *change) error {
 	if c.emb.sameLex {
 		c.emb.lex, c.meta.LexicalState = c.emb.emb, c.meta.EmbedderState
 	} else {
-		fitted, state, err := r.lex.Fit(ctx, corpus)
+		fitted, state, joined, err := fitJoined(ctx, r.lex, corpus, true)
 		if err != nil {
 			return fmt.Errorf("selector: fit lexical embedder: %w", err)
 		}
-		c.emb.lex, c.meta.LexicalState = fitted, state
+		c.emb.lex, c.meta.LexicalState, c.lexJoined = fitted, state, joined
 	}
 	c.meta.Lexical = c.emb.lex.Info()
 	return nil
+}
+
+// joinedFitter is a corpus embedder that fits and also returns a function
+// embedding groups of the corpus's texts joined (as EmbedJoined) from the
+// analysis fitting made (the lexical one's FitJoined).
+type joinedFitter interface {
+	FitJoined(ctx context.Context, corpus []string) (habilis.CorpusEmbedder, []byte,
+		func(ctx context.Context, groups [][]int) ([]habilis.Vector, error), error)
+}
+
+// fitJoined fits ce to corpus and, when lexical (ce is the lexical
+// signal's embedder) and ce can, returns the function embedding groups
+// of the corpus joined, or nil.
+func fitJoined(ctx context.Context, ce habilis.CorpusEmbedder, corpus []string, lexical bool) (habilis.CorpusEmbedder, []byte,
+	func(ctx context.Context, groups [][]int) ([]habilis.Vector, error), error) {
+	if jf, ok := ce.(joinedFitter); ok && lexical {
+		return jf.FitJoined(ctx, corpus)
+	}
+	fitted, state, err := ce.Fit(ctx, corpus)
+	return fitted, state, nil, err
 }
 
 // planReuse is the reuse phase: the new catalog's records, with the
@@ -368,7 +396,11 @@ func (r *Router) embed(ctx context.Context, c *change) error {
 	if total > 0 {
 		report(0)
 	}
-	embVecs, err := r.embedAll(ctx, c.emb.emb, c.work.embTexts, report)
+	var embJoined func(ctx context.Context, groups [][]int) ([]habilis.Vector, error)
+	if c.emb.sameLex {
+		embJoined = c.lexJoined
+	}
+	embVecs, err := r.embedSlots(ctx, c.emb.emb, c.work.embTexts, c.groups(c.work.embSlots, embJoined), embJoined, report)
 	if err != nil {
 		return err
 	}
@@ -384,7 +416,7 @@ func (r *Router) embed(ctx context.Context, c *change) error {
 		}
 	}
 	if c.emb.lex != nil {
-		lexVecs, err := r.embedAll(ctx, c.emb.lex, c.work.lexTexts, report)
+		lexVecs, err := r.embedSlots(ctx, c.emb.lex, c.work.lexTexts, c.groups(c.work.lexSlots, c.lexJoined), c.lexJoined, report)
 		if err != nil {
 			return err
 		}
@@ -395,8 +427,35 @@ func (r *Router) embed(ctx context.Context, c *change) error {
 	c.rep.Embedded = total
 	// The texts (documents built for the lexical signal among them) are
 	// not read again: a large load's memory peaks later, without them.
-	c.work, c.descTexts = embedWork{}, nil
+	c.work, c.descTexts, c.lexJoined = embedWork{}, nil, nil
 	return nil
+}
+
+// groups returns, for each slot, the texts of the corpus its text joins
+// (indices into the corpus), or nil for a text the corpus lacks (the
+// summary a tool without examples is documented by); none without
+// joined. The slots' texts are those of the lexical embedder, whose
+// description text is the corpus's.
+func (c *change) groups(slots []slot, joined func(context.Context, [][]int) ([]habilis.Vector, error)) [][]int {
+	if joined == nil {
+		return nil
+	}
+	out := make([][]int, len(slots))
+	for k, s := range slots {
+		at, n := c.corpusAt[s.rec], len(c.recs[s.rec].Tool.Examples)
+		switch {
+		case s.kind == slotDescription:
+			out[k] = []int{at}
+		case s.kind == slotExample:
+			out[k] = []int{at + 1 + s.ex}
+		case n > 0: // documentText: the description and the examples
+			out[k] = make([]int, n+1)
+			for j := range out[k] {
+				out[k][j] = at + j
+			}
+		}
+	}
+	return out
 }
 
 // derive is the derive phase: every record's centroid and radius, the

@@ -21,20 +21,23 @@ import (
 // tokens, the bigram and the concept pair, are added where the texts
 // meet (TestEmbedJoined holds it to Embed).
 func (e *Embedder) EmbedJoined(ctx context.Context, texts []string, groups [][]int) ([]habilis.Vector, error) {
-	for g, idx := range groups {
-		for _, i := range idx {
-			if i < 0 || i >= len(texts) {
-				return nil, fmt.Errorf("lexical: embed joined: group %d names text %d of %d: %w", g, i, len(texts), habilis.ErrInvalid)
-			}
-		}
+	if err := inRange(groups, len(texts)); err != nil {
+		return nil, err
 	}
 	parts := make([]joinPart, len(texts))
 	err := e.each(ctx, len(texts), func(s *scratch, _, i int) { parts[i] = s.joinPart(texts[i], &e.weights) })
 	if err != nil {
 		return nil, fmt.Errorf("lexical: embed joined: %w", err)
 	}
+	return e.embedParts(ctx, parts, groups)
+}
+
+// embedParts returns, for each group, the vector of the parts it names
+// joined (see EmbedJoined); the parts were analysed with e's family
+// weights and the groups' indices are in range.
+func (e *Embedder) embedParts(ctx context.Context, parts []joinPart, groups [][]int) ([]habilis.Vector, error) {
 	out := make([]habilis.Vector, len(groups))
-	err = e.each(ctx, len(groups), func(s *scratch, _, g int) {
+	err := e.each(ctx, len(groups), func(s *scratch, _, g int) {
 		s.join(parts, groups[g], &e.weights)
 		out[g] = e.weigh(s, habilis.Document)
 	})
@@ -42,6 +45,44 @@ func (e *Embedder) EmbedJoined(ctx context.Context, texts []string, groups [][]i
 		return nil, fmt.Errorf("lexical: embed joined: %w", err)
 	}
 	return out, nil
+}
+
+// FitJoined is Fit, and also returns a function that embeds, as the
+// fitted embedder's EmbedJoined would, groups of the corpus's texts
+// (indices into corpus) from the analysis fitting made of them: a load
+// fits the embedder to each tool's description and examples, then embeds
+// those same texts and their joins (the tools' documents), which Fit and
+// Embed analysed twice and three times. The function keeps each text's
+// features until it is dropped.
+func (e *Embedder) FitJoined(ctx context.Context, corpus []string) (habilis.CorpusEmbedder, []byte, func(ctx context.Context, groups [][]int) ([]habilis.Vector, error), error) {
+	parts := make([]joinPart, len(corpus))
+	fitted, state, err := e.fit(ctx, corpus, func(s *scratch, i int) []uint32 {
+		parts[i] = s.joinPart(corpus[i], &e.weights)
+		return parts[i].feats
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	f := fitted.(*Embedder)
+	embed := func(ctx context.Context, groups [][]int) ([]habilis.Vector, error) {
+		if err := inRange(groups, len(parts)); err != nil {
+			return nil, err
+		}
+		return f.embedParts(ctx, parts, groups)
+	}
+	return fitted, state, embed, nil
+}
+
+// inRange checks that every index of groups names one of n texts.
+func inRange(groups [][]int, n int) error {
+	for g, idx := range groups {
+		for _, i := range idx {
+			if i < 0 || i >= n {
+				return fmt.Errorf("lexical: embed joined: group %d names text %d of %d: %w", g, i, n, habilis.ErrInvalid)
+			}
+		}
+	}
+	return nil
 }
 
 // joinPart is one text of EmbedJoined, analysed: its features, one per

@@ -1,7 +1,9 @@
 package lexical
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -97,6 +99,66 @@ func TestEmbedJoined(t *testing.T) {
 			if diff := cmp.Diff(want[g], got[g]); diff != "" {
 				t.Errorf("%s: EmbedJoined of %q differs from Embed of the join (-want +got):\n%s", name, joined[g], diff)
 			}
+		}
+	}
+}
+
+// TestFitJoined checks that FitJoined fits as Fit does, to the same
+// state, and that its function gives each group of the corpus the vector
+// the fitted embedder's Embed gives its texts joined, to the bit, with the
+// default weights and with families turned off; an index out of range is
+// refused.
+func TestFitJoined(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(4, 6))
+	corpus := make([]string, 300)
+	for i := range corpus {
+		corpus[i] = joinText(rng, 12)
+	}
+	groups := [][]int{{0}, {1, 1}, {}}
+	for range 120 {
+		g := make([]int, 1+rng.IntN(6))
+		for k := range g {
+			g[k] = rng.IntN(len(corpus))
+		}
+		groups = append(groups, g)
+	}
+	for name, opts := range map[string]Options{"default": {}, "no bigrams": {BigramWeight: -1}, "chars only": {WordWeight: -1, BigramWeight: -1}} {
+		e := New(opts)
+		fitted, state, embed, err := e.FitJoined(ctx, corpus)
+		if err != nil {
+			t.Fatalf("%s: FitJoined: %v", name, err)
+		}
+		wantFitted, wantState, err := e.Fit(ctx, corpus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(state, wantState) || fitted.Info() != wantFitted.Info() {
+			t.Errorf("%s: FitJoined's state or info differs from Fit's", name)
+		}
+		got, err := embed(ctx, groups)
+		if err != nil {
+			t.Fatalf("%s: embed: %v", name, err)
+		}
+		joined := make([]string, len(groups))
+		for g, idx := range groups {
+			parts := make([]string, len(idx))
+			for k, i := range idx {
+				parts[k] = corpus[i]
+			}
+			joined[g] = strings.Join(parts, "\n")
+		}
+		want, err := wantFitted.Embed(ctx, joined, habilis.Document)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for g := range groups {
+			if diff := cmp.Diff(want[g], got[g]); diff != "" {
+				t.Errorf("%s: group %v differs from Embed of the join (-want +got):\n%s", name, groups[g], diff)
+			}
+		}
+		if _, err := embed(ctx, [][]int{{len(corpus)}}); !errors.Is(err, habilis.ErrInvalid) {
+			t.Errorf("%s: a group naming text %d of %d: %v, want ErrInvalid", name, len(corpus), len(corpus), err)
 		}
 	}
 }

@@ -143,6 +143,15 @@ func (e *Embedder) Embed(ctx context.Context, texts []string, p habilis.Purpose)
 // document frequency of every feature seen in at least two of them. The
 // same corpus and options always give the same bytes.
 func (e *Embedder) Fit(ctx context.Context, corpus []string) (habilis.CorpusEmbedder, []byte, error) {
+	return e.fit(ctx, corpus, func(s *scratch, i int) []uint32 {
+		s.analyse(corpus[i], &e.weights)
+		return s.feats
+	})
+}
+
+// fit is Fit, with analyse(s, i) giving the features of text i of the
+// corpus, analysed with s.
+func (e *Embedder) fit(ctx context.Context, corpus []string, analyse func(s *scratch, i int) []uint32) (habilis.CorpusEmbedder, []byte, error) {
 	if uint64(len(corpus)) >= math.MaxUint32 {
 		return nil, nil, fmt.Errorf("lexical: fit: %d documents: %w", len(corpus), habilis.ErrInvalid)
 	}
@@ -150,8 +159,7 @@ func (e *Embedder) Fit(ctx context.Context, corpus []string) (habilis.CorpusEmbe
 	// not depend on the order they are added in.
 	dfs := make([]counter, chunks(len(corpus)))
 	err := e.each(ctx, len(corpus), func(s *scratch, c, i int) {
-		s.analyse(corpus[i], &e.weights)
-		for _, id := range s.feats {
+		for _, id := range analyse(s, i) {
 			dfs[c].addOnce(id, uint32(i))
 		}
 	})
