@@ -421,6 +421,11 @@ func rocchioNorms(r *habilis.Record) (sum, roc float32) {
 	for _, v := range r.ExampleVectors {
 		sum += dot(v, r.Centroid)
 	}
+	return rocchioFrom(r, sum)
+}
+
+// rocchioFrom is rocchioNorms of r, a record with a centroid, given sum.
+func rocchioFrom(r *habilis.Record, sum float32) (float32, float32) {
 	cu := dot(r.Centroid, r.DescriptionVector)
 	return sum, float32(math.Sqrt(float64(max(sum*sum+2*sum*cu+1, 1e-12))))
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/internal/vec"
@@ -140,6 +141,38 @@ func TestNewShared(t *testing.T) {
 		}
 		if tri && !reflect.DeepEqual(sh.tri, newTriSpace(columns(recs))) {
 			t.Errorf("newShared(recs, 0, true) merged space differs from newTriSpace's")
+		}
+	}
+}
+
+// TestShapeSum checks that shapeSum shapes a record as shape does and
+// that the norms newSharedSums makes from its sums are newShared's, to the
+// bit, for tools without examples, with one, with several, and with
+// examples that embed to nothing.
+func TestShapeSum(t *testing.T) {
+	recs, _ := lexicalRecords(t, rand.New(rand.NewPCG(11, 12)), 60)
+	for i := range recs {
+		if r := &recs[i]; i%3 == 0 && len(r.ExampleVectors) > 0 {
+			r.Tool.Examples = append([]string{"!"}, r.Tool.Examples...)
+			r.ExampleVectors = append([]habilis.Vector{{}}, r.ExampleVectors...)
+		}
+	}
+	sums := make([]float32, len(recs))
+	for i := range recs {
+		want := recs[i]
+		shape(&want)
+		sums[i] = shapeSum(&recs[i])
+		if diff := cmp.Diff(want, recs[i]); diff != "" {
+			t.Errorf("tool %d: shapeSum's record differs from shape's (-shape +shapeSum):\n%s", i, diff)
+		}
+	}
+	want, got := newShared(recs, 0, true), newSharedSums(recs, 0, true, sums)
+	for i := range recs {
+		w := [2]uint32{math.Float32bits(want.sumNorm[i]), math.Float32bits(want.rocchioNorm[i])}
+		g := [2]uint32{math.Float32bits(got.sumNorm[i]), math.Float32bits(got.rocchioNorm[i])}
+		if w != g {
+			t.Errorf("tool %d (%d examples): norms %v %v from the sums, want %v %v", i, len(recs[i].ExampleVectors),
+				got.sumNorm[i], got.rocchioNorm[i], want.sumNorm[i], want.rocchioNorm[i])
 		}
 	}
 }

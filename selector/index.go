@@ -209,6 +209,13 @@ func (sh *shared) rows() int {
 // sparse ones), with a merged space when merged is set. The spaces are
 // built on one goroutine while the norms are computed on the others.
 func newShared(recs []habilis.Record, dim int, merged bool) *shared {
+	return newSharedSums(recs, dim, merged, nil)
+}
+
+// newSharedSums is newShared given, when not nil, each record's sum of
+// its examples' dot products with its centroid (shapeSum), which the
+// Rocchio norms then need not compute again.
+func newSharedSums(recs []habilis.Record, dim int, merged bool, sums []float32) *shared {
 	sh := &shared{sumNorm: make([]float32, len(recs)), rocchioNorm: make([]float32, len(recs))}
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -219,7 +226,14 @@ func newShared(recs []habilis.Record, dim int, merged bool) *shared {
 		cents, descs, docs := columns(recs)
 		sh.cent, sh.desc, sh.doc = newSpace(cents, dim), newSpace(descs, dim), newSpace(docs, 0)
 	})
-	par.For(len(recs), func(_, i int) { sh.sumNorm[i], sh.rocchioNorm[i] = rocchioNorms(&recs[i]) })
+	par.For(len(recs), func(_, i int) {
+		switch r := &recs[i]; {
+		case sums == nil:
+			sh.sumNorm[i], sh.rocchioNorm[i] = rocchioNorms(r)
+		case !r.Centroid.IsZero():
+			sh.sumNorm[i], sh.rocchioNorm[i] = rocchioFrom(r, sums[i])
+		}
+	})
 	wg.Wait()
 	return sh
 }

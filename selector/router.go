@@ -743,7 +743,13 @@ func checkDim(info habilis.EmbedderInfo, vs []habilis.Vector) error {
 }
 
 // shape computes a record's centroid and radius from its example vectors.
-func shape(rec *habilis.Record) {
+func shape(rec *habilis.Record) { shapeSum(rec) }
+
+// shapeSum is shape, and returns the sum of the record's example vectors'
+// dot products with its centroid, in example order (0 without a
+// centroid): the sum rocchioNorms starts from, which shape computes on
+// its way to the radius.
+func shapeSum(rec *habilis.Record) float32 {
 	rec.Centroid, rec.Radius, rec.HasRadius, rec.RadiusExample = habilis.Vector{}, 0, false, ""
 	var vs []habilis.Vector
 	for _, v := range rec.ExampleVectors {
@@ -752,11 +758,12 @@ func shape(rec *habilis.Record) {
 		}
 	}
 	if len(vs) == 0 {
-		return
+		return 0
 	}
 	rec.Centroid = mean(vs)
+	var sum float32 // from +0, as rocchioNorms's: the zero examples it adds add nothing
 	if len(vs) < 2 {
-		return
+		return sum + dot(vs[0], rec.Centroid)
 	}
 	rec.HasRadius = true
 	first := true
@@ -764,10 +771,13 @@ func shape(rec *habilis.Record) {
 		if v.IsZero() {
 			continue
 		}
-		if s := dot(v, rec.Centroid); first || s < rec.Radius {
+		s := dot(v, rec.Centroid)
+		sum += s
+		if first || s < rec.Radius {
 			rec.Radius, rec.RadiusExample, first = s, rec.Tool.Examples[k], false
 		}
 	}
+	return sum
 }
 
 // serveIfIdle builds the index of the stored catalog when the router has

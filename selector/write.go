@@ -463,12 +463,13 @@ func (c *change) groups(slots []slot, joined func(context.Context, [][]int) ([]h
 func (r *Router) derive(ctx context.Context, c *change) error {
 	r.step(StepCalibrate)
 	recs := c.recs
-	par.For(len(recs), func(_, i int) { shape(&recs[i]) })
+	sums := make([]float32, len(recs))
+	par.For(len(recs), func(_, i int) { sums[i] = shapeSum(&recs[i]) })
 	// Calibration, the background and the index share the Rocchio norms
 	// and, with the lexical embedder alone, the merged space: built once
 	// for all.
 	dim := c.meta.Embedder.Dim
-	c.sh = newShared(recs, dim, c.emb.merged(dim))
+	c.sh = newSharedSums(recs, dim, c.emb.merged(dim), sums)
 	bv, err := r.background(ctx, c.emb.emb, c.emb.lex, len(recs))
 	if err != nil {
 		return err
