@@ -11,6 +11,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/internal/layout"
+	"github.com/habilis-router/habilis/internal/par"
 	"github.com/habilis-router/habilis/internal/terms"
 	"github.com/habilis-router/habilis/internal/vec"
 )
@@ -149,14 +150,18 @@ func encodeIndex(ix *index, version uint64, extra ...section) ([]byte, error) {
 	if ix.sh.tri != nil {
 		le.PutUint32(buf[32:], flagMerged)
 	}
-	for i, s := range secs {
+	// Each section is summed and copied apart from the others, on every
+	// core: on one, the index's encoding kept the other idle
+	// (docs/benchmarks.md).
+	par.For(len(secs), func(_, i int) {
+		s := secs[i]
 		e := buf[headerSize+entrySize*i:]
 		le.PutUint32(e, s.id)
 		le.PutUint32(e[4:], crc32.Checksum(s.data, castagnoli))
 		le.PutUint64(e[8:], uint64(offs[i]))
 		le.PutUint64(e[16:], uint64(len(s.data)))
 		copy(buf[offs[i]:], s.data)
-	}
+	})
 	le.PutUint32(buf[60:], tableCRC(buf, len(secs)))
 	return buf, nil
 }
@@ -179,6 +184,10 @@ func indexSections(ix *index) ([]section, error) {
 	var defs []byte
 	collideEnds := make([]uint32, n)
 	var collides []uint32
+	each, err := defsJSON(ix.defs, n)
+	if err != nil {
+		return nil, err
+	}
 	for i := range ix.tools {
 		t := &ix.tools[i]
 		rows[i] = toolRow{examples: uint32(t.examples), radius: t.radius, margin: t.margin}
@@ -187,13 +196,7 @@ func indexSections(ix *index) ([]section, error) {
 		}
 		names = append(names, t.name...)
 		nameEnds[i] = uint32(len(names))
-		d, err := ix.defs.def(i)
-		if err != nil {
-			return nil, err
-		}
-		if defs, err = appendJSON(defs, d); err != nil {
-			return nil, fmt.Errorf("selector: encode index: %w", err)
-		}
+		defs = append(defs, each[i]...)
 		defEnds[i] = uint32(len(defs))
 		for _, c := range ix.collides[i] {
 			if j, ok := ix.byName[c]; ok {
@@ -236,12 +239,36 @@ func indexSections(ix *index) ([]section, error) {
 	return secs, nil
 }
 
-// runSums returns the CRC of each run of postings.
+// defsJSON returns the JSON of each of the n definitions of defs, encoded
+// on every core, or the first error in definition order.
+func defsJSON(defs toolDefs, n int) ([][]byte, error) {
+	out := make([][]byte, n)
+	errs := make([]error, n)
+	par.For(n, func(_, i int) {
+		d, err := defs.def(i)
+		if err == nil {
+			if out[i], err = json.Marshal(d); err != nil {
+				err = fmt.Errorf("selector: encode index: %w", err)
+			}
+		}
+		errs[i] = err
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// runSums returns the CRC of each run of postings, summed on every core.
 func runSums(offsets []int32, postings []vec.Posting) []uint32 {
 	sums := make([]uint32, max(len(offsets)-1, 0))
-	for k := range sums {
-		sums[k] = crc32.Checksum(vec.Bytes(postings[offsets[k]:offsets[k+1]]), castagnoli)
-	}
+	par.Ranges(len(sums), func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			sums[k] = crc32.Checksum(vec.Bytes(postings[offsets[k]:offsets[k+1]]), castagnoli)
+		}
+	})
 	return sums
 }
 
@@ -254,11 +281,6 @@ func spaceRunSums(s *space) []uint32 {
 		sums[k] = crc32.Update(crc32.Checksum(vec.Bytes(s.prow[lo:hi]), castagnoli), castagnoli, vec.Bytes(s.pval[lo:hi]))
 	}
 	return sums
-}
-
-func appendJSON(b []byte, v any) ([]byte, error) {
-	j, err := json.Marshal(v)
-	return append(b, j...), err
 }
 
 // IndexAt returns a stored index (habilis.Batch.Index) restamped as the

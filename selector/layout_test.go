@@ -1,9 +1,11 @@
 package selector
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -221,6 +223,42 @@ func TestLayoutRows(t *testing.T) {
 			if d := layout.Digest(v); d != digests[i][sig] {
 				t.Errorf("tool %q, signal %d: digest %x, the row's %x", r.Tool.Name, sig, d, digests[i][sig])
 			}
+		}
+	}
+}
+
+// TestEncodeIndexProcs checks that an index encodes to the same bytes,
+// and its rows to the same digests, on any number of cores: sections are
+// summed and copied, definitions encoded and digests added up on every
+// core.
+func TestEncodeIndexProcs(t *testing.T) {
+	ix, _, _ := storedIndex(t, 300)
+	var want []byte
+	var wantDigests [][3]uint64
+	for _, procs := range []int{1, 2, 3, 8} {
+		old := runtime.GOMAXPROCS(procs)
+		data, err := encodeIndex(ix, 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := layout.Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		digests, err := layout.Digests(l)
+		runtime.GOMAXPROCS(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == nil {
+			want, wantDigests = data, digests
+			continue
+		}
+		if !bytes.Equal(data, want) {
+			t.Errorf("GOMAXPROCS %d: the encoded index differs from the one encoded on one core", procs)
+		}
+		if diff := cmp.Diff(wantDigests, digests); diff != "" {
+			t.Errorf("GOMAXPROCS %d: digests differ from one core's (-one +%d):\n%s", procs, procs, diff)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/par"
 	"github.com/habilis-router/habilis/internal/vec"
 )
 
@@ -219,11 +220,39 @@ func fillSpace(l *Layout, base uint32, s *rowVectors, sig int, fill [][signals]i
 // Digests returns a digest of each row's three vectors, as Digest gives
 // it for a vector, without copying them: what a store compares a record's
 // vectors with before it leaves them to the index.
+//
+// The coordinates are walked on every core, each worker a share of each
+// space's terms and of the dense rows into digests of its own, which are
+// then added up: a digest is a sum, so the shares give the same digests
+// as one walk. A store's write takes them before its first chunk, which
+// kept the other core idle (docs/benchmarks.md).
 func Digests(l *Layout) ([][signals]uint64, error) {
-	d := make([][signals]uint64, l.Tools)
-	err := walk(l, func(sig, row int, term uint32, w float32) { d[row][sig] += mix(term, w) },
-		func(sig, row int, v []float32) { d[row][sig] = denseDigest(v) })
-	return d, err
+	if err := checkWalked(l); err != nil {
+		return nil, err
+	}
+	n := par.Workers(l.Tools)
+	parts := make([][][signals]uint64, n)
+	errs := make([]error, n)
+	par.For(n, func(_, i int) {
+		d := make([][signals]uint64, l.Tools)
+		errs[i] = walkShare(l, i, n, func(sig, row int, term uint32, w float32) { d[row][sig] += mix(term, w) },
+			func(sig, row int, v []float32) { d[row][sig] = denseDigest(v) })
+		parts[i] = d
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	d := parts[0]
+	for _, p := range parts[1:] {
+		for r := range d {
+			for sig := range signals {
+				d[r][sig] += p[r][sig]
+			}
+		}
+	}
+	return d, nil
 }
 
 // Digest is a digest of v's nonzero coordinates (index and value bits),
@@ -265,13 +294,42 @@ func mix(term uint32, w float32) uint64 {
 // l holds, in ascending term order, and dense (when not nil) with every
 // dense row.
 func walk(l *Layout, sparse func(sig, row int, term uint32, w float32), dense func(sig, row int, v []float32)) error {
+	if err := checkWalked(l); err != nil {
+		return err
+	}
+	return walkShare(l, 0, 1, sparse, dense)
+}
+
+// checkWalked checks the sections walk reads that Parse does not check.
+func checkWalked(l *Layout) error {
 	if l.Merged {
-		return walkTri(l, sparse)
+		return l.Check(SecTriPostings)
+	}
+	for sig := range signals {
+		base := SecCent + 8*uint32(sig)
+		if l.Dim != 0 && sig != Doc {
+			continue
+		}
+		for _, id := range []uint32{base + SpRows, base + SpVals} {
+			if err := l.Check(id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// walkShare is walk, its sections checked, over share i of n: the i-th of
+// n equal ranges of each sparse space's terms (still in ascending order)
+// and of the dense rows.
+func walkShare(l *Layout, i, n int, sparse func(sig, row int, term uint32, w float32), dense func(sig, row int, v []float32)) error {
+	if l.Merged {
+		return walkTri(l, i, n, sparse)
 	}
 	for sig := range signals {
 		base := SecCent + 8*uint32(sig)
 		if l.Dim == 0 || sig == Doc {
-			if err := walkSpace(l, base, sig, sparse); err != nil {
+			if err := walkSpace(l, base, sig, i, n, sparse); err != nil {
 				return err
 			}
 			continue
@@ -283,7 +341,7 @@ func walk(l *Layout, sparse func(sig, row int, term uint32, w float32), dense fu
 		if err != nil {
 			return err
 		}
-		for r := range l.Tools {
+		for r := i * l.Tools / n; r < (i+1)*l.Tools/n; r++ {
 			dense(sig, r, d[r*l.Dim:(r+1)*l.Dim])
 		}
 	}
@@ -316,10 +374,7 @@ func slotTerms(l *Layout, termsID, offsetsID uint32, total int) ([]uint32, []int
 	return t, offsets, nil
 }
 
-func walkTri(l *Layout, fn func(sig, row int, term uint32, w float32)) error {
-	if err := l.Check(SecTriPostings); err != nil {
-		return err
-	}
+func walkTri(l *Layout, i, n int, fn func(sig, row int, term uint32, w float32)) error {
 	ps, err := View[vec.Posting](l, SecTriPostings, -1)
 	if err != nil {
 		return err
@@ -328,7 +383,8 @@ func walkTri(l *Layout, fn func(sig, row int, term uint32, w float32)) error {
 	if err != nil {
 		return err
 	}
-	for k, t := range ts {
+	for k := i * len(ts) / n; k < (i+1)*len(ts)/n; k++ {
+		t := ts[k]
 		for _, p := range ps[offsets[k]:offsets[k+1]] {
 			row := int(p.At / vec.RowBytes)
 			if p.At < 0 || p.At%vec.RowBytes != 0 || row >= l.Tools {
@@ -344,17 +400,13 @@ func walkTri(l *Layout, fn func(sig, row int, term uint32, w float32)) error {
 	return nil
 }
 
-func walkSpace(l *Layout, base uint32, sig int, fn func(sig, row int, term uint32, w float32)) error {
-	for _, id := range []uint32{base + SpRows, base + SpVals} {
-		if err := l.Check(id); err != nil {
-			return err
-		}
-	}
+func walkSpace(l *Layout, base uint32, sig, i, n int, fn func(sig, row int, term uint32, w float32)) error {
 	rows, vals, ts, offsets, err := sparseSpace(l, base)
 	if err != nil {
 		return err
 	}
-	for k, t := range ts {
+	for k := i * len(ts) / n; k < (i+1)*len(ts)/n; k++ {
+		t := ts[k]
 		for j := offsets[k]; j < offsets[k+1]; j++ {
 			if r := rows[j]; r < 0 || int(r) >= l.Tools {
 				return fmt.Errorf("%w: a posting of row %d of %d", ErrLayout, r, l.Tools)
