@@ -114,3 +114,37 @@ func TestNameWordsRank(t *testing.T) {
 		}
 	}
 }
+
+// TestOperationWay checks that a question does not go to a tool whose
+// name only writes, nor a request for a change to a tool whose name only
+// reads, when the words of both tools' texts would put it there.
+func TestOperationWay(t *testing.T) {
+	ctx := context.Background()
+	tools := []habilis.Tool{
+		{Name: "get_page_text", Description: "Returns the text of a page in markdown."},
+		{Name: "update_page", Description: "Changes the text of a page."},
+		{Name: "write_notes", Description: "Writes the notes of a meeting, in the meeting."},
+		{Name: "get_notes", Description: "Returns the notes of a meeting."},
+		{Name: "get_weather", Description: "Get the current weather for a city."},
+		{Name: "play_music", Description: "Play a song or a playlist."},
+	}
+	r, err := selector.New(ctx, memstore.New(), selector.Config{Embedder: lexical.New(lexical.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Load(ctx, tools, selector.LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ query, want string }{
+		{"rewrite the text of the page", "update_page"},
+		{"what are the notes of the meeting?", "get_notes"},
+	} {
+		d, err := r.Select(ctx, c.query, habilis.SelectOptions{K: 3, FailOpen: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Matches) == 0 || d.Matches[0].Tool != c.want {
+			t.Errorf("%q: matches %v, want %s first", c.query, d.Matches, c.want)
+		}
+	}
+}

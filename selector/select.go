@@ -29,6 +29,8 @@ type scratch struct {
 	// content is the query's content terms (see index.contentTerms), nil
 	// when the gates do not look at them.
 	content *content
+	// intent is the query's (see index.intentOf), nil without one.
+	intent *intent
 }
 
 // The raw scores of a tool in scratch.sig, in the order triSpace
@@ -243,7 +245,7 @@ func (ix *index) decide(ctx context.Context, query string, q, ql habilis.Vector,
 		d.Abstained, d.Reason = true, "the catalog is empty"
 		return d, &Ranking{Matches: []habilis.Match{}}, nil
 	}
-	rk, err := ix.rank(ctx, q, ql, ix.contentTerms(query), sel.mode, sel.k, sel.denied, sel.pinned)
+	rk, err := ix.rank(ctx, q, ql, ix.contentTerms(query), ix.intentOf(query), sel.mode, sel.k, sel.denied, sel.pinned)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -383,7 +385,7 @@ func (ix *index) signalsOf(s *scratch, key, i int) signals {
 
 // rank scores every tool for the query embedded as q and ql and returns
 // the best k (denied tools excluded).
-func (ix *index) rank(ctx context.Context, q, ql habilis.Vector, content *content, mode habilis.Mode, k int, denied map[int]bool, pinned []int) (*Ranking, error) {
+func (ix *index) rank(ctx context.Context, q, ql habilis.Vector, content *content, in *intent, mode habilis.Mode, k int, denied map[int]bool, pinned []int) (*Ranking, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("selector: select: %w", err)
 	}
@@ -392,6 +394,7 @@ func (ix *index) rank(ctx context.Context, q, ql habilis.Vector, content *conten
 	defer scratchPool.Put(s)
 	s.size(len(ix.tools))
 	s.content = content
+	s.intent = in
 	if err := ix.scoreAll(q, ql, s); err != nil {
 		return nil, err
 	}
@@ -495,7 +498,7 @@ func (ix *index) hybrid(q, ql habilis.Vector, s *scratch, k int, denied map[int]
 	for j, i := range top {
 		sgs[j] = ix.hybridSignals(s, i)
 	}
-	ix.nameBonus(sgs, ql)
+	ix.nameBonus(sgs, ql, s.intent)
 	if w.Example != 0 {
 		exs := make([]float32, len(sgs))
 		for j := range sgs {

@@ -71,6 +71,11 @@ func conceptClasses() [][]string {
 	return out
 }
 
+// conceptID is the feature of the class whose first word is first.
+func conceptID(first string) uint32 {
+	return famConcept<<famShift | hash([]byte{0xfe}, []byte(first))
+}
+
 // conceptTable parses conceptText once.
 var conceptTable = sync.OnceValue(func() *concepts {
 	c := &concepts{words: map[uint32]uint32{}, pairs: map[uint32]uint32{}}
@@ -78,7 +83,7 @@ var conceptTable = sync.OnceValue(func() *concepts {
 	for _, entries := range conceptClasses() {
 		// A class's feature is the hash of its first word after a byte
 		// that no stem holds.
-		id := famConcept<<famShift | hash([]byte{0xfe}, []byte(entries[0]))
+		id := conceptID(entries[0])
 		for _, e := range entries {
 			s.reset()
 			s.tokenize(e)

@@ -123,7 +123,22 @@ func FuzzContentTerms(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		checkContent(t, e, text)
 		checkName(t, e, text)
+		checkOperations(t, e, text)
 	})
+}
+
+// checkOperations checks that Operations and Operation over NameTerms'
+// word features read the same ways out of one text.
+func checkOperations(t *testing.T, e *Embedder, text string) {
+	reads, writes, _ := e.Operations(text)
+	var r, w bool
+	for _, f := range e.NameTerms(text) {
+		fr, fw := e.Operation(f[0])
+		r, w = r || fr, w || fw
+	}
+	if r != reads || w != writes {
+		t.Errorf("%q: Operations reads %v, writes %v; its name terms %v, %v", text, reads, writes, r, w)
+	}
 }
 
 // checkName checks that NameTerms gives at most a pair a token of name,
