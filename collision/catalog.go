@@ -189,17 +189,15 @@ func (c *catalog) newIndex() *index {
 	for i := range c.tools {
 		ix.start[i+1] = ix.start[i] + len(c.idx[i])
 	}
-	// Term ids number the distinct terms in ascending order: a set
-	// gathers them, and a table gives each nonzero its id, on every core
+	// Term ids number the distinct terms in ascending order: sets
+	// gather them, and a table gives each nonzero its id, on every core
 	// (a map on one goroutine did this before, and was most of the
 	// index's time).
-	var set terms.Set
-	for i := range c.tools {
+	order := terms.Gather(len(c.tools), func(set *terms.Set, i int) {
 		for _, t := range c.idx[i] {
 			set.Add(t)
 		}
-	}
-	order := set.Sorted()
+	})
 	ix.terms = terms.New(order)
 	par.For(len(c.tools), func(_, i int) {
 		for m, t := range c.idx[i] {

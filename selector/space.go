@@ -44,15 +44,15 @@ func newSpace(vs []habilis.Vector, dim int) *space {
 	}
 	// The distinct terms in ascending order are the slots, as in a
 	// triSpace; within a slot, postings come in row order.
-	var set terms.Set
-	total := 0
-	for _, v := range vs {
-		for _, t := range v.Indices {
+	order := terms.Gather(len(vs), func(set *terms.Set, r int) {
+		for _, t := range vs[r].Indices {
 			set.Add(t)
 		}
+	})
+	total := 0
+	for _, v := range vs {
 		total += len(v.Indices)
 	}
-	order := set.Sorted()
 	s.terms = terms.New(order)
 	// Each nonzero's slot, looked up once for both passes below.
 	slots := make([]int32, 0, total)
@@ -230,13 +230,11 @@ func newTriSpace(a, b, c []habilis.Vector) *triSpace {
 	par.For(len(a), func(_, r int) { merged[r] = mergeRow([3]habilis.Vector{a[r], b[r], c[r]}) })
 	// The distinct terms in ascending order, which is their slots' order
 	// and makes the layout deterministic.
-	var set terms.Set
-	for _, row := range merged {
-		for _, e := range row {
+	order := terms.Gather(len(merged), func(set *terms.Set, r int) {
+		for _, e := range merged[r] {
 			set.Add(e.term)
 		}
-	}
-	order := set.Sorted()
+	})
 	s.terms = terms.New(order)
 	par.For(len(merged), func(_, r int) {
 		row := merged[r]

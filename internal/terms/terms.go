@@ -5,6 +5,7 @@ package terms
 import (
 	"fmt"
 
+	"github.com/habilis-router/habilis/internal/par"
 	"github.com/habilis-router/habilis/internal/radix"
 	"github.com/habilis-router/habilis/internal/vec"
 )
@@ -151,6 +152,50 @@ func (s *Set) Sorted() []uint32 {
 	}
 	radix.Sort(out, nil)
 	return out
+}
+
+// Gather returns the distinct terms add puts in a set for rows 0 to n-1,
+// in ascending order: the same terms whatever the number of cores. Each
+// worker gathers a share of the rows into a set of its own, and the sorted
+// sets are merged. Gathering every row on one goroutine kept the other
+// core idle: 0.03 s of a 2,000-tool load, in the merged space and the
+// collision pass's index (docs/benchmarks.md).
+func Gather(n int, add func(s *Set, row int)) []uint32 {
+	nw := par.Workers(n)
+	sorted := make([][]uint32, nw)
+	par.For(nw, func(_, w int) {
+		var s Set
+		for r := w * n / nw; r < (w+1)*n/nw; r++ {
+			add(&s, r)
+		}
+		sorted[w] = s.Sorted()
+	})
+	out := sorted[0]
+	for _, next := range sorted[1:] {
+		out = union(out, next)
+	}
+	return out
+}
+
+// union merges two ascending lists of distinct terms into one.
+func union(a, b []uint32) []uint32 {
+	out := make([]uint32, 0, max(len(a), len(b)))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			out = append(out, a[i])
+			i++
+		case b[j] < a[i]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i, j = i+1, j+1
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
 }
 
 // Raw returns the table's entries as it keeps them, two words each (the

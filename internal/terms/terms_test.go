@@ -3,6 +3,7 @@ package terms
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -82,6 +83,45 @@ func TestSet(t *testing.T) {
 		for i, x := range got {
 			if !want[x] || (i > 0 && got[i-1] >= x) {
 				t.Fatalf("n=%d: Sorted()[%d] = %d: not a distinct term in ascending order", n, i, x)
+			}
+		}
+	}
+}
+
+// TestGather checks that Gather gives the terms of every row, distinct
+// and ascending, as one set gathering them all does, on any number of
+// cores and for any number of rows, none included.
+func TestGather(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 3, 100, 2000} {
+		rows := make([][]uint32, n)
+		var one Set
+		for r := range rows {
+			for range rng.IntN(40) {
+				x := rng.Uint32() % 3000 // repeats within and across rows
+				switch rng.IntN(20) {
+				case 0:
+					x = 0
+				case 1:
+					x = math.MaxUint32
+				case 2:
+					x = rng.Uint32()
+				}
+				rows[r] = append(rows[r], x)
+				one.Add(x)
+			}
+		}
+		want := one.Sorted()
+		for _, procs := range []int{1, 2, 3, 8} {
+			old := runtime.GOMAXPROCS(procs)
+			got := Gather(n, func(s *Set, r int) {
+				for _, x := range rows[r] {
+					s.Add(x)
+				}
+			})
+			runtime.GOMAXPROCS(old)
+			if !slices.Equal(got, want) {
+				t.Errorf("%d rows, GOMAXPROCS %d: Gather = %d terms, want the %d one set sorts", n, procs, len(got), len(want))
 			}
 		}
 	}
