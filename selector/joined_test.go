@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/selector"
 )
 
@@ -37,9 +38,9 @@ func (a apart) Restore(state []byte) (habilis.CorpusEmbedder, error) {
 // (FitJoined) and calibration's held-out documents from their parts
 // (EmbedJoined) stores what one embedding each text, each document among
 // them, from its text does, to the bit: the vectors and the calibration,
-// for a load and for a merge.
+// for a load and for a merge, with the lexical embedder alone and beside
+// a model's.
 func TestJoinedDocuments(t *testing.T) {
-	ctx := context.Background()
 	tools, _ := synth(80, 6, 9)
 	for i := range tools {
 		switch i % 9 {
@@ -55,42 +56,47 @@ func TestJoinedDocuments(t *testing.T) {
 	for i := range changed {
 		changed[i].Examples = append([]string{"and one more request for it"}, changed[i].Examples...)
 	}
-	var want, got []habilis.Record
-	var wantMeta, gotMeta []byte
-	for _, joined := range []bool{false, true} {
-		emb := habilis.CorpusEmbedder(lexical.New(lexical.Options{}))
-		if !joined {
-			emb = apart{emb}
+	configs := map[string]func(lex habilis.CorpusEmbedder) selector.Config{
+		"lexical": func(lex habilis.CorpusEmbedder) selector.Config { return selector.Config{Embedder: lex} },
+		"model": func(lex habilis.CorpusEmbedder) selector.Config {
+			return selector.Config{Embedder: &testutil.HashEmbedder{Dim: 32}, Lexical: lex}
+		},
+	}
+	for name, config := range configs {
+		want, wantMeta := writeJoined(t, config(apart{lexical.New(lexical.Options{})}), tools, changed)
+		got, gotMeta := writeJoined(t, config(lexical.New(lexical.Options{})), tools, changed)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: records written with joined documents differ (-apart +joined):\n%s", name, diff)
 		}
-		st := openStore(t, filepath.Join(t.TempDir(), "habilis.db"))
-		r, err := selector.New(ctx, st, selector.Config{Embedder: emb})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := r.Load(ctx, tools, selector.LoadOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := r.Load(ctx, changed, selector.LoadOptions{Merge: true}); err != nil {
-			t.Fatal(err)
-		}
-		recs, err := r.Records(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		snap, err := st.Snapshot(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if joined {
-			got, gotMeta = recs, snap.Meta.Calibration
-		} else {
-			want, wantMeta = recs, snap.Meta.Calibration
+		if diff := cmp.Diff(string(wantMeta), string(gotMeta)); diff != "" {
+			t.Errorf("%s: calibration written with joined documents differs (-apart +joined):\n%s", name, diff)
 		}
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("records written with joined documents differ (-apart +joined):\n%s", diff)
+}
+
+// writeJoined loads tools into a new store with a router of cfg, merges
+// changed, and returns the records and the stored calibration.
+func writeJoined(t *testing.T, cfg selector.Config, tools, changed []habilis.Tool) ([]habilis.Record, []byte) {
+	t.Helper()
+	ctx := context.Background()
+	st := openStore(t, filepath.Join(t.TempDir(), "habilis.db"))
+	r, err := selector.New(ctx, st, cfg)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if diff := cmp.Diff(string(wantMeta), string(gotMeta)); diff != "" {
-		t.Errorf("calibration written with joined documents differs (-apart +joined):\n%s", diff)
+	if _, err := r.Load(ctx, tools, selector.LoadOptions{}); err != nil {
+		t.Fatal(err)
 	}
+	if _, err := r.Load(ctx, changed, selector.LoadOptions{Merge: true}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := r.Records(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := st.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs, snap.Meta.Calibration
 }
