@@ -323,6 +323,9 @@ func TestReplicaFollowsWriterProcess(t *testing.T) {
 	testutil.WaitFor(t, "b to report the file locked", func() bool {
 		return b.health(t, CatalogServiceName) == healthpb.HealthCheckResponse_NOT_SERVING
 	})
+	// As the CLI does: the router first, which reads the index where it
+	// lies in the file and so holds it open.
+	r.Close()
 	if err := writer.Close(); err != nil {
 		t.Fatal(err)
 	}

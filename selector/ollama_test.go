@@ -169,6 +169,7 @@ func TestOllamaSecondLoadEmbedsNothing(t *testing.T) {
 
 	// A new process's embedder learns its dimension from the server (the
 	// CLI probes it before a write); it reuses the stored vectors too.
+	r.Close() // it holds the file open while it reads the index there
 	st.Close()
 	st = openStore(t, path)
 	emb := ollamaEmbedder(t, s.Host, tinyModel)
@@ -197,6 +198,7 @@ func TestOllamaEmbedderSwitch(t *testing.T) {
 	ctx := context.Background()
 	cal := setFitted(t, r)
 	before := snapshot(t, st)
+	r.Close() // it holds the file open while it reads the index there
 	st.Close()
 	st = openStore(t, path)
 
@@ -456,6 +458,7 @@ func BenchmarkOllamaLoad(b *testing.B) {
 				examples += rep.Examples
 				texts += rep.Embedded
 				b.StopTimer()
+				r.Close()
 				st.Close()
 				b.StartTimer()
 			}

@@ -427,6 +427,7 @@ func TestReopenRestoresSameAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.Close() // it holds the file open while it reads the index there
 	st.Close()
 	r2 := lexicalRouter(t, openStore(t, path))
 	got, err := r2.Select(ctx, q, habilis.SelectOptions{K: 3})

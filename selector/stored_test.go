@@ -3,10 +3,12 @@ package selector_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis"
@@ -183,34 +185,49 @@ func TestStoreWithoutIndex(t *testing.T) {
 	}
 }
 
-// TestReadOnlyStoreClosesAfterRouter checks that closing a read-only
-// store whose index a router still reads in place leaves the file open
-// until the router is closed, and that the router then refuses
-// selections instead of reading unmapped memory.
-func TestReadOnlyStoreClosesAfterRouter(t *testing.T) {
+// TestStoreClosesAfterRouter checks that closing a store whose index a
+// router still reads in place, the router's own write's or one it
+// opened, writable or read-only, leaves the file open (and locked) until
+// the router is closed, and that the router then refuses selections
+// instead of reading unmapped memory.
+func TestStoreClosesAfterRouter(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "habilis.db")
-	st := openStore(t, path)
-	r := lexicalRouter(t, st)
-	if _, err := r.Load(ctx, testCatalog(t), selector.LoadOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	r.Close()
-	st.Close()
-	ro, err := boltstore.Open(path, boltstore.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r = lexicalRouter(t, ro)
-	if err := ro.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Select(ctx, "send an email to bob", habilis.SelectOptions{}); err != nil {
-		t.Errorf("Select after the store's Close, before the router's: %v", err)
-	}
-	r.Close()
-	if _, err := r.Select(ctx, "send an email to bob", habilis.SelectOptions{}); err == nil {
-		t.Error("Select after the router's Close: no error")
+	for _, tc := range []struct {
+		name string
+		load bool
+		opts boltstore.Options
+	}{{"written", true, boltstore.Options{}}, {"writable", false, boltstore.Options{}}, {"read-only", false, boltstore.Options{ReadOnly: true}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := boltstore.Open(path, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := lexicalRouter(t, st)
+			if tc.load {
+				if _, err := r.Load(ctx, testCatalog(t), selector.LoadOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := st.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := boltstore.Open(path, boltstore.Options{Timeout: time.Millisecond}); !errors.Is(err, habilis.ErrUnavailable) {
+				t.Errorf("Open while the router reads the index in place: %v, want ErrUnavailable", err)
+			}
+			if _, err := r.Select(ctx, "send an email to bob", habilis.SelectOptions{}); err != nil {
+				t.Errorf("Select after the store's Close, before the router's: %v", err)
+			}
+			r.Close()
+			if _, err := r.Select(ctx, "send an email to bob", habilis.SelectOptions{}); err == nil {
+				t.Error("Select after the router's Close: no error")
+			}
+			again, err := boltstore.Open(path, boltstore.Options{Timeout: time.Millisecond})
+			if err != nil {
+				t.Fatalf("Open after the router's Close: %v", err)
+			}
+			again.Close()
+		})
 	}
 }
 

@@ -77,6 +77,23 @@ func initialMmapSize() int {
 	return 1 << 30
 }
 
+// inPlaceMapSize is the address space a writable store maps for a file
+// of size bytes, 0 where it maps as initialMmapSize says. A write that
+// outgrows the mapping remaps the file, which waits for every open read
+// transaction, and an index served in place holds one for as long as it
+// is in force (Index), so it would wait for good; mapping 64 GiB, or four
+// times the file when larger, from the start means no write remaps, and
+// bbolt's MaxSize turns the one that would into a write error (the next
+// open maps more). Untouched, the mapping costs address space and no
+// memory: 47-bit address spaces hold two thousand such.
+func inPlaceMapSize(size int64) int {
+	if initialMmapSize() == 0 {
+		return 0
+	}
+	const gib = 1 << 30
+	return int(max(64*gib, (4*size+gib-1)/gib*gib))
+}
+
 // pageSize is the page size of new files (an existing file keeps its
 // own). A tool's values take several kilobytes, and bbolt puts at least
 // two keys in a page, so 4 KiB pages held two tools in three pages with a
@@ -113,6 +130,9 @@ type Store struct {
 	closed bool
 	db     *bolt.DB
 	views  views
+	// inPlace reports a writable store that maps inPlaceMapSize, whose
+	// Index is read in place.
+	inPlace bool
 	// writeMu serialises writes, which a staged write needs: its
 	// transactions must not interleave with another write's.
 	writeMu sync.Mutex
@@ -150,7 +170,7 @@ func open(path string, opts Options, memo *walked) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
-	s := &Store{path: path, readOnly: opts.ReadOnly, progress: opts.Progress, db: db}
+	s := &Store{path: path, readOnly: opts.ReadOnly, progress: opts.Progress, db: db, inPlace: !opts.ReadOnly && db.MaxSize > 0}
 	if err := guard(func() error { return initialize(db, opts.ReadOnly) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, s.damaged(err))
@@ -177,7 +197,7 @@ func openFile(path string, opts Options, memo *walked) (*bolt.DB, error) {
 		// A new file: bbolt writes it, there is nothing to walk. An
 		// empty file is new too: it holds nothing that was written.
 		bopts.ReadOnly, bopts.PageSize = false, pageSize
-		return boltOpen(path, bopts)
+		return openWritable(path, bopts)
 	case err == nil && fi.Size() == 0:
 		return nil, fmt.Errorf("not a habilis store (an empty file): %w", habilis.ErrInvalid)
 	}
@@ -196,6 +216,25 @@ func openFile(path string, opts Options, memo *walked) (*bolt.DB, error) {
 		return nil, err
 	}
 	bopts.ReadOnly = false
+	return openWritable(path, bopts)
+}
+
+// openWritable opens the file for writing, mapping inPlaceMapSize where
+// that applies, and as a read-only store maps it where the system refuses
+// so much address space (a limit on it, ulimit -v).
+func openWritable(path string, bopts *bolt.Options) (*bolt.DB, error) {
+	var file int64
+	if fi, err := os.Stat(path); err == nil {
+		file = fi.Size()
+	}
+	if size := inPlaceMapSize(file); size > 0 {
+		big := *bopts
+		big.InitialMmapSize, big.MaxSize = size, size
+		db, err := boltOpen(path, &big)
+		if err == nil || errors.Is(err, habilis.ErrUnavailable) || errors.Is(err, habilis.ErrInvalid) {
+			return db, err
+		}
+	}
 	return boltOpen(path, bopts)
 }
 

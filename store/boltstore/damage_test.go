@@ -358,9 +358,11 @@ func FuzzOpen(f *testing.F) {
 	// vectors to the index beside them.
 	held := filepath.Join(dir, "held.db")
 	hs := testutil.BoltStore(f, held)
-	if _, err := testutil.LexicalRouter(f, hs).Load(context.Background(), heldTools(3, "seed"), selector.LoadOptions{}); err != nil {
+	hr := testutil.LexicalRouter(f, hs)
+	if _, err := hr.Load(context.Background(), heldTools(3, "seed"), selector.LoadOptions{}); err != nil {
 		f.Fatal(err)
 	}
+	hr.Close() // it holds the file open while it reads the index there
 	hs.Close()
 	if b, err = os.ReadFile(held); err != nil {
 		f.Fatal(err)

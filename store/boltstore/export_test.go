@@ -38,3 +38,14 @@ func HeldVectors(t testing.TB, path string) int {
 	}
 	return need.held
 }
+
+// HighWater returns the bytes of s's file below its high-water mark, the
+// pages in use or free.
+func HighWater(t testing.TB, s *Store) int64 {
+	t.Helper()
+	var size int64
+	if err := s.db.View(func(tx *bolt.Tx) error { size = tx.Size(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return size
+}

@@ -33,14 +33,20 @@ type views struct {
 	closing bool
 }
 
-// Index returns the catalog meta with the index the last write stored.
-// On a read-only store the index is read where it lies in the memory map,
-// inside a read transaction that Release ends: nothing can write to the
-// file meanwhile (this process opened it read-only, and bbolt's file lock
-// keeps writers of other processes out). On a writable store it is
-// copied out, since a write of this process that grows the file remaps
-// it, which waits for every open read transaction: one held for the life
-// of an index would block the next write for good.
+// Index returns the catalog meta with the index the last write stored,
+// read where it lies in the memory map, inside a read transaction that
+// Release ends. On a read-only store nothing can write to the file
+// meanwhile (this process opened it read-only, and bbolt's file lock
+// keeps writers of other processes out). On a writable store the
+// transaction keeps the pages it reads from being reused by the writes
+// meanwhile, which write elsewhere; the pages a write frees are reused
+// once every transaction older than it has ended, so a router that
+// releases the index it retires lets the file's free pages serve again.
+// A write of this process that outgrew the memory map would remap it,
+// which waits for every open read transaction, so a writable store reads
+// in place only where it maps more than it lets the file grow to
+// (inPlaceMapSize); elsewhere (32-bit systems, Windows) it copies the
+// index out.
 func (s *Store) Index(ctx context.Context) (*habilis.StoredIndex, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("boltstore: index: %w", err)
@@ -73,7 +79,7 @@ func (s *Store) Index(ctx context.Context) (*habilis.StoredIndex, error) {
 	if err != nil {
 		return nil, fmt.Errorf("boltstore: index: %w", s.damaged(err))
 	}
-	if !s.readOnly || data == nil {
+	if (!s.readOnly && !s.inPlace) || data == nil {
 		data, patch = bytes.Clone(data), bytes.Clone(patch)
 		tx.Rollback()
 		return &habilis.StoredIndex{Meta: meta, Data: data, Patch: patch, Release: func() {}}, nil
@@ -92,6 +98,10 @@ func (s *Store) Index(ctx context.Context) (*habilis.StoredIndex, error) {
 	})
 	return &habilis.StoredIndex{Meta: meta, Data: data, Patch: patch, Release: release}, nil
 }
+
+// IndexInPlace reports whether Index reads the index where it lies
+// rather than copying it out.
+func (s *Store) IndexInPlace() bool { return s.readOnly || s.inPlace }
 
 // closeDB closes the file now, or leaves it to the last index released.
 func (s *Store) closeDB() error {
