@@ -192,6 +192,7 @@ func BenchmarkLoad(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StopTimer()
+		r.Close()
 		st.Close()
 		b.StartTimer()
 	}
@@ -241,6 +242,7 @@ func BenchmarkMemory(b *testing.B) {
 				raw += len(e)
 			}
 		}
+		r.Close()
 		recs, tools, r = nil, nil, nil
 		st.Close()
 		// Twice: objects in a sync.Pool survive one collection.
@@ -285,6 +287,7 @@ func BenchmarkOpen(b *testing.B) {
 			r, err := selector.New(context.Background(), st, selector.Config{Embedder: lexical.New(lexical.Options{}), Reindex: true})
 			if err == nil {
 				_, err = r.Load(context.Background(), tools, selector.LoadOptions{})
+				r.Close()
 			}
 			st.Close()
 			if err != nil {
@@ -316,10 +319,12 @@ func BenchmarkOpen(b *testing.B) {
 // catalog of tools × 5 examples with a dense embedder of 384 dimensions
 // (hashEmbedder: the figures depend on the vectors' size, not their
 // meaning) beside the lexical one, as the CLI pairs a model with it; and
-// the raw size of the tools' centroids; and the size of the store's file
-// beside that of the raw vectors (every example's and every centroid, as
-// float32). The 100,000-tool catalog is
-// skipped with -short.
+// the raw size of the tools' centroids; and, where the system tells
+// (Linux), the store's pages resident in the process once loaded and
+// after 100 selections in each mode, which the router reads where they
+// lie in the store's memory map; and the size of the store's file beside that of the raw
+// vectors (every example's and every centroid, as float32). The
+// 100,000-tool catalog is skipped with -short.
 func BenchmarkDenseHeap(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
@@ -327,13 +332,16 @@ func BenchmarkDenseHeap(b *testing.B) {
 				b.Skip("100,000 tools: run without -short")
 			}
 			for b.Loop() {
-				tools, _ := synth(n, 5, 4)
-				path := filepath.Join(b.TempDir(), "dense.db")
-				st := openStore(b, path)
-				ctx := context.Background()
+				// The heap before the catalog is made: what the router
+				// holds once the catalog is dropped.
 				runtime.GC()
 				var before runtime.MemStats
 				runtime.ReadMemStats(&before)
+				mappedBefore := residentFile()
+				tools, qs := synth(n, 5, 4)
+				path := filepath.Join(b.TempDir(), "dense.db")
+				st := openStore(b, path)
+				ctx := context.Background()
 				r, err := selector.New(ctx, st, selector.Config{Embedder: testutil.HashEmbedder{Dim: 384}, Lexical: lexical.New(lexical.Options{})})
 				if err != nil {
 					b.Fatal(err)
@@ -348,7 +356,19 @@ func BenchmarkDenseHeap(b *testing.B) {
 				runtime.ReadMemStats(&after)
 				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heap-MiB")
 				b.ReportMetric(float64(n*384*4)/(1<<20), "centroids-MiB")
-				runtime.KeepAlive(r)
+				if mappedBefore >= 0 {
+					b.ReportMetric(float64(residentFile()-mappedBefore)/(1<<20), "mapped-load-MiB")
+				}
+				for i := range 200 {
+					mode := []habilis.Mode{habilis.ModeCentroid, habilis.ModeHybrid}[i%2]
+					if _, err := r.Select(ctx, qs[i%len(qs)], habilis.SelectOptions{Mode: mode}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if mappedBefore >= 0 {
+					b.ReportMetric(float64(residentFile()-mappedBefore)/(1<<20), "mapped-MiB")
+				}
+				r.Close()
 				st.Close()
 				fi, err := os.Stat(path)
 				if err != nil {
@@ -360,6 +380,26 @@ func BenchmarkDenseHeap(b *testing.B) {
 			}
 		})
 	}
+}
+
+// residentFile returns the bytes of files mapped into the process that
+// are resident (RssFile of /proc/self/status), or -1 where the system
+// does not say.
+func residentFile() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, "RssFile:"); ok {
+			var kb int64
+			if _, err := fmt.Sscan(rest, &kb); err != nil {
+				return -1
+			}
+			return kb << 10
+		}
+	}
+	return -1
 }
 
 // BenchmarkDenseSelect measures one selection on one core (run with -cpu
