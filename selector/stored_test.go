@@ -187,7 +187,8 @@ func TestStoreWithoutIndex(t *testing.T) {
 
 // TestStoreClosesAfterRouter checks that closing a store whose index a
 // router still reads in place, the router's own write's or one it
-// opened, writable or read-only, leaves the file open (and locked) until
+// opened, writable or read-only, leaves the file open (and locked, where
+// the store reads in place: everywhere but 32-bit systems and Windows) until
 // the router is closed, and that the router then refuses selections
 // instead of reading unmapped memory.
 func TestStoreClosesAfterRouter(t *testing.T) {
@@ -212,8 +213,12 @@ func TestStoreClosesAfterRouter(t *testing.T) {
 			if err := st.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := boltstore.Open(path, boltstore.Options{Timeout: time.Millisecond}); !errors.Is(err, habilis.ErrUnavailable) {
-				t.Errorf("Open while the router reads the index in place: %v, want ErrUnavailable", err)
+			// A writable store on a 32-bit system or Windows copies the
+			// index out, and lets the file go.
+			if st.IndexInPlace() {
+				if _, err := boltstore.Open(path, boltstore.Options{Timeout: time.Millisecond}); !errors.Is(err, habilis.ErrUnavailable) {
+					t.Errorf("Open while the router reads the index in place: %v, want ErrUnavailable", err)
+				}
 			}
 			if _, err := r.Select(ctx, "send an email to bob", habilis.SelectOptions{}); err != nil {
 				t.Errorf("Select after the store's Close, before the router's: %v", err)
