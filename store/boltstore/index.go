@@ -41,7 +41,10 @@ type views struct {
 // transaction keeps the pages it reads from being reused by the writes
 // meanwhile, which write elsewhere; the pages a write frees are reused
 // once every transaction older than it has ended, so a router that
-// releases the index it retires lets the file's free pages serve again.
+// releases the index it retires lets the file's free pages serve again;
+// one that never does (a second router over the store that does not
+// follow its writes) keeps every page the writes since have freed of
+// those it could see, and the file grows by them.
 // A write of this process that outgrew the memory map would remap it,
 // which waits for every open read transaction, so a writable store reads
 // in place only where it maps more than it lets the file grow to
