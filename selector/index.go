@@ -253,7 +253,8 @@ func (sh *shared) scoreAll(q, ql habilis.Vector, s *scratch) bool {
 	return sh.patch.scoreRows(q, ql, s, s.sig[n:]) && ok
 }
 
-// scoreRows is scoreAll over sh's own spaces, into sig.
+// scoreRows is scoreAll over sh's own spaces, into sig. With s.centroidOnly
+// and dense spaces it scores the centroids alone (see centroidOnly).
 func (sh *shared) scoreRows(q, ql habilis.Vector, s *scratch, sig [][4]float32) bool {
 	if sh.tri != nil {
 		var ok bool
@@ -262,8 +263,26 @@ func (sh *shared) scoreRows(q, ql habilis.Vector, s *scratch, sig [][4]float32) 
 	}
 	col := s.col[:len(sig)]
 	ok := sh.cent.scoreColumn(q, col, sig, sigCent)
+	if s.centroidOnly {
+		return ok
+	}
 	ok = sh.desc.scoreColumn(q, col, sig, sigDesc) && ok
 	return sh.doc.scoreColumn(ql, col, sig, sigDoc) && ok
+}
+
+// lazy reports whether scoreAll leaves the description and document
+// scores unscored under s: centroid mode over dense spaces.
+func (sh *shared) lazy(s *scratch) bool {
+	return s.centroidOnly && sh.tri == nil && sh.desc != nil && sh.desc.dense != nil
+}
+
+// descriptionOf returns tool i's description score for q, as scoreAll
+// writes it, for dense spaces.
+func (sh *shared) descriptionOf(q habilis.Vector, i int) float32 {
+	if n := sh.rows(); i >= n && sh.patch != nil {
+		sh, i = sh.patch, i-n
+	}
+	return sh.desc.scoreRow(q, i)
 }
 
 // embedders are the embedders fitted to one catalog.
@@ -436,7 +455,11 @@ func (ix *index) scoreAll(q, ql habilis.Vector, s *scratch) error {
 	if !ix.sh.scoreAll(q, ql, s) {
 		return errDamaged
 	}
+	lazy := ix.sh.lazy(s)
 	for _, i := range ix.bare {
+		if lazy {
+			s.sig[i][sigDesc] = ix.sh.descriptionOf(q, int(i))
+		}
 		s.sig[i][sigCent] = s.sig[i][sigDesc]
 	}
 	return nil

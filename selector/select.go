@@ -31,6 +31,13 @@ type scratch struct {
 	content *content
 	// intent is the query's (see index.intentOf), nil without one.
 	intent *intent
+	// centroidOnly asks scoreAll for the centroid scores alone: centroid
+	// mode ranks by them, and with dense vectors reading every
+	// description too doubled the bytes a selection reads. The
+	// description scores of the tools it looks at are scored one by one
+	// (signalsOf), equal to the bit; q is the query they are scored for.
+	centroidOnly bool
+	q            habilis.Vector
 }
 
 // The raw scores of a tool in scratch.sig, in the order triSpace
@@ -369,6 +376,12 @@ func (ix *index) queryVectors(ctx context.Context, queries []string) (qs, qls []
 // description score and gate without examples).
 func (ix *index) signalsOf(s *scratch, key, i int) signals {
 	g := &s.sig[i]
+	if ix.sh.lazy(s) {
+		g[sigDesc] = ix.sh.descriptionOf(s.q, i)
+		if ix.tools[i].examples == 0 {
+			g[sigCent] = g[sigDesc]
+		}
+	}
 	sg := signals{tool: i, cent: g[sigCent], desc: g[sigDesc], fused: g[key]}
 	switch {
 	case key == sigDesc:
@@ -395,6 +408,7 @@ func (ix *index) rank(ctx context.Context, q, ql habilis.Vector, content *conten
 	s.size(len(ix.tools))
 	s.content = content
 	s.intent = in
+	s.centroidOnly, s.q = mode == habilis.ModeCentroid, q
 	if err := ix.scoreAll(q, ql, s); err != nil {
 		return nil, err
 	}
@@ -655,6 +669,7 @@ func (ix *index) scores(q, ql habilis.Vector) (*Scores, error) {
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
 	s.size(len(ix.tools))
+	s.centroidOnly = false // every signal, whatever a selection left
 	if err := ix.scoreAll(q, ql, s); err != nil {
 		return nil, err
 	}

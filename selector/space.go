@@ -112,6 +112,15 @@ func (s *space) scoreAll(q habilis.Vector, out []float32) bool {
 	return true
 }
 
+// scoreRow returns the query's score against dense row r, as scoreAll
+// writes it; 0 for a sparse space or a query of another dimension.
+func (s *space) scoreRow(q habilis.Vector, r int) float32 {
+	if s.dense == nil || len(q.Dense) != s.dense.Dim {
+		return 0
+	}
+	return s.dense.Score(q.Dense, r)
+}
+
 // rowsIn reports whether every row is in [0, n).
 func rowsIn(rows []int32, n int) bool {
 	for _, r := range rows {

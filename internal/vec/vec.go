@@ -279,6 +279,15 @@ func (s *Slab) Append(x []float32) int {
 // Row returns row i, sharing s's memory.
 func (s *Slab) Row(i int) []float32 { return s.Data[i*s.Dim : (i+1)*s.Dim] }
 
+// Score returns row i·q, equal to the bit to Scores' out[i]: Gemv takes
+// each row's dot product with the same kernel.
+func (s *Slab) Score(q []float32, i int) float32 {
+	if len(q) != s.Dim {
+		panic("vec: Score of wrong dimension")
+	}
+	return blas32.Dot(blas32.Vector{N: s.Dim, Data: s.Row(i), Inc: 1}, blas32.Vector{N: s.Dim, Data: q, Inc: 1})
+}
+
 // Scores writes s·q for every row into out (len Rows) with one matrix-vector
 // product.
 func (s *Slab) Scores(q []float32, out []float32) {
