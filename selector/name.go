@@ -71,17 +71,16 @@ func (ix *index) intentOf(query string) *intent {
 }
 
 // mismatch reports whether a tool whose name's words are words goes the
-// other way than a request of intent in: see mismatchWeight.
+// other way than a request of intent in: see mismatchWeight. A verb is
+// read from its word feature (the first of each pair).
 func mismatch(op operationer, words [][2]uint32, in *intent) bool {
 	if in == nil {
 		return false
 	}
 	var reads, writes bool
 	for _, w := range words {
-		for _, f := range w {
-			r, wr := op.Operation(f)
-			reads, writes = reads || r, writes || wr
-		}
+		r, wr := op.Operation(w[0])
+		reads, writes = reads || r, writes || wr
 	}
 	switch {
 	case in.asks && !in.writes:

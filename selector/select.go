@@ -252,7 +252,11 @@ func (ix *index) decide(ctx context.Context, query string, q, ql habilis.Vector,
 		d.Abstained, d.Reason = true, "the catalog is empty"
 		return d, &Ranking{Matches: []habilis.Match{}}, nil
 	}
-	rk, err := ix.rank(ctx, q, ql, ix.contentTerms(query), ix.intentOf(query), sel.mode, sel.k, sel.denied, sel.pinned)
+	var in *intent
+	if sel.mode != habilis.ModeCentroid && sel.mode != habilis.ModeDescription {
+		in = ix.intentOf(query) // hybrid mode's name bonus alone reads it
+	}
+	rk, err := ix.rank(ctx, q, ql, ix.contentTerms(query), in, sel.mode, sel.k, sel.denied, sel.pinned)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -2,7 +2,6 @@ package lexical
 
 import (
 	"slices"
-	"strings"
 	"sync"
 )
 
@@ -41,13 +40,8 @@ parameter data information info detail details result results
 // tokeniser stems them.
 var plainStems = sync.OnceValue(func() map[uint32]bool {
 	out := map[uint32]bool{}
-	var s scratch
-	for _, w := range strings.Fields(plainText) {
-		s.reset()
-		s.tokenize(w)
-		for _, t := range s.toks {
-			out[hash(s.buf[t.stemOff:t.stemEnd], nil)] = true
-		}
+	for _, h := range stemHashes(plainText) {
+		out[h] = true
 	}
 	return out
 })

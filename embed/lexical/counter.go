@@ -24,28 +24,18 @@ func (c *counter) add(id uint32) { c.addN(id, 1) }
 // without sorting them to find the distinct ones. Documents are added in
 // ascending order, so only the last one to count an id can repeat it.
 func (c *counter) addOnce(id, doc uint32) {
-	if 2*(c.n+1) > len(c.keys) {
-		c.grow()
-	}
-	mask := uint32(len(c.keys) - 1)
-	for i := terms.Slot(id, mask); ; i = (i + 1) & mask {
-		switch c.keys[i] {
-		case id + 1:
-			if c.last[i] != doc+1 {
-				c.counts[i]++
-				c.last[i] = doc + 1
-			}
-			return
-		case 0:
-			c.keys[i], c.counts[i], c.last[i] = id+1, 1, doc+1
-			c.n++
-			return
-		}
+	if i := c.slot(id); c.last[i] != doc+1 {
+		c.counts[i]++
+		c.last[i] = doc + 1
 	}
 }
 
 // addN counts id n more times.
-func (c *counter) addN(id, n uint32) {
+func (c *counter) addN(id, n uint32) { c.counts[c.slot(id)] += n }
+
+// slot returns id's slot, taking an empty one (count 0, no last
+// document) for an id not counted yet.
+func (c *counter) slot(id uint32) uint32 {
 	if 2*(c.n+1) > len(c.keys) {
 		c.grow()
 	}
@@ -53,12 +43,11 @@ func (c *counter) addN(id, n uint32) {
 	for i := terms.Slot(id, mask); ; i = (i + 1) & mask {
 		switch c.keys[i] {
 		case id + 1:
-			c.counts[i] += n
-			return
+			return i
 		case 0:
-			c.keys[i], c.counts[i] = id+1, n
+			c.keys[i] = id + 1
 			c.n++
-			return
+			return i
 		}
 	}
 }

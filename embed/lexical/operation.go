@@ -56,16 +56,15 @@ var askingStems = sync.OnceValue(func() map[uint32]bool {
 	return out
 })
 
-// stemHashes returns the stem hash of each word of text, as the tokeniser
-// reads it alone.
+// stemHashes returns the stem hash of each token of each word of text,
+// each word read by the tokeniser alone.
 func stemHashes(text string) []uint32 {
 	var out []uint32
 	var s scratch
 	for _, w := range strings.Fields(text) {
 		s.reset()
 		s.tokenize(w)
-		if len(s.toks) > 0 {
-			t := s.toks[0]
+		for _, t := range s.toks {
 			out = append(out, hash(s.buf[t.stemOff:t.stemEnd], nil))
 		}
 	}

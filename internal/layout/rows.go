@@ -162,11 +162,7 @@ const fillBlock = 1024
 // fillTri fills the rows from a merged space's postings, which walk has
 // checked.
 func fillTri(l *Layout, rs *Rows, fill [][signals]int) error {
-	ps, err := View[vec.Posting](l, SecTriPostings, -1)
-	if err != nil {
-		return err
-	}
-	ts, offsets, err := slotTerms(l, SecTriTerms, SecTriOffsets, len(ps))
+	ps, ts, offsets, err := triSpace(l)
 	if err != nil {
 		return err
 	}
@@ -374,12 +370,22 @@ func slotTerms(l *Layout, termsID, offsetsID uint32, total int) ([]uint32, []int
 	return t, offsets, nil
 }
 
-func walkTri(l *Layout, i, n int, fn func(sig, row int, term uint32, w float32)) error {
-	ps, err := View[vec.Posting](l, SecTriPostings, -1)
-	if err != nil {
-		return err
+// triSpace returns the sections of the merged space: its postings, its
+// terms in slot order and their offsets.
+func triSpace(l *Layout) (ps []vec.Posting, ts []uint32, offsets []int32, err error) {
+	if ps, err = View[vec.Posting](l, SecTriPostings, -1); err != nil {
+		return nil, nil, nil, err
 	}
-	ts, offsets, err := slotTerms(l, SecTriTerms, SecTriOffsets, len(ps))
+	if ts, offsets, err = slotTerms(l, SecTriTerms, SecTriOffsets, len(ps)); err != nil {
+		return nil, nil, nil, err
+	}
+	return ps, ts, offsets, nil
+}
+
+// walkTri calls fn for each weight of the merged space's postings of
+// share i of n of its terms, checking that each posting names a row.
+func walkTri(l *Layout, i, n int, fn func(sig, row int, term uint32, w float32)) error {
+	ps, ts, offsets, err := triSpace(l)
 	if err != nil {
 		return err
 	}
