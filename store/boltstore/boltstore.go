@@ -503,16 +503,37 @@ func readSnapshot(ctx context.Context, tx *bolt.Tx) (*habilis.Snapshot, error) {
 	}
 	snap := &habilis.Snapshot{Meta: meta}
 	tools, examples := catalogBuckets(tx)
-
 	format := storedFormat(tx)
 
 	// Pass 1: measure.
-	need, n, err := measure(format, tools)
+	need, n, err := measureWithin(tx, format, tools, meta)
 	if err != nil {
 		return nil, err
 	}
+	// Pass 2: decode into slabs of exactly the measured sizes.
+	d := &decoder{s: newSlabs(format, need), examples: examples, keys: newExampleKeys(examples)}
+	d.s.held = &heldRows{index: storedIndexData(tx)}
+	recs, err := d.all(ctx, tools, n)
+	if err != nil {
+		return nil, err
+	}
+	d.s.finish()
+	if n > 0 {
+		snap.Records = recs
+	}
+	return snap, nil
+}
+
+// measureWithin measures the tools as measure does and refuses sizes a
+// damaged store could claim: tools with no catalog meta, or more bytes
+// than the file holds.
+func measureWithin(tx *bolt.Tx, format int, tools *bolt.Bucket, meta habilis.CatalogMeta) (sizes, int, error) {
+	need, n, err := measure(format, tools)
+	if err != nil {
+		return sizes{}, 0, err
+	}
 	if n > 0 && meta.Version == 0 {
-		return nil, fmt.Errorf("%d tools but no catalog meta: %w", n, errCorrupt)
+		return sizes{}, 0, fmt.Errorf("%d tools but no catalog meta: %w", n, errCorrupt)
 	}
 	// The sizes come partly from stored summaries; a corrupt one must not
 	// make us allocate more than the file could possibly hold. Each float
@@ -521,12 +542,14 @@ func readSnapshot(ctx context.Context, tx *bolt.Tx) (*habilis.Snapshot, error) {
 	// indices, never more than floats, are not counted.
 	claimed := uint64(need.text) + 4*uint64(need.floats) + uint64(need.raw) + 2*uint64(need.examples)
 	if claimed > uint64(tx.Size()) {
-		return nil, fmt.Errorf("tools: sizes exceed the file: %w", errCorrupt)
+		return sizes{}, 0, fmt.Errorf("tools: sizes exceed the file: %w", errCorrupt)
 	}
+	return need, n, nil
+}
 
-	// Pass 2: decode into slabs of exactly the measured sizes.
-	d := &decoder{s: newSlabs(format, need), examples: examples, keys: newExampleKeys(examples)}
-	d.s.held = &heldRows{index: storedIndexData(tx)}
+// all decodes the n tools measured in tools and their examples, and
+// checks that they filled the slabs exactly as measured.
+func (d *decoder) all(ctx context.Context, tools *bolt.Bucket, n int) ([]habilis.Record, error) {
 	recs := make([]habilis.Record, n)
 	i := 0
 	c := tools.Cursor()
@@ -553,11 +576,7 @@ func readSnapshot(ctx context.Context, tx *bolt.Tx) (*habilis.Snapshot, error) {
 	if s := d.s; i != n || len(s.refs) != cap(s.refs) || len(s.floats) != cap(s.floats) || len(s.indices) != cap(s.indices) {
 		return nil, fmt.Errorf("tools: sizes do not match their summaries: %w", errCorrupt)
 	}
-	d.s.finish()
-	if n > 0 {
-		snap.Records = recs
-	}
-	return snap, nil
+	return recs, nil
 }
 
 // measure adds up what decoding every tool and its examples needs, and

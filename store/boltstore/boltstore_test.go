@@ -122,30 +122,8 @@ func TestOpenForeignFiles(t *testing.T) {
 			},
 			want: "not a habilis store",
 		},
-		{
-			name: "random page",
-			setup: func(t *testing.T, path string) {
-				b := make([]byte, 16384)
-				for i := range b {
-					b[i] = byte(i*7 + i/13)
-				}
-				writeFile(t, path, b)
-			},
-			want: "not a habilis store",
-		},
-		{
-			name: "other bolt database",
-			setup: func(t *testing.T, path string) {
-				boltUpdate(t, path, func(tx *bolt.Tx) error {
-					b, err := tx.CreateBucket([]byte("accounts"))
-					if err != nil {
-						return err
-					}
-					return b.Put([]byte("alice"), []byte("100"))
-				})
-			},
-			want: `not a habilis store (bucket "accounts"`,
-		},
+		{name: "random page", setup: writeGarbage, want: "not a habilis store"},
+		{name: "other bolt database", setup: writeAccounts, want: `not a habilis store (bucket "accounts"`},
 		{
 			name: "meta without format",
 			setup: func(t *testing.T, path string) {
@@ -192,6 +170,26 @@ func TestOpenForeignFiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeGarbage writes four pages of bytes that are no bbolt file.
+func writeGarbage(t *testing.T, path string) {
+	b := make([]byte, 16384)
+	for i := range b {
+		b[i] = byte(i*7 + i/13)
+	}
+	writeFile(t, path, b)
+}
+
+// writeAccounts writes a bbolt database that is not a habilis store.
+func writeAccounts(t *testing.T, path string) {
+	boltUpdate(t, path, func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucket([]byte("accounts"))
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte("alice"), []byte("100"))
+	})
 }
 
 func TestOpenErrors(t *testing.T) {
@@ -310,14 +308,7 @@ func TestFailedWriteLeavesFile(t *testing.T) {
 // TestCorruptValues damages stored values in every bucket and checks that
 // Snapshot reports an error instead of panicking or returning garbage.
 func TestCorruptValues(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "habilis.db")
-	s := testutil.BoltStore(t, path)
-	recs := append(storetest.Catalog(3, 3, false, 1), storetest.Catalog(2, 2, true, 9)[1])
-	recs[3].Tool.Name = "sparse"
-	if _, err := s.Write(context.Background(), &habilis.Batch{Put: recs, Meta: storetest.Meta(8, 1)}); err != nil {
-		t.Fatalf("Write() error = %v", err)
-	}
-	s.Close()
+	path, recs := corruptible(t)
 	pristine := readFile(t, path)
 
 	// One value of each kind: the catalog meta, a dense and a sparse tool,
@@ -377,8 +368,27 @@ func TestCorruptValues(t *testing.T) {
 			})
 		}
 	}
+}
 
-	// Missing and extra examples.
+// corruptible writes a store of three dense tools and one sparse one,
+// named "sparse", and returns its path and records.
+func corruptible(t *testing.T) (string, []habilis.Record) {
+	path := filepath.Join(t.TempDir(), "habilis.db")
+	s := testutil.BoltStore(t, path)
+	recs := append(storetest.Catalog(3, 3, false, 1), storetest.Catalog(2, 2, true, 9)[1])
+	recs[3].Tool.Name = "sparse"
+	if _, err := s.Write(context.Background(), &habilis.Batch{Put: recs, Meta: storetest.Meta(8, 1)}); err != nil {
+		t.Fatalf("Write() error = %v", err)
+	}
+	s.Close()
+	return path, recs
+}
+
+// TestCorruptExamples removes, moves and shortens a tool's examples and
+// checks that Snapshot reports the damage.
+func TestCorruptExamples(t *testing.T) {
+	path, _ := corruptible(t)
+	pristine := readFile(t, path)
 	structural := []struct {
 		name string
 		fn   func(tx *bolt.Tx) error

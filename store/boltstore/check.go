@@ -61,98 +61,133 @@ func (r *CheckReport) Sound() bool { return len(r.Problems) == 0 }
 // It returns an error only when the file cannot be examined at all: it
 // does not exist, or a writer holds it (ErrUnavailable).
 func Check(ctx context.Context, path string, opts CheckOptions) (*CheckReport, error) {
-	limit := opts.Limit
-	if limit <= 0 {
-		limit = 20
+	c := &checker{rep: &CheckReport{Path: path, Problems: []string{}}, limit: opts.Limit}
+	if c.limit <= 0 {
+		c.limit = 20
 	}
-	rep := &CheckReport{Path: path, Problems: []string{}}
-	add := func(problems ...string) {
-		for _, p := range problems {
-			if len(rep.Problems) == limit {
-				rep.More = true
-				return
-			}
-			rep.Problems = append(rep.Problems, p)
-		}
-	}
-	timeout := opts.Timeout
-	if timeout == 0 {
-		timeout = time.Second
-	}
-	db, err := boltOpen(path, &bolt.Options{Timeout: max(timeout, 0), ReadOnly: true, InitialMmapSize: initialMmapSize()})
-	if err != nil {
-		err = explain(path, err)
-	}
+	db, err := openForCheck(path, opts.Timeout)
 	switch {
 	case errors.Is(err, habilis.ErrInvalid), errors.Is(err, habilis.ErrDamaged):
-		add(err.Error())
-		return rep, nil
+		c.add(err.Error())
+		return c.rep, nil
 	case err != nil:
 		return nil, fmt.Errorf("boltstore: check %s: %w", path, err)
 	}
 	defer db.Close()
-	st, problems, err := walkFile(path, limit+1)
-	if err != nil {
-		return nil, fmt.Errorf("boltstore: check %s: %w", path, err)
+	if err := c.structure(ctx, path, db); err != nil {
+		return nil, err
 	}
-	rep.PageSize, rep.Pages, rep.FreePages = st.PageSize, st.Pages, st.Free
-	add(problems...)
-	if !rep.Sound() {
-		return rep, nil
+	if !c.rep.Sound() {
+		return c.rep, nil
 	}
 	s := &Store{path: path, readOnly: true, db: db}
-	steps := []func(*bolt.Tx) []string{
-		func(tx *bolt.Tx) []string { return txCheck(tx, limit+1) },
-		func(tx *bolt.Tx) []string { return checkRecords(ctx, tx, limit+1) },
-	}
-	for _, step := range steps {
-		err := guard(func() error {
-			return db.View(func(tx *bolt.Tx) error {
-				add(step(tx)...)
-				return nil
-			})
-		})
-		if err != nil {
-			add(err.Error())
-		}
-		if !rep.Sound() {
-			return rep, nil
-		}
-	}
 	snap, err := s.Snapshot(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		add(err.Error())
-		return rep, nil
+		c.add(err.Error())
+		return c.rep, nil
 	}
-	rep.Version, rep.Tools = snap.Meta.Version, len(snap.Records)
-	for i := range snap.Records {
-		rep.Examples += len(snap.Records[i].Tool.Examples)
-	}
-	if opts.Records != nil {
-		add(opts.Records(snap)...)
-	}
+	c.catalog(snap, opts.Records)
 	if opts.Index != nil {
-		si, err := s.Index(ctx)
-		if err != nil {
-			add(err.Error())
-			return rep, nil
-		}
-		if si.Data != nil {
-			for _, p := range opts.Index(si.Data) {
-				add("index: " + p)
-			}
-		}
-		if si.Patch != nil {
-			for _, p := range opts.Index(si.Patch) {
-				add("index patch: " + p)
-			}
-		}
-		si.Release()
+		c.index(ctx, s, opts.Index)
 	}
-	return rep, nil
+	return c.rep, nil
+}
+
+// checker gathers Check's report, listing up to limit problems.
+type checker struct {
+	rep   *CheckReport
+	limit int
+}
+
+// add lists problems until the limit, then records that there were more.
+func (c *checker) add(problems ...string) {
+	for _, p := range problems {
+		if len(c.rep.Problems) == c.limit {
+			c.rep.More = true
+			return
+		}
+		c.rep.Problems = append(c.rep.Problems, p)
+	}
+}
+
+// openForCheck opens the file read-only, waiting up to timeout (a second
+// when zero) for a writer to release it; a file that is not a store, or
+// is damaged, reports ErrInvalid or ErrDamaged naming it.
+func openForCheck(path string, timeout time.Duration) (*bolt.DB, error) {
+	if timeout == 0 {
+		timeout = time.Second
+	}
+	db, err := boltOpen(path, &bolt.Options{Timeout: max(timeout, 0), ReadOnly: true, InitialMmapSize: initialMmapSize()})
+	if err != nil {
+		return nil, explain(path, err)
+	}
+	return db, nil
+}
+
+// structure walks the file's pages, then runs bbolt's check, then decodes
+// every record, each step only while the ones before found nothing. It
+// returns an error only when the file cannot be walked at all.
+func (c *checker) structure(ctx context.Context, path string, db *bolt.DB) error {
+	st, problems, err := walkFile(path, c.limit+1)
+	if err != nil {
+		return fmt.Errorf("boltstore: check %s: %w", path, err)
+	}
+	c.rep.PageSize, c.rep.Pages, c.rep.FreePages = st.PageSize, st.Pages, st.Free
+	c.add(problems...)
+	steps := []func(*bolt.Tx) []string{
+		func(tx *bolt.Tx) []string { return txCheck(tx, c.limit+1) },
+		func(tx *bolt.Tx) []string { return checkRecords(ctx, tx, c.limit+1) },
+	}
+	for _, step := range steps {
+		if !c.rep.Sound() {
+			return nil
+		}
+		err := guard(func() error {
+			return db.View(func(tx *bolt.Tx) error {
+				c.add(step(tx)...)
+				return nil
+			})
+		})
+		if err != nil {
+			c.add(err.Error())
+		}
+	}
+	return nil
+}
+
+// catalog counts the catalog Snapshot read and adds the problems records
+// finds in it, if set.
+func (c *checker) catalog(snap *habilis.Snapshot, records func(*habilis.Snapshot) []string) {
+	c.rep.Version, c.rep.Tools = snap.Meta.Version, len(snap.Records)
+	for i := range snap.Records {
+		c.rep.Examples += len(snap.Records[i].Tool.Examples)
+	}
+	if records != nil {
+		c.add(records(snap)...)
+	}
+}
+
+// index adds the problems check finds in the stored index and its patch.
+func (c *checker) index(ctx context.Context, s *Store, check func(data []byte) []string) {
+	si, err := s.Index(ctx)
+	if err != nil {
+		c.add(err.Error())
+		return
+	}
+	defer si.Release()
+	if si.Data != nil {
+		for _, p := range check(si.Data) {
+			c.add("index: " + p)
+		}
+	}
+	if si.Patch != nil {
+		for _, p := range check(si.Patch) {
+			c.add("index patch: " + p)
+		}
+	}
 }
 
 // txCheck runs bbolt's consistency check and returns up to limit of its

@@ -823,38 +823,9 @@ func (s *slabs) tool(v []byte, rec *habilis.Record) (exampleSummary, error) {
 	t := &rec.Tool
 	s.str(r, &t.Description)
 	t.InputSchema = s.optRaw(r)
-	switch r.byte() {
-	case 0:
-	case 1:
-		m := r.f32()
-		if s.measuring {
-			s.need.margins++
-		} else if len(s.margins) < cap(s.margins) {
-			s.margins = append(s.margins, m)
-			t.Margin = &s.margins[len(s.margins)-1]
-		} else {
-			r.fail()
-		}
-	default:
-		r.fail()
-	}
+	s.toolMargin(r, t)
 	t.Executor = s.optRaw(r)
-	switch r.byte() {
-	case 0:
-	case 1:
-		n := r.count(2)
-		if !s.measuring {
-			t.Meta = make(map[string]string, n)
-		}
-		for range n {
-			k, v := r.strBytes(), r.strBytes()
-			if !s.measuring && r.err == nil {
-				t.Meta[string(k)] = string(v)
-			}
-		}
-	default:
-		r.fail()
-	}
+	s.toolMeta(r, t)
 	s.str(r, &rec.Hash)
 	if s.format >= 2 {
 		s.terms = r.readTerms(s.terms)
@@ -871,14 +842,7 @@ func (s *slabs) tool(v []byte, rec *habilis.Record) (exampleSummary, error) {
 	}
 	s.str(r, &rec.RadiusExample)
 	rec.Margin = r.f32()
-	var sum exampleSummary
-	for _, f := range []*int{&sum.count, &sum.text, &sum.dense, &sum.sparse} {
-		x := r.uvarint()
-		if x > math.MaxInt32 {
-			r.fail()
-		}
-		*f = int(x)
-	}
+	sum := r.exampleSummary()
 	if err := r.done(); err != nil {
 		return exampleSummary{}, err
 	}
@@ -890,6 +854,60 @@ func (s *slabs) tool(v []byte, rec *habilis.Record) (exampleSummary, error) {
 		s.need.indices += sum.sparse
 	}
 	return sum, nil
+}
+
+// toolMargin decodes the tool's own margin, if it has one, into the
+// margins slab.
+func (s *slabs) toolMargin(r *reader, t *habilis.Tool) {
+	switch r.byte() {
+	case 0:
+	case 1:
+		m := r.f32()
+		if s.measuring {
+			s.need.margins++
+		} else if len(s.margins) < cap(s.margins) {
+			s.margins = append(s.margins, m)
+			t.Margin = &s.margins[len(s.margins)-1]
+		} else {
+			r.fail()
+		}
+	default:
+		r.fail()
+	}
+}
+
+// toolMeta decodes the tool's meta map, if it has one.
+func (s *slabs) toolMeta(r *reader, t *habilis.Tool) {
+	switch r.byte() {
+	case 0:
+	case 1:
+		n := r.count(2)
+		if !s.measuring {
+			t.Meta = make(map[string]string, n)
+		}
+		for range n {
+			k, v := r.strBytes(), r.strBytes()
+			if !s.measuring && r.err == nil {
+				t.Meta[string(k)] = string(v)
+			}
+		}
+	default:
+		r.fail()
+	}
+}
+
+// exampleSummary reads the counts and sizes of a tool's examples that end
+// its value, each below 2^31.
+func (r *reader) exampleSummary() exampleSummary {
+	var sum exampleSummary
+	for _, f := range []*int{&sum.count, &sum.text, &sum.dense, &sum.sparse} {
+		x := r.uvarint()
+		if x > math.MaxInt32 {
+			r.fail()
+		}
+		*f = int(x)
+	}
+	return sum
 }
 
 // toolVectors decodes a tool's description, centroid and document.

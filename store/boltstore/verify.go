@@ -429,61 +429,28 @@ func (w *pageWalk) walkTree() {
 // A bucket's root may be an empty leaf; any other page holds elements.
 // Offsets are int64: elements' sizes are 32-bit and int may be too.
 func (w *pageWalk) node(id uint64, root bool) (children, buckets []uint64) {
-	h, ok := w.header(id, branchPageFlag|leafPageFlag, "tree")
+	h, elems, ok := w.nodeElements(id, root)
 	if !ok {
 		return nil, nil
 	}
-	w.nodes += int(h.overflow) + 1
 	span := int64(h.overflow+1) * int64(w.pageSize)
-	if h.count == 0 && (!root || h.flags == branchPageFlag) {
-		w.problem("tree: page %d is empty", id)
-		return nil, nil
-	}
-	if int64(pageHeaderSize+elementSize*h.count) > span {
-		w.problem("tree: page %d holds %d elements, more than fit in %d bytes", id, h.count, span)
-		return nil, nil
-	}
-	elems := w.read(id, pageHeaderSize, elementSize*h.count)
-	if elems == nil {
-		return nil, nil
-	}
 	branch := h.flags == branchPageFlag
+	element := w.leafElement
+	if branch {
+		element = w.branchElement
+	}
 	end := int64(pageHeaderSize) // where the page's data ends: bbolt sizes pages to fit
 	for i := range h.count {
-		e := elems[elementSize*i:]
-		off := int64(pageHeaderSize + elementSize*i)
-		if branch {
-			kEnd := off + int64(ne.Uint32(e[0:])) + int64(ne.Uint32(e[4:]))
-			if kEnd > span {
-				w.problem("tree: page %d: element %d lies outside the page", id, i)
-				return nil, nil
-			}
-			end = max(end, kEnd)
-			children = append(children, ne.Uint64(e[8:]))
-			continue
+		ref, elemEnd, ok := element(id, i, elems[elementSize*i:], span)
+		if !ok {
+			return nil, nil
 		}
-		flags, ksize, vsize := ne.Uint32(e[0:]), int64(ne.Uint32(e[8:])), int64(ne.Uint32(e[12:]))
-		vOff := off + int64(ne.Uint32(e[4:])) + ksize
+		end = max(end, elemEnd)
 		switch {
-		case flags&^bucketLeafFlag != 0:
-			w.problem("tree: page %d: element %d has flags %#x", id, i, flags)
-			return nil, nil
-		case ksize == 0:
-			w.problem("tree: page %d: element %d has an empty key", id, i)
-			return nil, nil
-		case vOff+vsize > span:
-			w.problem("tree: page %d: element %d lies outside the page", id, i)
-			return nil, nil
-		}
-		end = max(end, vOff+vsize)
-		if flags&bucketLeafFlag != 0 {
-			b, ok := w.bucket(id, int(vOff), int(vsize), i)
-			if !ok {
-				return nil, nil
-			}
-			if b != 0 {
-				buckets = append(buckets, b)
-			}
+		case branch:
+			children = append(children, ref)
+		case ref != 0:
+			buckets = append(buckets, ref)
 		}
 	}
 	if h.overflow > 0 && end <= int64(h.overflow)*int64(w.pageSize) {
@@ -491,6 +458,64 @@ func (w *pageWalk) node(id uint64, root bool) (children, buckets []uint64) {
 		return nil, nil
 	}
 	return children, buckets
+}
+
+// nodeElements checks the header of branch or leaf page id and returns
+// it with the page's element headers, which it checks fit in the page.
+func (w *pageWalk) nodeElements(id uint64, root bool) (pageHeader, []byte, bool) {
+	h, ok := w.header(id, branchPageFlag|leafPageFlag, "tree")
+	if !ok {
+		return h, nil, false
+	}
+	w.nodes += int(h.overflow) + 1
+	span := int64(h.overflow+1) * int64(w.pageSize)
+	if h.count == 0 && (!root || h.flags == branchPageFlag) {
+		w.problem("tree: page %d is empty", id)
+		return h, nil, false
+	}
+	if int64(pageHeaderSize+elementSize*h.count) > span {
+		w.problem("tree: page %d holds %d elements, more than fit in %d bytes", id, h.count, span)
+		return h, nil, false
+	}
+	elems := w.read(id, pageHeaderSize, elementSize*h.count)
+	return h, elems, elems != nil
+}
+
+// branchElement checks element i of branch page id, whose header is e,
+// and returns the child it points to and where its key ends in the page.
+func (w *pageWalk) branchElement(id uint64, i int, e []byte, span int64) (child uint64, end int64, ok bool) {
+	off := int64(pageHeaderSize + elementSize*i)
+	kEnd := off + int64(ne.Uint32(e[0:])) + int64(ne.Uint32(e[4:]))
+	if kEnd > span {
+		w.problem("tree: page %d: element %d lies outside the page", id, i)
+		return 0, 0, false
+	}
+	return ne.Uint64(e[8:]), kEnd, true
+}
+
+// leafElement checks element i of leaf page id, whose header is e, and
+// returns the root page of the bucket it holds (0 for none, or an inline
+// bucket) and where its value ends in the page.
+func (w *pageWalk) leafElement(id uint64, i int, e []byte, span int64) (bucket uint64, end int64, ok bool) {
+	off := int64(pageHeaderSize + elementSize*i)
+	flags, ksize, vsize := ne.Uint32(e[0:]), int64(ne.Uint32(e[8:])), int64(ne.Uint32(e[12:]))
+	vOff := off + int64(ne.Uint32(e[4:])) + ksize
+	switch {
+	case flags&^bucketLeafFlag != 0:
+		w.problem("tree: page %d: element %d has flags %#x", id, i, flags)
+		return 0, 0, false
+	case ksize == 0:
+		w.problem("tree: page %d: element %d has an empty key", id, i)
+		return 0, 0, false
+	case vOff+vsize > span:
+		w.problem("tree: page %d: element %d lies outside the page", id, i)
+		return 0, 0, false
+	}
+	if flags&bucketLeafFlag == 0 {
+		return 0, vOff + vsize, true
+	}
+	b, ok := w.bucket(id, int(vOff), int(vsize), i)
+	return b, vOff + vsize, ok
 }
 
 // bucket checks the bucket header stored at byte off of page id and

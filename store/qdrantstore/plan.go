@@ -81,58 +81,80 @@ func apply(cur []habilis.Record, b *habilis.Batch) ([]habilis.Record, error) {
 // ones, checking that every vector agrees with every other and with the
 // embedder's dimension. A catalog without any vector takes the embedder's.
 func vectorSpace(recs []habilis.Record, info habilis.EmbedderInfo) (int, error) {
-	dim, sparse := 0, false
-	var first string
-	check := func(tool, what string, v habilis.Vector) error {
-		if v.IsZero() {
-			return nil
+	var sp space
+	for i := range recs {
+		if err := sp.record(&recs[i]); err != nil {
+			return 0, err
 		}
-		// Records read back from Qdrant are held to the form puts are.
-		if err := v.Validate(); err != nil {
-			return fmt.Errorf("tool %q: %s: %w", tool, what, err)
+	}
+	return sp.size(info)
+}
+
+// space is what vectorSpace has seen so far: the dense size, or that the
+// vectors are sparse, and the first tool that showed it.
+type space struct {
+	dim    int
+	sparse bool
+	first  string
+}
+
+// record checks every vector of r.
+func (sp *space) record(r *habilis.Record) error {
+	if err := sp.check(r.Tool.Name, "description vector", r.DescriptionVector); err != nil {
+		return err
+	}
+	if err := sp.check(r.Tool.Name, "centroid", r.Centroid); err != nil {
+		return err
+	}
+	for j, v := range r.ExampleVectors {
+		if err := sp.check(r.Tool.Name, fmt.Sprintf("example vector %d", j), v); err != nil {
+			return err
 		}
-		if len(v.Dense) == 0 {
-			if dim > 0 {
-				return fmt.Errorf("tool %q: %s is sparse but tool %q has dense vectors of size %d: %w", tool, what, first, dim, habilis.ErrInvalid)
-			}
-			if !sparse {
-				sparse, first = true, tool
-			}
-			return nil
+	}
+	return nil
+}
+
+// check checks one vector, what of tool, against those seen before it.
+func (sp *space) check(tool, what string, v habilis.Vector) error {
+	if v.IsZero() {
+		return nil
+	}
+	// Records read back from Qdrant are held to the form puts are.
+	if err := v.Validate(); err != nil {
+		return fmt.Errorf("tool %q: %s: %w", tool, what, err)
+	}
+	if len(v.Dense) == 0 {
+		if sp.dim > 0 {
+			return fmt.Errorf("tool %q: %s is sparse but tool %q has dense vectors of size %d: %w", tool, what, sp.first, sp.dim, habilis.ErrInvalid)
 		}
-		if sparse {
-			return fmt.Errorf("tool %q: %s is dense but tool %q has sparse vectors: %w", tool, what, first, habilis.ErrInvalid)
-		}
-		if dim == 0 {
-			dim, first = len(v.Dense), tool
-		} else if len(v.Dense) != dim {
-			return fmt.Errorf("tool %q: %s has size %d but tool %q has %d: %w", tool, what, len(v.Dense), first, dim, habilis.ErrInvalid)
+		if !sp.sparse {
+			sp.sparse, sp.first = true, tool
 		}
 		return nil
 	}
-	for i := range recs {
-		r := &recs[i]
-		if err := check(r.Tool.Name, "description vector", r.DescriptionVector); err != nil {
-			return 0, err
-		}
-		if err := check(r.Tool.Name, "centroid", r.Centroid); err != nil {
-			return 0, err
-		}
-		for j, v := range r.ExampleVectors {
-			if err := check(r.Tool.Name, fmt.Sprintf("example vector %d", j), v); err != nil {
-				return 0, err
-			}
-		}
+	if sp.sparse {
+		return fmt.Errorf("tool %q: %s is dense but tool %q has sparse vectors: %w", tool, what, sp.first, habilis.ErrInvalid)
 	}
+	if sp.dim == 0 {
+		sp.dim, sp.first = len(v.Dense), tool
+	} else if len(v.Dense) != sp.dim {
+		return fmt.Errorf("tool %q: %s has size %d but tool %q has %d: %w", tool, what, len(v.Dense), sp.first, sp.dim, habilis.ErrInvalid)
+	}
+	return nil
+}
+
+// size checks the vectors seen against the embedder and returns the dense
+// size, 0 for sparse vectors, or the embedder's when there were none.
+func (sp *space) size(info habilis.EmbedderInfo) (int, error) {
 	switch {
-	case sparse && info.Dim > 0:
+	case sp.sparse && info.Dim > 0:
 		return 0, fmt.Errorf("vectors are sparse but the embedder %s has dimension %d: %w", info, info.Dim, habilis.ErrInvalid)
-	case dim > 0 && info.Dim > 0 && dim != info.Dim:
-		return 0, fmt.Errorf("vector size %d does not match the embedder's dimension %d: %w", dim, info.Dim, habilis.ErrInvalid)
-	case dim == 0 && !sparse:
+	case sp.dim > 0 && info.Dim > 0 && sp.dim != info.Dim:
+		return 0, fmt.Errorf("vector size %d does not match the embedder's dimension %d: %w", sp.dim, info.Dim, habilis.ErrInvalid)
+	case sp.dim == 0 && !sp.sparse:
 		return info.Dim, nil
 	}
-	return dim, nil
+	return sp.dim, nil
 }
 
 // createCollection returns the request creating collection name with the

@@ -43,52 +43,66 @@ func TestGenerate(t *testing.T) {
 			if len(r.Tool.Examples) != tc.examples || len(r.ExampleVectors) != tc.examples {
 				t.Errorf("Generate() has %d examples and %d vectors, want %d", len(r.Tool.Examples), len(r.ExampleVectors), tc.examples)
 			}
-			vs := append([]habilis.Vector{r.DescriptionVector}, r.ExampleVectors...)
-			if tc.examples > 0 {
-				vs = append(vs, r.Centroid)
-			} else if !r.Centroid.IsZero() {
-				t.Errorf("Generate(no examples).Centroid = %v, want zero", r.Centroid)
-			}
-			for i, v := range vs {
-				if n := norm(v); math.Abs(n-1) > 1e-5 {
-					t.Errorf("vector %d norm = %v, want 1", i, n)
-				}
-				if v.IsSparse() != (tc.wantDim == 0) || (tc.wantDim > 0 && len(v.Dense) != tc.wantDim) {
-					t.Errorf("vector %d = dense %d, sparse %v, want dim %d", i, len(v.Dense), v.IsSparse(), tc.wantDim)
-				}
-				for j := 1; j < len(v.Indices); j++ {
-					if v.Indices[j] <= v.Indices[j-1] {
-						t.Errorf("vector %d indices not strictly ascending at %d", i, j)
-					}
-				}
-			}
-			if tc.wantNZ > 0 {
-				for i, v := range r.ExampleVectors {
-					if len(v.Indices) != tc.wantNZ {
-						t.Errorf("example vector %d has %d nonzeros, want %d", i, len(v.Indices), tc.wantNZ)
-					}
-				}
-			}
+			checkVectors(t, r, tc.examples, tc.wantDim, tc.wantNZ)
 			if r.HasRadius != tc.wantRadius {
 				t.Errorf("Generate().HasRadius = %v, want %v", r.HasRadius, tc.wantRadius)
 			}
 			if r.HasRadius {
-				// The radius is the least similarity of an example to the
-				// centroid, and names that example.
-				least, text := float32(2), ""
-				for i, v := range r.ExampleVectors {
-					if d := dot(v, r.Centroid); d < least {
-						least, text = d, r.Tool.Examples[i]
-					}
-				}
-				if r.Radius != least || r.RadiusExample != text {
-					t.Errorf("Generate() radius = %v (%q), want %v (%q)", r.Radius, r.RadiusExample, least, text)
-				}
+				checkRadius(t, r)
 			}
 			if r.Tool.InputSchema == nil || r.Hash == "" || r.Tool.Meta == nil {
 				t.Errorf("Generate() left InputSchema, Hash or Meta unset: %+v", r.Tool)
 			}
 		})
+	}
+}
+
+// checkVectors checks that r's vectors are unit length, of dense size dim
+// (sparse when 0) with strictly ascending indices, its example vectors
+// with nz nonzeros each when nz > 0, and its centroid zero without
+// examples.
+func checkVectors(t *testing.T, r habilis.Record, examples, dim, nz int) {
+	t.Helper()
+	vs := append([]habilis.Vector{r.DescriptionVector}, r.ExampleVectors...)
+	if examples > 0 {
+		vs = append(vs, r.Centroid)
+	} else if !r.Centroid.IsZero() {
+		t.Errorf("Generate(no examples).Centroid = %v, want zero", r.Centroid)
+	}
+	for i, v := range vs {
+		if n := norm(v); math.Abs(n-1) > 1e-5 {
+			t.Errorf("vector %d norm = %v, want 1", i, n)
+		}
+		if v.IsSparse() != (dim == 0) || (dim > 0 && len(v.Dense) != dim) {
+			t.Errorf("vector %d = dense %d, sparse %v, want dim %d", i, len(v.Dense), v.IsSparse(), dim)
+		}
+		for j := 1; j < len(v.Indices); j++ {
+			if v.Indices[j] <= v.Indices[j-1] {
+				t.Errorf("vector %d indices not strictly ascending at %d", i, j)
+			}
+		}
+	}
+	if nz > 0 {
+		for i, v := range r.ExampleVectors {
+			if len(v.Indices) != nz {
+				t.Errorf("example vector %d has %d nonzeros, want %d", i, len(v.Indices), nz)
+			}
+		}
+	}
+}
+
+// checkRadius checks that r's radius is the least similarity of an
+// example to the centroid, and names that example.
+func checkRadius(t *testing.T, r habilis.Record) {
+	t.Helper()
+	least, text := float32(2), ""
+	for i, v := range r.ExampleVectors {
+		if d := dot(v, r.Centroid); d < least {
+			least, text = d, r.Tool.Examples[i]
+		}
+	}
+	if r.Radius != least || r.RadiusExample != text {
+		t.Errorf("Generate() radius = %v (%q), want %v (%q)", r.Radius, r.RadiusExample, least, text)
 	}
 }
 
