@@ -441,6 +441,12 @@ type Collision struct {
 	MisroutesBA  int      `json:"misroutes_b_to_a"`
 	MisrouteRate float32  `json:"misroute_rate"`
 	Severity     Severity `json:"severity"`
+	// NearestAB counts the examples of A that, left out of A, rank B first
+	// of the other tools, misrouted or not; NearestBA those of B ranking A
+	// first. Tools that are each other's nearest for many of their examples
+	// share a border that new requests cross; severity needs it.
+	NearestAB int `json:"nearest_a_to_b"`
+	NearestBA int `json:"nearest_b_to_a"`
 }
 
 // Leak is one example of tool From that falls into tool Into's region.

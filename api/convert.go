@@ -202,6 +202,8 @@ func collisionToProto(c *habilis.Collision) *habilisv1.Collision {
 		MisroutesAToB:      int32(c.MisroutesAB),
 		MisroutesBToA:      int32(c.MisroutesBA),
 		MisrouteRate:       c.MisrouteRate,
+		NearestAToB:        int32(c.NearestAB),
+		NearestBToA:        int32(c.NearestBA),
 	}
 	for i, l := range c.Leaks {
 		out.Leaks[i] = &habilisv1.Leak{
@@ -224,6 +226,8 @@ func collisionFromProto(p *habilisv1.Collision) habilis.Collision {
 		MisroutesAB:        int(p.GetMisroutesAToB()),
 		MisroutesBA:        int(p.GetMisroutesBToA()),
 		MisrouteRate:       p.GetMisrouteRate(),
+		NearestAB:          int(p.GetNearestAToB()),
+		NearestBA:          int(p.GetNearestBToA()),
 	}
 	for i, l := range p.GetLeaks() {
 		c.Leaks[i] = habilis.Leak{

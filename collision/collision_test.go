@@ -122,6 +122,8 @@ func TestFindNearIdentical(t *testing.T) {
 		MisroutesBA:        2,
 		MisrouteRate:       1,
 		Severity:           habilis.SeverityHigh,
+		NearestAB:          2,
+		NearestBA:          2,
 	}}
 	for _, form := range []struct {
 		name string
@@ -263,13 +265,13 @@ func TestOneExampleUsesCatalogThreshold(t *testing.T) {
 		{catalog: 0.5, want: []habilis.Collision{{
 			A: "a", B: "solo", CentroidSimilarity: float32(sim),
 			Overlap: float32(thetaA + math.Acos(0.5) - math.Acos(sim)),
-			Leaks:   []habilis.Leak{a2}, Severity: habilis.SeverityLow,
+			Leaks:   []habilis.Leak{a2}, Severity: habilis.SeverityLow, NearestAB: 1,
 		}}},
 		// Below c_a·c_solo, a's centroid itself passes solo's gate.
 		{catalog: 0.3, want: []habilis.Collision{{
 			A: "a", B: "solo", CentroidSimilarity: float32(sim),
 			Overlap: float32(thetaA + math.Acos(0.3) - math.Acos(sim)),
-			Leaks:   []habilis.Leak{a2}, Severity: habilis.SeverityLow,
+			Leaks:   []habilis.Leak{a2}, Severity: habilis.SeverityLow, NearestAB: 1,
 		}}},
 	}
 	for _, tt := range tests {
@@ -301,7 +303,8 @@ func TestFindLeaveOneOut(t *testing.T) {
 		Leaks: []habilis.Leak{{From: "a", Into: "b", Example: "x2", Score: 0.8, OwnScore: 0.6,
 			RanksFirst: true}},
 		// Ranked first but refused by b's gate: not a misroute.
-		Severity: habilis.SeverityLow,
+		Severity:  habilis.SeverityLow,
+		NearestAB: 1,
 	}}
 	for _, rs := range [][]habilis.Record{recs, toSparse(recs)} {
 		got, err := Find(rs, Options{CatalogThreshold: 0.99})
@@ -633,6 +636,52 @@ func TestFindRoutesByRocchio(t *testing.T) {
 		}
 		if c.Severity != habilis.SeverityLow || c.MisroutesAB+c.MisroutesBA != 0 {
 			t.Errorf("Find: %s-%s %s with %d+%d misroutes, want low without one", c.A, c.B, c.Severity, c.MisroutesAB, c.MisroutesBA)
+		}
+	}
+}
+
+// TestMisroutesBetweenNeighbours checks that a misroute makes a pair
+// medium only when its tools are each other's nearest for a share of
+// their examples: web and news share a topic (7 of their 8 examples rank
+// the other first of the others) and one news example is misrouted to
+// web; web's odd example shares a single word with music and is misrouted
+// there, but no other example of either ranks the other first.
+func TestMisroutesBetweenNeighbours(t *testing.T) {
+	// Axes: web's topic, news's topic, searching, music's topic, the word
+	// web's odd example shares with music, and playlists.
+	search := func(web, news, search float64) []float32 { return unit(web, news, search, 0, 0, 0) }
+	recs := []habilis.Record{
+		denseTool("web", 0.9, ex{"w1", search(1, 0, 0.5)}, ex{"w2", search(1, 0, 0.5)}, ex{"w3", search(1, 0, 0.5)},
+			ex{"w-odd", unit(0.2, 0, 0, 0, 1, 0)}),
+		denseTool("news", 0.9, ex{"n1", search(0, 1, 0.5)}, ex{"n2", search(0, 1, 0.5)}, ex{"n3", search(0, 1, 0.5)},
+			ex{"n-odd", search(0.4, 0.1, 1)}),
+		denseTool("music", 0.9, ex{"m1", unit(0, 0, 0, 1, 0.3, 0)}, ex{"m2", unit(0, 0, 0, 1, 0.3, 0)}, ex{"m3", unit(0, 0, 0, 1, 0.3, 0)}),
+		denseTool("playlists", 0.9, ex{"p1", unit(0, 0, 0, 0.5, 0, 1)}, ex{"p2", unit(0, 0, 0, 0.5, 0, 1)}, ex{"p3", unit(0, 0, 0, 0.5, 0, 1)}),
+	}
+	type row struct {
+		Misroutes, Nearest int
+		Severity           habilis.Severity
+	}
+	want := map[[2]string]row{
+		{"news", "web"}:  {1, 7, habilis.SeverityMedium},
+		{"music", "web"}: {1, 1, habilis.SeverityLow},
+	}
+	for _, form := range []struct {
+		name string
+		recs []habilis.Record
+	}{{"dense", recs}, {"sparse", toSparse(recs)}} {
+		cols, err := Find(form.recs, Options{})
+		if err != nil {
+			t.Fatalf("%s: Find: %v", form.name, err)
+		}
+		got := map[[2]string]row{}
+		for _, c := range cols {
+			if _, ok := want[[2]string{c.A, c.B}]; ok {
+				got[[2]string{c.A, c.B}] = row{c.MisroutesAB + c.MisroutesBA, c.NearestAB + c.NearestBA, c.Severity}
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: collisions (-want +got):\n%s", form.name, diff)
 		}
 	}
 }

@@ -94,15 +94,15 @@ func (c *catalog) toolLeaks(a int, ix *index, open []int, roc []rocchio, s *leak
 		}
 		ownRoc := ownRocchio(ev, rec.DescriptionVector, own, ss, es, ee, roc[a])
 		candidates := c.exampleScores(ev, ix, s)
-		best := c.routeOf(a, ev, candidates, s.scores, roc, ownRoc)
+		r := c.routeOf(a, ev, candidates, s.scores, roc, ownRoc)
 		leak := habilis.Leak{From: c.tools[a].name, Example: exampleText(rec, k), OwnScore: own}
 		if c.sparse {
 			for _, b := range candidates {
-				c.reportLeak(a, int(b), best, s.scores[b], leak, found, opts)
+				c.reportLeak(a, int(b), r, s.scores[b], leak, found, opts)
 			}
 			for _, b := range open {
 				if !s.seen[b] {
-					c.reportLeak(a, b, best, s.scores[b], leak, found, opts)
+					c.reportLeak(a, b, r, s.scores[b], leak, found, opts)
 				}
 			}
 			for _, b := range candidates {
@@ -112,7 +112,7 @@ func (c *catalog) toolLeaks(a int, ix *index, open []int, roc []rocchio, s *leak
 			continue
 		}
 		for b := range s.scores {
-			c.reportLeak(a, b, best, s.scores[b], leak, found, opts)
+			c.reportLeak(a, b, r, s.scores[b], leak, found, opts)
 		}
 	}
 }
@@ -217,12 +217,20 @@ func (c *catalog) exampleScores(ev habilis.Vector, ix *index, s *leakScratch) []
 	return s.touched
 }
 
-// routeOf returns the tool other than a that example e would be routed
-// to, as hybrid mode ranks, by the Rocchio score (the centroid with the
-// description as one more example): the best one, when it scores above
-// ownRoc, a's own without e; -1 otherwise. It looks at candidates with
-// sparse vectors, at every tool with dense ones.
-func (c *catalog) routeOf(a int, ev habilis.Vector, candidates []int32, scores []float32, roc []rocchio, ownRoc float32) int {
+// route is where an example goes as hybrid mode ranks: nearest, the tool
+// other than its own that ranks first (-1 when none scores above 0), and
+// whether it outranks the example's own tool, so that the example is
+// routed there.
+type route struct {
+	nearest  int
+	outranks bool
+}
+
+// routeOf returns the route of example e of tool a, ranked by the Rocchio
+// score (the centroid with the description as one more example) against
+// ownRoc, a's own without e. It looks at candidates with sparse vectors,
+// at every tool with dense ones.
+func (c *catalog) routeOf(a int, ev habilis.Vector, candidates []int32, scores []float32, roc []rocchio, ownRoc float32) route {
 	best, bestScore := -1, float32(0)
 	visit := func(b int) {
 		if b == a {
@@ -241,22 +249,21 @@ func (c *catalog) routeOf(a int, ev habilis.Vector, candidates []int32, scores [
 			visit(b)
 		}
 	}
-	if bestScore <= ownRoc {
-		return -1
-	}
-	return best
+	return route{nearest: best, outranks: best >= 0 && bestScore > ownRoc}
 }
 
-// reportLeak adds to found the leak of a's example (leak, with its From,
-// Example and OwnScore) into b, scoring score there, when it passes b's
-// gate or b is where it is routed (best).
-func (c *catalog) reportLeak(a, b, best int, score float32, leak habilis.Leak, found pairSet, opts Options) {
+// reportLeak adds to found what a's example (leak, with its From, Example
+// and OwnScore), scoring score at b, tells of the pair a, b: that b is its
+// nearest other tool (r.nearest), and its leak into b when it passes b's
+// gate or is routed to b.
+func (c *catalog) reportLeak(a, b int, r route, score float32, leak habilis.Leak, found pairSet, opts Options) {
 	if b == a {
 		return
 	}
+	nearest := b == r.nearest
 	gate := score >= c.tools[b].gate
-	first := b == best
-	if !gate && !first {
+	first := nearest && r.outranks
+	if !gate && !nearest {
 		return
 	}
 	kk := key(a, b)
@@ -264,6 +271,12 @@ func (c *catalog) reportLeak(a, b, best int, score float32, leak habilis.Leak, f
 	if p == nil {
 		p = &pair{i: min(a, b), j: max(a, b)}
 		found[kk] = p
+	}
+	if nearest {
+		p.nearest[p.side(a)]++
+	}
+	if !gate && !first {
+		return
 	}
 	leak.Into, leak.Score, leak.RanksFirst, leak.PassesGate = c.tools[b].name, score, first, gate
 	p.add(leak, a, opts.MaxLeaksPerPair)

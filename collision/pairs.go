@@ -36,7 +36,7 @@ func (c *catalog) pairs(opts Options) (pairSet, error) {
 	}
 	ps := make(pairSet, len(hits))
 	for _, h := range hits {
-		ps[key(int(h.i), int(h.j))] = &pair{i: int(h.i), j: int(h.j), sim: h.sim}
+		ps[key(int(h.i), int(h.j))] = &pair{i: int(h.i), j: int(h.j), sim: h.sim, centroids: true}
 	}
 	return ps, nil
 }

@@ -55,7 +55,7 @@ func reference(recs []habilis.Record, opts Options, examples bool) []habilis.Col
 	for i := range ts {
 		for j := i + 1; j < len(ts); j++ {
 			if s := sim(i, j); s >= opts.Threshold || s >= ts[i].gate || s >= ts[j].gate {
-				ps[key(i, j)] = &pair{i: i, j: j, sim: s}
+				ps[key(i, j)] = &pair{i: i, j: j, sim: s, centroids: true}
 			}
 		}
 	}
@@ -124,13 +124,23 @@ func referenceLeaks(ts []refTool, a, k int, ps pairSet, sim func(i, j int) float
 		s := vec.Dot(e.Dense, ts[b].rec.Centroid.Dense)
 		gate := s >= ts[b].gate
 		first := b == best && s > own
-		if !gate && !first {
+		if !gate && b != best {
 			continue
 		}
 		p := ps[key(a, b)]
 		if p == nil {
 			p = &pair{i: min(a, b), j: max(a, b), sim: sim(a, b)}
 			ps[key(a, b)] = p
+		}
+		if b == best {
+			if a < b {
+				p.nearest[0]++
+			} else {
+				p.nearest[1]++
+			}
+		}
+		if !gate && !first {
+			continue
 		}
 		p.add(habilis.Leak{From: ts[a].rec.Tool.Name, Into: ts[b].rec.Tool.Name,
 			Example: ts[a].rec.Tool.Examples[k], Score: s, OwnScore: own,

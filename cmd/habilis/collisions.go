@@ -119,9 +119,10 @@ func printCollisions(w io.Writer, cols []habilis.Collision) {
 		return
 	}
 	tw := newTable(w)
-	fmt.Fprintln(tw, "SEVERITY\tA\tB\tMISROUTED A→B B→A\tCENTROID SIM\tOVERLAP\tLEAKS")
+	fmt.Fprintln(tw, "SEVERITY\tA\tB\tMISROUTED A→B B→A\tNEAREST A→B B→A\tCENTROID SIM\tOVERLAP\tLEAKS")
 	for _, c := range cols {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d %d\t%.3f\t%.3f\t%d\n", c.Severity, c.A, c.B, c.MisroutesAB, c.MisroutesBA, c.CentroidSimilarity, c.Overlap, len(c.Leaks))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d %d\t%d %d\t%.3f\t%.3f\t%d\n", c.Severity, c.A, c.B, c.MisroutesAB, c.MisroutesBA,
+			c.NearestAB, c.NearestBA, c.CentroidSimilarity, c.Overlap, len(c.Leaks))
 	}
 	tw.Flush()
 	for _, c := range cols {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/catalog"
 )
 
@@ -361,5 +362,42 @@ func misspell(t *testing.T, dir, name, tool, field string) {
 	}
 	if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSampleCatalogCollisions checks what the README says of the sample
+// catalog's collisions: at medium severity and above, its four pairs of
+// tools that do overlapping things, and beside them only the current time
+// or date with a tool whose requests say "right now" or "today".
+func TestSampleCatalogCollisions(t *testing.T) {
+	dir := tourDir(t)
+	store := filepath.Join(dir, "habilis.db")
+	mustRun(t, "--store", store, "load", filepath.Join(dir, "tools.json"))
+	cols := decode[struct {
+		Collisions []habilis.Collision `json:"collisions"`
+	}](t, mustRun(t, "--store", store, "collisions", "--json", "--min-severity", "medium")).Collisions
+	overlapping := map[[2]string]bool{
+		{"get_weather", "weather_forecast"}:       false,
+		{"convert_timezone", "current_time"}:      false,
+		{"news_search", "web_search"}:             false,
+		{"create_calendar_event", "set_reminder"}: false,
+	}
+	now := regexp.MustCompile(`^current_(time|date)$`)
+	said := regexp.MustCompile(`^(get_weather|weather_forecast|get_stock_price)$`)
+	for _, c := range cols {
+		pair := [2]string{c.A, c.B}
+		if _, ok := overlapping[pair]; ok {
+			overlapping[pair] = true
+			continue
+		}
+		if !now.MatchString(c.A) || !said.MatchString(c.B) {
+			t.Errorf("collision %s/%s (%s, nearest %d %d, misroutes %d %d): the README names no such pair",
+				c.A, c.B, c.Severity, c.NearestAB, c.NearestBA, c.MisroutesAB, c.MisroutesBA)
+		}
+	}
+	for pair, seen := range overlapping {
+		if !seen {
+			t.Errorf("collisions --min-severity medium lacks %s/%s:\n%+v", pair[0], pair[1], cols)
+		}
 	}
 }

@@ -1627,7 +1627,13 @@ type Collision struct {
 	MisroutesAToB int32 `protobuf:"varint,7,opt,name=misroutes_a_to_b,json=misroutesAToB,proto3" json:"misroutes_a_to_b,omitempty"`
 	MisroutesBToA int32 `protobuf:"varint,8,opt,name=misroutes_b_to_a,json=misroutesBToA,proto3" json:"misroutes_b_to_a,omitempty"`
 	// misroute_rate is their share of the two tools' held-out examples.
-	MisrouteRate  float32 `protobuf:"fixed32,9,opt,name=misroute_rate,json=misrouteRate,proto3" json:"misroute_rate,omitempty"`
+	MisrouteRate float32 `protobuf:"fixed32,9,opt,name=misroute_rate,json=misrouteRate,proto3" json:"misroute_rate,omitempty"`
+	// nearest_a_to_b counts the examples of a that, left out of a, rank b
+	// first of the other tools, misrouted or not; nearest_b_to_a the other
+	// way. Misroutes make a pair medium or high only between tools that are
+	// each other's nearest for a quarter of their examples.
+	NearestAToB   int32 `protobuf:"varint,10,opt,name=nearest_a_to_b,json=nearestAToB,proto3" json:"nearest_a_to_b,omitempty"`
+	NearestBToA   int32 `protobuf:"varint,11,opt,name=nearest_b_to_a,json=nearestBToA,proto3" json:"nearest_b_to_a,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1721,6 +1727,20 @@ func (x *Collision) GetMisroutesBToA() int32 {
 func (x *Collision) GetMisrouteRate() float32 {
 	if x != nil {
 		return x.MisrouteRate
+	}
+	return 0
+}
+
+func (x *Collision) GetNearestAToB() int32 {
+	if x != nil {
+		return x.NearestAToB
+	}
+	return 0
+}
+
+func (x *Collision) GetNearestBToA() int32 {
+	if x != nil {
+		return x.NearestBToA
 	}
 	return 0
 }
@@ -2686,7 +2706,7 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"\x12CollisionsResponse\x125\n" +
 	"\n" +
 	"collisions\x18\x01 \x03(\v2\x15.habilis.v1.CollisionR\n" +
-	"collisions\"\xad\x02\n" +
+	"collisions\"\xf7\x02\n" +
 	"\tCollision\x12\f\n" +
 	"\x01a\x18\x01 \x01(\tR\x01a\x12\f\n" +
 	"\x01b\x18\x02 \x01(\tR\x01b\x12/\n" +
@@ -2696,7 +2716,10 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"\bseverity\x18\x06 \x01(\tR\bseverity\x12'\n" +
 	"\x10misroutes_a_to_b\x18\a \x01(\x05R\rmisroutesAToB\x12'\n" +
 	"\x10misroutes_b_to_a\x18\b \x01(\x05R\rmisroutesBToA\x12#\n" +
-	"\rmisroute_rate\x18\t \x01(\x02R\fmisrouteRate\"\xbd\x01\n" +
+	"\rmisroute_rate\x18\t \x01(\x02R\fmisrouteRate\x12#\n" +
+	"\x0enearest_a_to_b\x18\n" +
+	" \x01(\x05R\vnearestAToB\x12#\n" +
+	"\x0enearest_b_to_a\x18\v \x01(\x05R\vnearestBToA\"\xbd\x01\n" +
 	"\x04Leak\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\tR\x04from\x12\x12\n" +
 	"\x04into\x18\x02 \x01(\tR\x04into\x12\x18\n" +
