@@ -18,6 +18,9 @@ type tool struct {
 	name  string
 	gate  float32 // Radius − Margin, or the catalog threshold
 	theta float64 // arccos(gate)
+	// bare marks a tool without examples standing in by its description
+	// vector (Options.Bare).
+	bare bool
 }
 
 // catalog holds the tools with a centroid and those centroids in one form:
@@ -39,8 +42,8 @@ func newCatalog(recs []habilis.Record, opts Options) (*catalog, error) {
 	first := true
 	for r := range recs {
 		rec := &recs[r]
-		cv := rec.Centroid
-		if zero(cv) {
+		cv, gate, ok := centroidOf(rec, r, opts)
+		if !ok {
 			continue
 		}
 		if first {
@@ -54,8 +57,7 @@ func newCatalog(recs []habilis.Record, opts Options) (*catalog, error) {
 		if err := c.check(cv); err != nil {
 			return nil, fmt.Errorf("collision: tool %d %q: centroid: %w", r, rec.Tool.Name, err)
 		}
-		gate := opts.CatalogThreshold
-		if rec.HasRadius {
+		if rec.HasRadius && !zero(rec.Centroid) {
 			if isBad(rec.Radius) || isBad(rec.Margin) {
 				return nil, fmt.Errorf("collision: tool %d %q: radius %v, margin %v: %w",
 					r, rec.Tool.Name, rec.Radius, rec.Margin, habilis.ErrInvalid)
@@ -65,7 +67,7 @@ func newCatalog(recs []habilis.Record, opts Options) (*catalog, error) {
 				gate = max(gate, opts.GateFloor)
 			}
 		}
-		c.tools = append(c.tools, tool{rec: r, name: rec.Tool.Name, gate: gate, theta: capAngle(gate)})
+		c.tools = append(c.tools, tool{rec: r, name: rec.Tool.Name, gate: gate, theta: capAngle(gate), bare: zero(rec.Centroid)})
 		if c.sparse {
 			c.idx = append(c.idx, cv.Indices)
 			c.val = append(c.val, cv.Values)
@@ -74,6 +76,24 @@ func newCatalog(recs []habilis.Record, opts Options) (*catalog, error) {
 		}
 	}
 	return c, nil
+}
+
+// centroidOf returns the vector that stands for record r in the analysis,
+// with its gate before any radius (the catalog threshold), or ok false
+// when the record has none: its centroid, else with Options.Bare its
+// description vector, gated where Bare says.
+func centroidOf(rec *habilis.Record, r int, opts Options) (v habilis.Vector, gate float32, ok bool) {
+	if !zero(rec.Centroid) {
+		return rec.Centroid, opts.CatalogThreshold, true
+	}
+	if opts.Bare == nil || zero(rec.DescriptionVector) {
+		return habilis.Vector{}, 0, false
+	}
+	gate, ok = opts.Bare(r)
+	if !ok || isBad(gate) {
+		return habilis.Vector{}, 0, false
+	}
+	return rec.DescriptionVector, gate, true
 }
 
 // check reports whether v, a nonzero vector, can be compared with the

@@ -122,6 +122,13 @@ type Options struct {
 	// passes are skipped (see the package documentation); 0 means
 	// DefaultMaxTools, a negative value means no limit.
 	MaxTools int
+	// Bare, when set, gives the gate of a tool without examples (a zero
+	// centroid) on its description score, ok false to leave the tool out:
+	// the analysis then takes the tool's description vector for its
+	// centroid, so that such tools are paired by their descriptions and
+	// other tools' examples are routed to them as hybrid mode ranks them
+	// (by the description alone). Nil leaves every such tool out.
+	Bare func(rec int) (gate float32, ok bool)
 	// HighOnly, above MaxTools, looks for the pairs whose centroid
 	// similarity alone makes them high (Threshold + 0.1) and no others:
 	// what a caller keeping only high severities needs, found with fewer

@@ -685,3 +685,54 @@ func TestMisroutesBetweenNeighbours(t *testing.T) {
 		}
 	}
 }
+
+// TestBareTools checks that, with Options.Bare, tools without examples
+// take part by their description vectors: another tool's example routed to
+// one and passing its gate is a misroute, and two of them pair by
+// similarity alone, not by one's description passing the other's gate
+// (their gates sit where generic requests score). Without Bare they are
+// left out.
+func TestBareTools(t *testing.T) {
+	bare := func(name string, v []float32) habilis.Record {
+		return habilis.Record{Tool: habilis.Tool{Name: name}, DescriptionVector: habilis.Vector{Dense: v}}
+	}
+	recs := []habilis.Record{
+		denseTool("web", 0.9, ex{"w1", unit(1, 0, 0, 0, 0)}, ex{"w2", unit(1, 0, 0, 0, 0)}, ex{"w3", unit(0.3, 1, 0, 0, 0)}),
+		bare("news", unit(0, 1, 0, 0, 0.1)),
+		// news·music ≈ 0.01 passes music's gate of 0.005; lyrics·music ≈
+		// 0.85 reaches the threshold (not 0.9, which would make them high).
+		bare("music", unit(0, 0, 1, 0, 0.1)),
+		bare("lyrics", unit(0, 0, 1, 0.6, 0)),
+	}
+	gates := map[int]float32{1: 0.2, 2: 0.005, 3: 0.2}
+	opts := Options{Threshold: 0.8, Bare: func(rec int) (float32, bool) { g, ok := gates[rec]; return g, ok }}
+	type row struct {
+		Misroutes, Nearest int
+		Severity           habilis.Severity
+	}
+	want := map[[2]string]row{
+		{"news", "web"}:     {1, 1, habilis.SeverityMedium},
+		{"lyrics", "music"}: {0, 0, habilis.SeverityLow},
+	}
+	for _, form := range []struct {
+		name string
+		recs []habilis.Record
+	}{{"dense", recs}, {"sparse", toSparse(recs)}} {
+		cols, err := Find(form.recs, opts)
+		if err != nil {
+			t.Fatalf("%s: Find: %v", form.name, err)
+		}
+		got := map[[2]string]row{}
+		for _, c := range cols {
+			got[[2]string{c.A, c.B}] = row{c.MisroutesAB + c.MisroutesBA, c.NearestAB + c.NearestBA, c.Severity}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: collisions with Bare (-want +got):\n%s", form.name, diff)
+		}
+		without := opts
+		without.Bare = nil
+		if cols, err := Find(form.recs, without); err != nil || len(cols) != 0 {
+			t.Errorf("%s: without Bare: %v, %v; want no collisions (one tool with examples)", form.name, cols, err)
+		}
+	}
+}

@@ -42,9 +42,15 @@ func (c *catalog) pairs(opts Options) (pairSet, error) {
 }
 
 // qualifies reports whether tools i and j with centroid similarity sim are a
-// collision without looking at examples.
+// collision without looking at examples: similar centroids, or the centroid
+// of one, the mean of its examples, passing the other's gate. A tool
+// without examples has no such typical request (its description is no
+// request, and description gates sit where generic requests score, which
+// the descriptions of a catalog's tools all pass), so such a pair needs
+// the similarity.
 func (c *catalog) qualifies(i, j int, sim, threshold float32) bool {
-	return sim >= threshold || sim >= c.tools[i].gate || sim >= c.tools[j].gate
+	ti, tj := &c.tools[i], &c.tools[j]
+	return sim >= threshold || !tj.bare && sim >= ti.gate || !ti.bare && sim >= tj.gate
 }
 
 // denseAll compares every pair of dense centroids by matrix-vector

@@ -40,10 +40,14 @@ intersect, or whose examples leak into each other, worst first, with the culprit
 examples. Severity rests on evidence that a request would be misrouted: high when
 two or more of one tool's examples, left out of it, are routed to the other tool
 and pass its gate (or the centroids nearly coincide), medium for one such
-example, low when the regions merely overlap. --min-severity and --limit bound
-what is printed. With --fail-on it exits with code 3 when a collision at or
-above that severity exists (printed or not), after printing the report, so it
-can gate a CI job.`,
+example, low when the regions merely overlap. Misroutes count only between
+neighbours: tools that are each other's nearest other tool for a quarter of
+their examples (NEAREST); one shared word does not make unrelated tools collide.
+A tool without examples takes part by its description: paired with another
+when their similarity reaches --threshold, and receiving other tools' examples.
+--min-severity and --limit bound what is printed. With --fail-on it exits with
+code 3 when a collision at or above that severity exists (printed or not),
+after printing the report, so it can gate a CI job.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCollisions(cmd.Context(), o, cmd.OutOrStdout())
@@ -88,12 +92,34 @@ func runCollisions(ctx context.Context, o *collisionsOptions, stdout io.Writer) 
 		if len(shown) < len(cols) {
 			fmt.Fprintf(stdout, "(%d of %d collisions shown: --min-severity %s, --limit %d)\n", len(shown), len(cols), minSev, o.limit)
 		}
+		err = noteBareTools(ctx, b, stdout)
 	}
 	if err != nil {
 		return err
 	}
 	if failOn != "" && collision.AtLeast(cols, failOn) {
 		return &exitCodeError{exitCollisions, fmt.Errorf("collisions: found a collision of severity %s or higher", failOn)}
+	}
+	return nil
+}
+
+// noteBareTools says, under the table, what the report of a catalog with
+// tools without examples rests on for them.
+func noteBareTools(ctx context.Context, b backend, w io.Writer) error {
+	tools, err := b.Tools(ctx)
+	if err != nil {
+		return fmt.Errorf("collisions: %w", err)
+	}
+	bare := 0
+	for _, t := range tools {
+		if len(t.Examples) == 0 {
+			bare++
+		}
+	}
+	if bare > 0 {
+		fmt.Fprintf(w, "note: %d of %d tools have no examples: they pair by description similarity (--threshold) and\n"+
+			"  by other tools' examples routed to them, and with no examples of their own no misroute\n"+
+			"  of their requests shows; add examples, or run `habilis fit` on labelled requests\n", bare, len(tools))
 	}
 	return nil
 }
@@ -146,5 +172,9 @@ func printCollisions(w io.Writer, cols []habilis.Collision) {
 				strings.Join(how, ", "), l.Score, l.OwnScore)
 		}
 	}
-	fmt.Fprintf(w, "\n%d collisions\n", len(cols))
+	noun := "collisions"
+	if len(cols) == 1 {
+		noun = "collision"
+	}
+	fmt.Fprintf(w, "\n%d %s\n", len(cols), noun)
 }

@@ -756,3 +756,31 @@ func snapshotOf(t *testing.T, path string) *habilis.Snapshot {
 	}
 	return snap
 }
+
+// TestCollisionsWithoutExamples checks that a catalog without examples
+// gets the pairs its descriptions make (two near-identical readers of
+// files), not "no collisions", and a note saying what they rest on.
+func TestCollisionsWithoutExamples(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bare.json")
+	if err := os.WriteFile(path, []byte(`[
+	{"name": "read_file", "description": "Read the complete contents of a file from the file system."},
+	{"name": "read_text_file", "description": "Read the complete contents of a file from the file system as text."},
+	{"name": "send_email", "description": "Send an email message to one or more recipients."},
+	{"name": "get_weather", "description": "Get the current weather conditions for a city."}
+]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(dir, "bare.db")
+	mustRun(t, "--store", store, "load", path)
+	cols := decode[struct {
+		Collisions []habilis.Collision `json:"collisions"`
+	}](t, mustRun(t, "--store", store, "collisions", "--json")).Collisions
+	if len(cols) != 1 || cols[0].A != "read_file" || cols[0].B != "read_text_file" || cols[0].Severity == habilis.SeverityMedium {
+		t.Errorf("collisions = %+v, want read_file/read_text_file alone, low or high (no misroute can show)", cols)
+	}
+	out := mustRun(t, "--store", store, "collisions")
+	if !strings.Contains(out, "read_text_file") || !strings.Contains(out, "note: 4 of 4 tools have no examples") {
+		t.Errorf("collisions table lacks the pair or the note:\n%s", out)
+	}
+}
