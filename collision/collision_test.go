@@ -658,11 +658,7 @@ func TestMisroutesBetweenNeighbours(t *testing.T) {
 		denseTool("music", 0.9, ex{"m1", unit(0, 0, 0, 1, 0.3, 0)}, ex{"m2", unit(0, 0, 0, 1, 0.3, 0)}, ex{"m3", unit(0, 0, 0, 1, 0.3, 0)}),
 		denseTool("playlists", 0.9, ex{"p1", unit(0, 0, 0, 0.5, 0, 1)}, ex{"p2", unit(0, 0, 0, 0.5, 0, 1)}, ex{"p3", unit(0, 0, 0, 0.5, 0, 1)}),
 	}
-	type row struct {
-		Misroutes, Nearest int
-		Severity           habilis.Severity
-	}
-	want := map[[2]string]row{
+	want := map[[2]string]evidence{
 		{"news", "web"}:  {1, 7, habilis.SeverityMedium},
 		{"music", "web"}: {1, 1, habilis.SeverityLow},
 	}
@@ -670,20 +666,37 @@ func TestMisroutesBetweenNeighbours(t *testing.T) {
 		name string
 		recs []habilis.Record
 	}{{"dense", recs}, {"sparse", toSparse(recs)}} {
-		cols, err := Find(form.recs, Options{})
-		if err != nil {
-			t.Fatalf("%s: Find: %v", form.name, err)
-		}
-		got := map[[2]string]row{}
-		for _, c := range cols {
-			if _, ok := want[[2]string{c.A, c.B}]; ok {
-				got[[2]string{c.A, c.B}] = row{c.MisroutesAB + c.MisroutesBA, c.NearestAB + c.NearestBA, c.Severity}
+		got := evidenceOf(t, form.recs, Options{})
+		for pair := range got {
+			if _, ok := want[pair]; !ok {
+				delete(got, pair)
 			}
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s: collisions (-want +got):\n%s", form.name, diff)
 		}
 	}
+}
+
+// evidence is what a collision's severity rests on, both directions
+// together.
+type evidence struct {
+	Misroutes, Nearest int
+	Severity           habilis.Severity
+}
+
+// evidenceOf returns Find's collisions of recs under opts by pair.
+func evidenceOf(t *testing.T, recs []habilis.Record, opts Options) map[[2]string]evidence {
+	t.Helper()
+	cols, err := Find(recs, opts)
+	if err != nil {
+		t.Fatalf("Find: %v", err)
+	}
+	out := make(map[[2]string]evidence, len(cols))
+	for _, c := range cols {
+		out[[2]string{c.A, c.B}] = evidence{c.MisroutesAB + c.MisroutesBA, c.NearestAB + c.NearestBA, c.Severity}
+	}
+	return out
 }
 
 // TestBareTools checks that, with Options.Bare, tools without examples
@@ -706,11 +719,7 @@ func TestBareTools(t *testing.T) {
 	}
 	gates := map[int]float32{1: 0.2, 2: 0.005, 3: 0.2}
 	opts := Options{Threshold: 0.8, Bare: func(rec int) (float32, bool) { g, ok := gates[rec]; return g, ok }}
-	type row struct {
-		Misroutes, Nearest int
-		Severity           habilis.Severity
-	}
-	want := map[[2]string]row{
+	want := map[[2]string]evidence{
 		{"news", "web"}:     {1, 1, habilis.SeverityMedium},
 		{"lyrics", "music"}: {0, 0, habilis.SeverityLow},
 	}
@@ -718,15 +727,7 @@ func TestBareTools(t *testing.T) {
 		name string
 		recs []habilis.Record
 	}{{"dense", recs}, {"sparse", toSparse(recs)}} {
-		cols, err := Find(form.recs, opts)
-		if err != nil {
-			t.Fatalf("%s: Find: %v", form.name, err)
-		}
-		got := map[[2]string]row{}
-		for _, c := range cols {
-			got[[2]string{c.A, c.B}] = row{c.MisroutesAB + c.MisroutesBA, c.NearestAB + c.NearestBA, c.Severity}
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want, evidenceOf(t, form.recs, opts)); diff != "" {
 			t.Errorf("%s: collisions with Bare (-want +got):\n%s", form.name, diff)
 		}
 		without := opts
