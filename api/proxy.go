@@ -146,9 +146,10 @@ func NewProxy(s *Server, opts ProxyOptions) (*Proxy, error) {
 			pr.SetURL(u)
 			pr.SetXForwarded()
 		},
-		Transport:    opts.Transport,
-		ErrorHandler: p.upstreamError,
-		ErrorLog:     slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		Transport:      opts.Transport,
+		ModifyResponse: addPlanHeaders,
+		ErrorHandler:   p.upstreamError,
+		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	return p, nil
 }
@@ -174,6 +175,9 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 		return
 	}
 	p.s.log.Warn("proxy: upstream failed", "path", r.URL.Path, "error", err)
+	if plan, ok := r.Context().Value(planKey{}).(*chatPlan); ok {
+		plan.writeHeaders(w.Header())
+	}
 	writeOpenAIError(w, http.StatusBadGateway, "upstream_error", fmt.Sprintf("habilis proxy: upstream %s: %v", p.opts.Upstream, err))
 }
 
@@ -208,9 +212,23 @@ func (p *Proxy) chat(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(strings.NewReader(plan.body))
 		r.ContentLength = int64(len(plan.body))
 	}
-	plan.writeHeaders(w.Header())
 	p.s.metrics.proxied(plan, time.Since(start))
-	p.rp.ServeHTTP(w, r)
+	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), planKey{}, plan)))
+}
+
+// planKey carries a chat request's plan to the answer, whose headers it
+// sets: on the upstream's final answer (ModifyResponse) or the proxy's 502,
+// not on w before forwarding, since the reverse proxy clears those when it
+// relays an informational answer (100 Continue, 103 Early Hints).
+type planKey struct{}
+
+// addPlanHeaders adds the habilis headers to the upstream's answer to a
+// chat request.
+func addPlanHeaders(resp *http.Response) error {
+	if plan, ok := resp.Request.Context().Value(planKey{}).(*chatPlan); ok {
+		plan.writeHeaders(resp.Header)
+	}
+	return nil
 }
 
 // errTooLarge reports a chat request over ProxyOptions.MaxChatBytes.

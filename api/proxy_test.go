@@ -382,6 +382,37 @@ func TestProxyStream(t *testing.T) {
 	}
 }
 
+// TestProxyHeadersAfterInformational checks that the habilis headers
+// reach the final answer when the upstream first sends an informational
+// answer (100 Continue to a client's "Expect: 100-continue", which curl
+// sends for large bodies, or 103 Early Hints): the reverse proxy relays
+// those and then clears the headers set before them.
+func TestProxyHeadersAfterInformational(t *testing.T) {
+	for _, code := range []int{http.StatusContinue, http.StatusEarlyHints} {
+		t.Run(http.StatusText(code), func(t *testing.T) {
+			upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				w.WriteHeader(code)
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, recordedAnswer)
+			})
+			_, _, base := proxyFixture(t, ProxyOptions{K: 2, Upstream: serveHTTP(t, upstream) + "/v1"})
+			status, hdr, answer := testutil.Post(t, base+"/v1/chat/completions", chatBody(openAITools(t), userMail, ""))
+			if status != http.StatusOK || answer != recordedAnswer {
+				t.Fatalf("answer %d %q, want 200 and the upstream's answer", status, answer)
+			}
+			for _, k := range []string{HeaderToolsBefore, HeaderToolsAfter, HeaderOutcome} {
+				if len(hdr.Values(k)) != 1 {
+					t.Errorf("%s = %q in the final answer, want one value", k, hdr.Values(k))
+				}
+			}
+			if hdr.Get(HeaderToolsAfter) != "2" {
+				t.Errorf("%s = %q, want 2", HeaderToolsAfter, hdr.Get(HeaderToolsAfter))
+			}
+		})
+	}
+}
+
 func TestProxyMetrics(t *testing.T) {
 	s, _, base := proxyFixture(t, ProxyOptions{K: 2})
 	tools := openAITools(t)
