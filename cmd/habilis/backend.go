@@ -45,8 +45,6 @@ type backend interface {
 // process's lock (a running `habilis serve`) before saying it is in use.
 const storeTimeout = 2 * time.Second
 
-// openBackend returns the remote server when --remote is set and a router
-// over the local store otherwise. write opens the store for writing.
 // catalogTools returns the tools of the catalog --store or --remote
 // names, for the command op.
 func catalogTools(ctx context.Context, g *globalOptions, op string) ([]habilis.Tool, error) {
@@ -62,6 +60,9 @@ func catalogTools(ctx context.Context, g *globalOptions, op string) ([]habilis.T
 	return tools, nil
 }
 
+// openBackend returns the remote server when --remote is set and a router
+// over the local store otherwise. write opens the store for writing; it
+// must exist already (accessUpdate).
 func openBackend(ctx context.Context, g *globalOptions, write bool) (backend, error) {
 	if g.remote != "" {
 		b, err := dialRemote(ctx, g.remote, g)
@@ -70,7 +71,11 @@ func openBackend(ctx context.Context, g *globalOptions, write bool) (backend, er
 		}
 		return b, nil
 	}
-	r, closeFn, err := openRouter(ctx, g, write)
+	access := accessRead
+	if write {
+		access = accessUpdate
+	}
+	r, closeFn, err := openRouterAs(ctx, g, access)
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +130,11 @@ const (
 	// accessWrite reads and writes: a bbolt file is the command's alone
 	// until it ends.
 	accessWrite
+	// accessUpdate reads and writes as accessWrite does, but a store that
+	// does not exist yet is refused as accessRead refuses it: fit, tools rm
+	// and --reindex change a catalog and have none to change there, and
+	// creating an empty store would leave a file that looks like one.
+	accessUpdate
 	// accessShared reads and writes, holding a bbolt file only for each
 	// read or write (boltstore.Shared), so that other processes write it
 	// meanwhile: a server following its store.
@@ -158,7 +168,7 @@ func openRouterAs(ctx context.Context, g *globalOptions, access storeAccess) (*s
 	cfg.Progress = p.selectorStep
 	// Re-embedding writes to the store.
 	if g.reindex && access == accessRead {
-		access = accessWrite
+		access = accessUpdate
 	}
 	write := access != accessRead
 	if p, ok := cfg.Embedder.(prober); ok && write {
@@ -339,7 +349,7 @@ func openStoreAs(ctx context.Context, spec string, access storeAccess, migrating
 	if access == accessShared {
 		return boltstore.OpenShared(spec, opts)
 	}
-	if access == accessRead {
+	if access == accessRead || access == accessUpdate {
 		switch fi, err := os.Stat(spec); {
 		case errors.Is(err, fs.ErrNotExist):
 			return nil, fmt.Errorf("store %s does not exist: load a catalog first (habilis load FILE) or pass --store: %w", spec, habilis.ErrNotFound)
@@ -347,7 +357,7 @@ func openStoreAs(ctx context.Context, spec string, access storeAccess, migrating
 			// A file of nothing was never written: no store yet.
 			return nil, fmt.Errorf("store %s is an empty file: load a catalog first (habilis load FILE) or pass --store: %w", spec, habilis.ErrNotFound)
 		}
-		opts.ReadOnly = true
+		opts.ReadOnly = access == accessRead
 	}
 	st, err := boltstore.Open(spec, opts)
 	if err != nil {

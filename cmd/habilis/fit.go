@@ -51,7 +51,7 @@ func runFit(ctx context.Context, o *fitOptions, stdout io.Writer) error {
 	}
 	o.g.progress = o.g.newProgress("fit")
 	defer o.g.progress.finish()
-	r, closeRouter, err := openRouter(ctx, o.g, true)
+	r, closeRouter, err := openRouterAs(ctx, o.g, accessUpdate)
 	if err != nil {
 		return fmt.Errorf("fit %s: %w", o.file, err)
 	}

@@ -634,6 +634,11 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"--store", store, "--embedder", "word2vec", "select", "weather"}, exitUsage, "word2vec"},
 		{[]string{"--store", missing, "select", "weather"}, exitError, "does not exist"},
 		{[]string{"--store", missing, "fit", testdata("missing.jsonl")}, exitError, "missing.jsonl"},
+		// Commands that change a catalog refuse a store that does not
+		// exist rather than create an empty one: only load starts one.
+		{[]string{"--store", missing, "fit", testdata("fit.jsonl")}, exitError, "does not exist"},
+		{[]string{"--store", missing, "tools", "rm", "get_weather"}, exitError, "does not exist"},
+		{[]string{"--store", missing, "--reindex", "select", "weather"}, exitError, "does not exist"},
 	}
 	for _, tt := range tests {
 		r := habilisRun(t, tt.args...)
@@ -645,7 +650,7 @@ func TestExitCodes(t *testing.T) {
 		}
 	}
 	if _, err := os.Stat(missing); err == nil {
-		t.Errorf("a read command created the missing store %s", missing)
+		t.Errorf("a command other than load created the missing store %s", missing)
 	}
 }
 
