@@ -376,6 +376,15 @@ func overlayExamples(file, name string, raw json.RawMessage) ([]string, error) {
 	if err := json.Unmarshal(raw, &e); err != nil {
 		return nil, fail("", `want {"examples": [...]}`)
 	}
+	// The overlay is habilis' own shape, unlike the servers' config whose
+	// other fields belong to the clients: a field it does not know is a
+	// mistake (a misspelt "examples" would drop the examples unnoticed).
+	keys, _ := objectKeys(raw)
+	for _, k := range keys {
+		if k != "examples" {
+			return nil, fail(k, `unknown field: an overlay entry holds only "examples"`)
+		}
+	}
 	if len(e.Examples) > catalog.MaxExamples {
 		return nil, fail("examples", "holds %d examples; the limit is %d", len(e.Examples), catalog.MaxExamples)
 	}

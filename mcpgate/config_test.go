@@ -92,6 +92,9 @@ func TestParseOverlay(t *testing.T) {
 		{`{"a": {"examples": ["Hello  there", "hello there"]}}`, `tool "a": field "examples[1]": duplicates examples[0]`},
 		{`{"a": {"examples": ["` + strings.Repeat("x", 5000) + `"]}}`, `is 5000 bytes long; the limit is 4096`},
 		{`{"a": {"examples": []}, "a": {"examples": []}}`, `tool "a": is given twice`},
+		// A misspelt field would otherwise drop the examples unnoticed.
+		{`{"a": {"exmples": ["x"]}}`, `tool "a": field "exmples": unknown field: an overlay entry holds only "examples"`},
+		{`{"a": {"examples": ["x"], "margin": 0.2}}`, `tool "a": field "margin": unknown field`},
 	} {
 		_, err := ParseOverlay("overlay.json", []byte(tc.data))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, habilis.ErrInvalid) {
