@@ -108,6 +108,9 @@ func ParseQueries(file string, r io.Reader) ([]Query, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s:%d: %v: %w", file, line+1, err, habilis.ErrInvalid)
 	}
+	if len(qs) == 0 {
+		return nil, fmt.Errorf("%s: holds no queries: %w", file, habilis.ErrInvalid)
+	}
 	return qs, nil
 }
 

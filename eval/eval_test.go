@@ -58,6 +58,9 @@ func TestParseQueries(t *testing.T) {
 		{`{"query": "  ", "expected": ["a"]}`, `q.jsonl:1: field "query"`},
 		{`{"query": "x"}`, `q.jsonl:1: field "expected": missing`},
 		{`{"query": "x", "expected": "a"}`, `q.jsonl:1: field "expected"`},
+		// Nothing to measure: eval would report every figure as 0.
+		{"", "q.jsonl: holds no queries"},
+		{"\n  \n", "q.jsonl: holds no queries"},
 	}
 	for _, b := range bad {
 		_, err := eval.ParseQueries("q.jsonl", strings.NewReader(b.text))

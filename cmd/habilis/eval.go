@@ -123,6 +123,9 @@ func runEval(ctx context.Context, o *evalOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if len(qs) == 0 && len(filters) > 0 && o.queries != "" {
+		return fmt.Errorf("eval: no row of %s matches --where %s: %w", o.queries, strings.Join(o.where, " --where "), habilis.ErrInvalid)
+	}
 	if o.fill {
 		return runEvalFill(ctx, o, tools, qs, stdout)
 	}

@@ -633,6 +633,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"--log-level", "loud", "version"}, exitUsage, "loud"},
 		{[]string{"--store", store, "--embedder", "word2vec", "select", "weather"}, exitUsage, "word2vec"},
 		{[]string{"--store", missing, "select", "weather"}, exitError, "does not exist"},
+		// A --where that keeps no row measures nothing: every figure would read 0.
+		{[]string{"eval", "--tools", testdata("tools.json"), "--queries", testdata("queries.jsonl"), "--where", "split=none"}, exitError, "--where"},
 		{[]string{"--store", missing, "fit", testdata("missing.jsonl")}, exitError, "missing.jsonl"},
 		// Commands that change a catalog refuse a store that does not
 		// exist rather than create an empty one: only load starts one.
