@@ -68,6 +68,9 @@ type toolError struct {
 }
 
 func (e *toolError) Error() string {
+	if e.field == "tool" { // "tool: tool "x"" would say it twice
+		return fmt.Sprintf("tool %q: %v", e.name, habilis.ErrNotFound)
+	}
 	return fmt.Sprintf("%s: tool %q: %v", e.field, e.name, habilis.ErrNotFound)
 }
 func (e *toolError) Unwrap() error { return habilis.ErrNotFound }

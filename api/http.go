@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"strings"
 
 	"connectrpc.com/connect"
 	"connectrpc.com/vanguard"
@@ -67,7 +68,12 @@ type jsonCodec struct{ vanguard.JSONCodec }
 
 func (c jsonCodec) Unmarshal(data []byte, msg proto.Message) error {
 	if err := c.JSONCodec.Unmarshal(data, msg); err != nil {
-		return connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("request body: %w", err))
+		// protojson's messages start with its package's name ("proto:
+		// (line 1:2): unknown field ..."), which says nothing to a caller
+		// of an HTTP API.
+		detail := strings.TrimSpace(strings.TrimPrefix(err.Error(), "proto:"))
+		return connect.NewError(connect.CodeInvalidArgument,
+			fmt.Errorf("request body is not a %s in JSON: %s", msg.ProtoReflect().Descriptor().Name(), detail))
 	}
 	return nil
 }

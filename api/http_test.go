@@ -135,17 +135,22 @@ func TestHTTPErrors(t *testing.T) {
 		hdr                []string
 		status             int
 		code               string
-		// detail is a value the details' debug objects must hold.
-		detail string
+		// detail is a value the details' debug objects must hold;
+		// message, when set, the whole message.
+		detail, message string
 	}{
-		{"no token", "Select", `{"query": "weather in Oslo"}`, nil, 401, "unauthenticated", ""},
-		{"wrong token", "Select", `{"query": "weather in Oslo"}`, []string{"Authorization", "Bearer nope"}, 401, "unauthenticated", ""},
-		{"empty query", "Select", `{"query": " "}`, auth, 400, "invalid_argument", `"field":"query"`},
-		{"k out of range", "Select", `{"query": "weather", "k": 5000}`, auth, 400, "invalid_argument", `"field":"k"`},
-		{"unknown field", "Select", `{"query": "weather", "kk": 1}`, auth, 400, "invalid_argument", ""},
-		{"not JSON", "Select", `{"query": `, auth, 400, "invalid_argument", ""},
-		{"unknown tool", "GetTool", `{"name": "teleport"}`, auth, 404, "not_found", `"resourceName":"teleport"`},
-		{"bad catalog", "UpsertTools", `{"catalog_json": "[{\"name\": \"a\"}]"}`, auth, 400, "invalid_argument", `"reason":"INVALID"`},
+		{"no token", "Select", `{"query": "weather in Oslo"}`, nil, 401, "unauthenticated", "", ""},
+		{"wrong token", "Select", `{"query": "weather in Oslo"}`, []string{"Authorization", "Bearer nope"}, 401, "unauthenticated", "", ""},
+		{"empty query", "Select", `{"query": " "}`, auth, 400, "invalid_argument", `"field":"query"`, "query: must not be empty"},
+		{"k out of range", "Select", `{"query": "weather", "k": 5000}`, auth, 400, "invalid_argument", `"field":"k"`, ""},
+		{"unknown field", "Select", `{"query": "weather", "kk": 1}`, auth, 400, "invalid_argument", "",
+			`request body is not a SelectRequest in JSON: (line 1:22): unknown field "kk"`},
+		{"not JSON", "Select", `{"query": `, auth, 400, "invalid_argument", "",
+			"request body is not a SelectRequest in JSON: unexpected EOF"},
+		{"unknown tool", "GetTool", `{"name": "teleport"}`, auth, 404, "not_found", `"resourceName":"teleport"`, `name: tool "teleport": not found`},
+		{"fill an unknown tool", "Fill", `{"tool": "teleport", "query": "beam me up"}`, auth, 404, "not_found", `"resourceName":"teleport"`,
+			`tool "teleport": not found`},
+		{"bad catalog", "UpsertTools", `{"catalog_json": "[{\"name\": \"a\"}]"}`, auth, 400, "invalid_argument", `"reason":"INVALID"`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,8 +158,8 @@ func TestHTTPErrors(t *testing.T) {
 			if status != tt.status || got["code"] != tt.code {
 				t.Fatalf("status %d, code %v (%v), want %d, %s", status, got["code"], got, tt.status, tt.code)
 			}
-			if msg, _ := got["message"].(string); msg == "" {
-				t.Errorf("error without a message: %v", got)
+			if msg, _ := got["message"].(string); msg == "" || (tt.message != "" && msg != tt.message) {
+				t.Errorf("message %q, want %q", msg, tt.message)
 			}
 			details, _ := json.Marshal(got["details"])
 			if !strings.Contains(string(details), tt.detail) {

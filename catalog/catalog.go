@@ -146,14 +146,14 @@ func (e *Error) Unwrap() error { return habilis.ErrInvalid }
 func Read(path string) ([]habilis.Tool, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("catalog: %w", err)
+		return nil, err // "open PATH: ..." names the file
 	}
 	defer f.Close()
 	// One byte past the limit is enough for Parse to refuse the file
 	// without reading all of it.
 	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("catalog: %w", err)
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return Parse(path, data)
 }

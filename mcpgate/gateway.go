@@ -149,7 +149,7 @@ type Gateway struct {
 // fails only on bad options or when the index cannot be built.
 func New(ctx context.Context, servers []Server, opts Options) (*Gateway, error) {
 	if opts.Router.Embedder == nil {
-		return nil, fmt.Errorf("mcpgate: no embedder: %w", habilis.ErrInvalid)
+		return nil, fmt.Errorf("no embedder: %w", habilis.ErrInvalid)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -255,13 +255,13 @@ func (g *Gateway) refresh(ctx context.Context) {
 // newUpstreams makes an upstream of every server, sorted by name.
 func newUpstreams(servers []Server, opts *Options) ([]*upstream, error) {
 	if len(servers) == 0 {
-		return nil, fmt.Errorf("mcpgate: no servers: %w", habilis.ErrInvalid)
+		return nil, fmt.Errorf("no servers: %w", habilis.ErrInvalid)
 	}
 	seen := map[string]bool{}
 	ups := make([]*upstream, len(servers))
 	for i, s := range servers {
 		if seen[s.Name] {
-			return nil, fmt.Errorf("mcpgate: server %q given twice: %w", s.Name, habilis.ErrInvalid)
+			return nil, fmt.Errorf("server %q is given twice: %w", s.Name, habilis.ErrInvalid)
 		}
 		seen[s.Name] = true
 		ups[i] = newUpstream(s, opts)
@@ -331,10 +331,10 @@ func (g *Gateway) rebuild(ctx context.Context) error {
 	}
 	r, err := selector.New(ctx, st, g.opts.Router)
 	if err != nil {
-		return fmt.Errorf("mcpgate: index: %w", err)
+		return fmt.Errorf("index the servers' tools: %w", err)
 	}
 	if _, err := r.Load(ctx, tools, selector.LoadOptions{}); err != nil {
-		return fmt.Errorf("mcpgate: index: %w", err)
+		return fmt.Errorf("index the servers' tools: %w", err)
 	}
 	lost := map[string]string{}
 	for server, names := range lostByServer {
@@ -359,13 +359,13 @@ func (g *Gateway) seededStore(ctx context.Context) (*memstore.Store, error) {
 	}
 	snap, err := prev.store.Snapshot(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("mcpgate: index: %w", err)
+		return nil, fmt.Errorf("index the servers' tools: %w", err)
 	}
 	if snap.Meta.Version == 0 {
 		return st, nil
 	}
 	if _, err := st.Write(ctx, &habilis.Batch{Replace: true, Put: snap.Records, Meta: snap.Meta}); err != nil {
-		return nil, fmt.Errorf("mcpgate: index: %w", err)
+		return nil, fmt.Errorf("index the servers' tools: %w", err)
 	}
 	return st, nil
 }
@@ -490,7 +490,7 @@ func round3(x float32) float32 { return float32(math.Round(float64(x)*1000) / 10
 func (g *Gateway) Search(ctx context.Context, query string, k int) (*SearchResult, error) {
 	switch {
 	case k < 0:
-		return nil, fmt.Errorf("mcpgate: search: k %d: must not be negative: %w", k, habilis.ErrInvalid)
+		return nil, fmt.Errorf("k %d: must not be negative: %w", k, habilis.ErrInvalid)
 	case k == 0:
 		k = g.opts.k()
 	case k > MaxK:

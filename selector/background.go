@@ -101,7 +101,7 @@ func embedBackground(ctx context.Context, emb, lex habilis.Embedder, sameLex boo
 	reqs = reqs[:min(len(reqs), n)]
 	qs, err := emb.Embed(ctx, reqs, habilis.Query)
 	if err != nil {
-		return nil, fmt.Errorf("selector: embed the background: %w", err)
+		return nil, fmt.Errorf("embed the built-in background requests: %w", err)
 	}
 	bv := &backgroundVectors{info: emb.Info(), q: qs, lexVec: qs}
 	switch {
@@ -109,11 +109,11 @@ func embedBackground(ctx context.Context, emb, lex habilis.Embedder, sameLex boo
 		bv.lexVec = make([]habilis.Vector, len(qs))
 	case !sameLex:
 		if bv.lexVec, err = lex.Embed(ctx, reqs, habilis.Query); err != nil {
-			return nil, fmt.Errorf("selector: embed the background lexically: %w", err)
+			return nil, fmt.Errorf("embed the built-in background requests lexically: %w", err)
 		}
 	}
 	if len(bv.q) != len(reqs) || len(bv.lexVec) != len(reqs) {
-		return nil, fmt.Errorf("selector: embed the background: %d vectors for %d texts: %w", len(bv.q), len(reqs), habilis.ErrUnavailable)
+		return nil, fmt.Errorf("embed the built-in background requests: %d vectors for %d texts: %w", len(bv.q), len(reqs), habilis.ErrUnavailable)
 	}
 	return bv, nil
 }

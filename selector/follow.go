@@ -43,7 +43,7 @@ func (r *Router) Refresh(ctx context.Context) (bool, error) {
 	}
 	v, err := r.store.Version(ctx)
 	if err != nil {
-		return false, fmt.Errorf("selector: refresh: %w", err)
+		return false, fmt.Errorf("refresh: %w", err)
 	}
 	if r.Version() == v {
 		return false, nil
@@ -54,7 +54,7 @@ func (r *Router) Refresh(ctx context.Context) (bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if ix, err := r.openStored(ctx); err != nil {
-		return false, fmt.Errorf("selector: refresh: %w", err)
+		return false, fmt.Errorf("refresh: %w", err)
 	} else if ix != nil {
 		old := r.Version()
 		if ix.meta.Version == old {
@@ -67,7 +67,7 @@ func (r *Router) Refresh(ctx context.Context) (bool, error) {
 	}
 	snap, err := r.store.Snapshot(ctx)
 	if err != nil {
-		return false, fmt.Errorf("selector: refresh: %w", err)
+		return false, fmt.Errorf("refresh: %w", err)
 	}
 	r.sayUnused()
 	old := r.Version()
@@ -79,11 +79,11 @@ func (r *Router) Refresh(ctx context.Context) (bool, error) {
 		if errors.As(err, &me) {
 			err = me
 		}
-		return false, fmt.Errorf("selector: refresh: catalog version %d: %w", snap.Meta.Version, err)
+		return false, fmt.Errorf("refresh: catalog version %d: %w", snap.Meta.Version, err)
 	}
 	ix, err := r.restore(ctx, snap)
 	if err != nil {
-		return false, fmt.Errorf("selector: refresh: catalog version %d: %w", snap.Meta.Version, err)
+		return false, fmt.Errorf("refresh: catalog version %d: %w", snap.Meta.Version, err)
 	}
 	r.swap(ix)
 	r.cfg.Logger.Info("catalog reloaded from the store", "version", snap.Meta.Version, "previous", old, "tools", len(snap.Records))

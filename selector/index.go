@@ -324,7 +324,7 @@ func buildIndex(meta habilis.CatalogMeta, cal Calibration, emb embedders, recs [
 	for i := range recs {
 		r := &recs[i]
 		if _, dup := ix.byName[r.Tool.Name]; dup {
-			return nil, fmt.Errorf("selector: index: duplicate tool %q: %w", r.Tool.Name, habilis.ErrInvalid)
+			return nil, fmt.Errorf("index: duplicate tool %q: %w", r.Tool.Name, habilis.ErrInvalid)
 		}
 		ix.byName[r.Tool.Name] = i
 		ix.tools[i] = toolInfo{name: r.Tool.Name, examples: len(r.Tool.Examples), radius: r.Radius, hasRadius: r.HasRadius, margin: r.Margin}
@@ -400,7 +400,7 @@ func (ix *index) keepExamples(recs []habilis.Record, dim int) error {
 		for _, v := range r.ExampleVectors {
 			switch {
 			case dim > 0 && len(v.Dense) != dim:
-				return fmt.Errorf("selector: index: tool %q: example vector of dimension %d, want %d: %w", r.Tool.Name, len(v.Dense), dim, habilis.ErrEmbedderMismatch)
+				return fmt.Errorf("index: tool %q: example vector of dimension %d, want %d: %w", r.Tool.Name, len(v.Dense), dim, habilis.ErrEmbedderMismatch)
 			case dim > 0:
 				ix.exSlab.Append(v.Dense)
 			case len(v.Indices) == 0:

@@ -175,7 +175,7 @@ func indexSections(ix *index) ([]section, error) {
 	cal.Prior, cal.Background, cal.Collides = nil, nil, nil
 	calJSON, err := json.Marshal(cal)
 	if err != nil {
-		return nil, fmt.Errorf("selector: encode index: %w", err)
+		return nil, fmt.Errorf("encode index: %w", err)
 	}
 	rows := make([]toolRow, n)
 	nameEnds := make([]uint32, n)
@@ -248,7 +248,7 @@ func defsJSON(defs toolDefs, n int) ([][]byte, error) {
 		d, err := defs.def(i)
 		if err == nil {
 			if out[i], err = json.Marshal(d); err != nil {
-				err = fmt.Errorf("selector: encode index: %w", err)
+				err = fmt.Errorf("encode index: %w", err)
 			}
 		}
 		errs[i] = err
@@ -310,7 +310,7 @@ func CheckIndex(data []byte) []string {
 	var out []string
 	for id, b := range l.Secs {
 		if crc32.Checksum(b, castagnoli) != l.Sums[id] {
-			out = append(out, fmt.Sprintf("%v: section %d damaged (checksum)", errLayout, id))
+			out = append(out, fmt.Sprintf("%v: section %d fails its checksum", errLayout, id))
 		}
 	}
 	return out
@@ -595,7 +595,7 @@ func (c *runCheck) ok(k int32, valid func() bool, bytes ...[]byte) bool {
 }
 
 // errDamaged is what a selection reaching a damaged stored index returns.
-var errDamaged = fmt.Errorf("selector: the stored index is damaged: %w", habilis.ErrDamaged)
+var errDamaged = fmt.Errorf("the stored index does not read whole: %w", habilis.ErrDamaged)
 
 // toolDefs gives tools' definitions by index.
 type toolDefs interface {
@@ -632,7 +632,7 @@ type storedDefs struct {
 func (d *storedDefs) hash(i int) (string, error) {
 	d.sound.Do(func() {
 		if crc32.Checksum(d.data, castagnoli) != d.sum {
-			d.soundErr = fmt.Errorf("selector: the stored index is damaged: tool definitions (checksum): %w", habilis.ErrDamaged)
+			d.soundErr = fmt.Errorf("the stored index: the tool definitions fail their checksum: %w", habilis.ErrDamaged)
 		}
 	})
 	if d.soundErr != nil {
@@ -644,7 +644,7 @@ func (d *storedDefs) hash(i int) (string, error) {
 	}
 	var td toolDef
 	if err := json.Unmarshal(d.data[start:d.ends[i]], &td); err != nil {
-		return "", fmt.Errorf("selector: the stored index is damaged: tool %d: %v: %w", i, err, habilis.ErrDamaged)
+		return "", fmt.Errorf("the stored index: tool %d: %v: %w", i, err, habilis.ErrDamaged)
 	}
 	return td.Hash, nil
 }
@@ -659,14 +659,14 @@ func (d *storedDefs) def(i int) (toolDef, error) {
 
 func (d *storedDefs) decode() {
 	if crc32.Checksum(d.data, castagnoli) != d.sum {
-		d.err = fmt.Errorf("selector: the stored index is damaged: tool definitions (checksum): %w", habilis.ErrDamaged)
+		d.err = fmt.Errorf("the stored index: the tool definitions fail their checksum: %w", habilis.ErrDamaged)
 		return
 	}
 	defs := make([]toolDef, len(d.ends))
 	start := uint32(0)
 	for i, end := range d.ends {
 		if err := json.Unmarshal(d.data[start:end], &defs[i]); err != nil {
-			d.err = fmt.Errorf("selector: the stored index is damaged: tool %d: %v: %w", i, err, habilis.ErrDamaged)
+			d.err = fmt.Errorf("the stored index: tool %d: %v: %w", i, err, habilis.ErrDamaged)
 			return
 		}
 		start = end

@@ -72,7 +72,7 @@ func (r *Router) patchWrite(ctx context.Context, op string, req writeRequest) (*
 	}
 	v, err := r.store.Version(ctx)
 	if err != nil {
-		return nil, true, fmt.Errorf("selector: %s: %w", op, err)
+		return nil, true, err // the store's errors name it
 	}
 	if v != ix.meta.Version {
 		return nil, false, nil
@@ -123,7 +123,7 @@ func planPatch(ix *index, req writeRequest, op string) (*patchPlan, error) {
 	}
 	for _, n := range req.deletes {
 		if _, held := ix.byName[n]; !held {
-			return nil, fmt.Errorf("selector: %s: tool %q: %w", op, n, habilis.ErrNotFound)
+			return nil, fmt.Errorf("tool %q: %w", n, habilis.ErrNotFound)
 		}
 		p.gone[n] = true
 		p.rep.Removed = append(p.rep.Removed, n)
@@ -172,7 +172,7 @@ func (r *Router) commitPatch(ctx context.Context, p *patchPlan) (*LoadReport, er
 	cal, info := p.calibration(bgs, pairs)
 	raw, err := json.Marshal(cal)
 	if err != nil {
-		return nil, fmt.Errorf("selector: encode calibration: %w", err)
+		return nil, fmt.Errorf("encode calibration: %w", err)
 	}
 	meta := ix.meta
 	meta.Calibration = raw
@@ -184,7 +184,7 @@ func (r *Router) commitPatch(ctx context.Context, p *patchPlan) (*LoadReport, er
 	pix := buildPatch(meta, ix.cal, ix.embedders, rows)
 	infoJSON, err := json.Marshal(info)
 	if err != nil {
-		return nil, fmt.Errorf("selector: encode index patch: %w", err)
+		return nil, fmt.Errorf("encode index patch: %w", err)
 	}
 	blob, err := encodeIndex(pix, ix.meta.Version+1, section{secPatch, infoJSON})
 	if err != nil {
@@ -194,7 +194,7 @@ func (r *Router) commitPatch(ctx context.Context, p *patchPlan) (*LoadReport, er
 	b := &habilis.Batch{BaseVersion: ix.meta.Version, Put: recs, Delete: p.req.deletes, Meta: meta, IndexPatch: blob}
 	newMeta, err := r.store.Write(ctx, b)
 	if err != nil {
-		return nil, fmt.Errorf("selector: write: %w", err)
+		return nil, err // the store's errors name it
 	}
 	pix.meta = newMeta
 	next, err := combine(p.base, pix, info, newMeta)

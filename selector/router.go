@@ -82,7 +82,7 @@ type Router struct {
 // the in-memory index.
 func New(ctx context.Context, store habilis.Store, cfg Config) (*Router, error) {
 	if cfg.Embedder == nil {
-		return nil, fmt.Errorf("selector: no embedder: %w", habilis.ErrInvalid)
+		return nil, fmt.Errorf("no embedder: %w", habilis.ErrInvalid)
 	}
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 256
@@ -107,7 +107,7 @@ func New(ctx context.Context, store habilis.Store, cfg Config) (*Router, error) 
 	}
 	snap, err := store.Snapshot(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("selector: open: %w", err)
+		return nil, err // the store's errors name it
 	}
 	r.sayUnused()
 	if err := r.mismatch(snap.Meta); err != nil {
@@ -177,7 +177,7 @@ func (r *Router) openStored(ctx context.Context) (*index, error) {
 	}
 	st, err := is.Index(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("selector: open: %w", err)
+		return nil, err // the store's errors name it
 	}
 	if st.Meta.Version == 0 || r.mismatch(st.Meta) != nil {
 		st.Release()
@@ -238,12 +238,12 @@ func (r *Router) mismatch(meta habilis.CatalogMeta) error {
 	}
 	e := &habilis.MismatchError{Stored: meta.Embedder, Configured: r.base.Info()}
 	if !compatible(meta.Embedder, e.Configured) {
-		return fmt.Errorf("selector: open: %w", e)
+		return e
 	}
 	if r.lex != nil && meta.Lexical.Kind != "" && meta.Lexical.Algorithm() != r.lex.Info().Algorithm() {
 		lex := r.lex.Info()
 		e.StoredLexical, e.ConfiguredLexical = &meta.Lexical, &lex
-		return fmt.Errorf("selector: open: %w", e)
+		return e
 	}
 	return nil
 }
@@ -274,7 +274,7 @@ func (r *Router) restoreEmbedders(meta habilis.CatalogMeta) (embedders, error) {
 	if ce, ok := r.base.(habilis.CorpusEmbedder); ok && meta.EmbedderState != nil {
 		var err error
 		if e.emb, err = ce.Restore(meta.EmbedderState); err != nil {
-			return e, fmt.Errorf("selector: restore embedder state: %v: %w", err, habilis.ErrDamaged)
+			return e, fmt.Errorf("the stored embedder state does not decode (%v): %w", err, habilis.ErrDamaged)
 		}
 	}
 	switch {
@@ -284,7 +284,7 @@ func (r *Router) restoreEmbedders(meta habilis.CatalogMeta) (embedders, error) {
 	case meta.LexicalState != nil:
 		lex, err := r.lex.Restore(meta.LexicalState)
 		if err != nil {
-			return e, fmt.Errorf("selector: restore lexical state: %v: %w", err, habilis.ErrDamaged)
+			return e, fmt.Errorf("the stored lexical embedder state does not decode (%v): %w", err, habilis.ErrDamaged)
 		}
 		e.lex = lex
 	default:
@@ -299,7 +299,7 @@ func decodeCalibration(raw json.RawMessage) (Calibration, error) {
 		return Calibration{Weights: defaultWeights, Margin: defaultMargin, MarginSource: "default"}, nil
 	}
 	if err := json.Unmarshal(raw, &c); err != nil {
-		return c, fmt.Errorf("selector: stored calibration: %v: %w", err, habilis.ErrDamaged)
+		return c, fmt.Errorf("the stored calibration does not decode (%v): %w", err, habilis.ErrDamaged)
 	}
 	return c, nil
 }
@@ -383,7 +383,7 @@ func (r *Router) Load(ctx context.Context, tools []habilis.Tool, opts LoadOption
 	seen := make(map[string]bool, len(tools))
 	for _, t := range tools {
 		if seen[t.Name] {
-			return nil, fmt.Errorf("selector: load: tool %q given twice: %w", t.Name, habilis.ErrInvalid)
+			return nil, fmt.Errorf("tool %q is given twice: %w", t.Name, habilis.ErrInvalid)
 		}
 		seen[t.Name] = true
 	}
@@ -421,7 +421,7 @@ func (r *Router) update(ctx context.Context, op string, write func(*habilis.Snap
 		r.step(StepRead)
 		snap, err := r.store.Snapshot(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("selector: %s: %w", op, err)
+			return nil, err // the store's errors name it
 		}
 		rep, err := write(snap)
 		if !errors.Is(err, habilis.ErrConflict) || attempt == writeAttempts || ctx.Err() != nil {
@@ -444,7 +444,7 @@ func (r *Router) Delete(ctx context.Context, names []string) (*LoadReport, error
 		}
 		for _, n := range names {
 			if !have[n] {
-				return nil, fmt.Errorf("selector: delete: tool %q: %w", n, habilis.ErrNotFound)
+				return nil, fmt.Errorf("tool %q: %w", n, habilis.ErrNotFound)
 			}
 		}
 		return r.write(ctx, snap, writeRequest{deletes: names})
@@ -535,7 +535,7 @@ func (r *Router) Tool(name string) (*ToolInfo, error) {
 	}
 	i, ok := ix.byName[name]
 	if !ok {
-		return nil, fmt.Errorf("selector: tool %q: %w", name, habilis.ErrNotFound)
+		return nil, fmt.Errorf("tool %q: %w", name, habilis.ErrNotFound)
 	}
 	d, err := ix.defs.def(i)
 	if err != nil {
@@ -567,7 +567,7 @@ func (r *Router) collisions(ctx context.Context, threshold float32, maxLeaks int
 	}
 	snap, err := r.store.Snapshot(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("selector: collisions: %w", err)
+		return nil, err // the store's errors name it
 	}
 	cal, err := decodeCalibration(snap.Meta.Calibration)
 	if err != nil {
@@ -590,7 +590,7 @@ func (r *Router) collisions(ctx context.Context, threshold float32, maxLeaks int
 	}
 	cols, err := find(snap.Records, opts)
 	if err != nil {
-		return nil, fmt.Errorf("selector: collisions: %w", err)
+		return nil, fmt.Errorf("collisions: %w", err)
 	}
 	return cols, nil
 }
@@ -634,7 +634,7 @@ func withCentroid(recs []habilis.Record) int {
 func (r *Router) Records(ctx context.Context) ([]habilis.Record, error) {
 	snap, err := r.store.Snapshot(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("selector: records: %w", err)
+		return nil, err // the store's errors name it
 	}
 	return snap.Records, nil
 }
@@ -649,7 +649,7 @@ func (r *Router) Close() error {
 
 func (r *Router) check() error {
 	if r.closed.Load() {
-		return fmt.Errorf("selector: %w", habilis.ErrClosed)
+		return fmt.Errorf("router: %w", habilis.ErrClosed)
 	}
 	return nil
 }
@@ -677,7 +677,7 @@ func (r *Router) background(ctx context.Context, emb, lex habilis.Embedder, n in
 		if lex != nil {
 			vs, err := lex.Embed(ctx, backgroundRequests()[:len(bv.q)], habilis.Query)
 			if err != nil {
-				return nil, fmt.Errorf("selector: embed the background lexically: %w", err)
+				return nil, fmt.Errorf("embed the background lexically: %w", err)
 			}
 			bv.lexVec = vs
 		}
@@ -699,10 +699,10 @@ func (r *Router) embedAll(ctx context.Context, emb habilis.Embedder, texts []str
 		hi := min(lo+r.cfg.BatchSize, len(texts))
 		vs, err := emb.Embed(ctx, texts[lo:hi], habilis.Document)
 		if err != nil {
-			return nil, fmt.Errorf("selector: embed with %s: %w", emb.Info(), err)
+			return nil, err // the embedders' errors name them
 		}
 		if len(vs) != hi-lo {
-			return nil, fmt.Errorf("selector: embed with %s: %d vectors for %d texts: %w", emb.Info(), len(vs), hi-lo, habilis.ErrUnavailable)
+			return nil, fmt.Errorf("embed with %s: %d vectors for %d texts: %w", emb.Info(), len(vs), hi-lo, habilis.ErrUnavailable)
 		}
 		out = append(out, vs...)
 		report(hi - lo)
@@ -733,7 +733,7 @@ func (r *Router) embedSlots(ctx context.Context, emb habilis.Embedder, texts []s
 		}
 		vs, err := joined(ctx, batch)
 		if err != nil {
-			return nil, fmt.Errorf("selector: embed with %s: %w", emb.Info(), err)
+			return nil, err // the embedders' errors name them
 		}
 		for k, i := range at {
 			out[i] = vs[k]
@@ -761,10 +761,10 @@ func checkDim(info habilis.EmbedderInfo, vs []habilis.Vector) error {
 			continue
 		}
 		if info.Dim > 0 && len(v.Dense) != info.Dim {
-			return fmt.Errorf("selector: embedder %s returned a vector of dimension %d: %w", info, len(v.Dense), habilis.ErrEmbedderMismatch)
+			return fmt.Errorf("embedder %s returned a vector of dimension %d: %w", info, len(v.Dense), habilis.ErrEmbedderMismatch)
 		}
 		if info.Dim == 0 && v.Dense != nil {
-			return fmt.Errorf("selector: embedder %s returned dense vectors but reports no dimension: %w", info, habilis.ErrEmbedderMismatch)
+			return fmt.Errorf("embedder %s returned dense vectors but reports no dimension: %w", info, habilis.ErrEmbedderMismatch)
 		}
 	}
 	return nil

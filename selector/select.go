@@ -116,7 +116,7 @@ func (r *Router) EmbedQueries(ctx context.Context, queries []string) (*QueryBatc
 	}
 	for i, query := range queries {
 		if strings.TrimSpace(query) == "" {
-			return nil, fmt.Errorf("selector: select: query %d: must not be empty: %w", i+1, habilis.ErrInvalid)
+			return nil, fmt.Errorf("query %d: must not be empty: %w", i+1, habilis.ErrInvalid)
 		}
 	}
 	ix, done, err := r.acquire()
@@ -213,15 +213,15 @@ type selection struct {
 // selection checks query and opts against the catalog.
 func (ix *index) selection(query string, opts habilis.SelectOptions) (*selection, error) {
 	if strings.TrimSpace(query) == "" {
-		return nil, fmt.Errorf("selector: select: query: must not be empty: %w", habilis.ErrInvalid)
+		return nil, fmt.Errorf("query: must not be empty: %w", habilis.ErrInvalid)
 	}
 	mode, err := habilis.ParseMode(string(opts.Mode))
 	if err != nil {
-		return nil, fmt.Errorf("selector: select: %w", err)
+		return nil, fmt.Errorf("select: %w", err)
 	}
 	sel := &selection{mode: mode, k: opts.K, denied: make(map[int]bool, len(opts.Denied)), opts: opts}
 	if sel.k < 0 {
-		return nil, fmt.Errorf("selector: select: k %d: must not be negative: %w", sel.k, habilis.ErrInvalid)
+		return nil, fmt.Errorf("k %d: must not be negative: %w", sel.k, habilis.ErrInvalid)
 	}
 	if sel.k == 0 {
 		sel.k = DefaultK
@@ -229,7 +229,7 @@ func (ix *index) selection(query string, opts habilis.SelectOptions) (*selection
 	for _, n := range opts.Denied {
 		i, ok := ix.byName[n]
 		if !ok {
-			return nil, fmt.Errorf("selector: select: denied tool %q: %w", n, habilis.ErrNotFound)
+			return nil, fmt.Errorf("denied tool %q: %w", n, habilis.ErrNotFound)
 		}
 		sel.denied[i] = true
 	}
@@ -237,7 +237,7 @@ func (ix *index) selection(query string, opts habilis.SelectOptions) (*selection
 	for _, n := range opts.Pinned {
 		i, ok := ix.byName[n]
 		if !ok {
-			return nil, fmt.Errorf("selector: select: pinned tool %q: %w", n, habilis.ErrNotFound)
+			return nil, fmt.Errorf("pinned tool %q: %w", n, habilis.ErrNotFound)
 		}
 		sel.pinned = append(sel.pinned, i)
 	}
@@ -352,10 +352,10 @@ func (sg signals) passes() bool { return sg.gateScore >= sg.threshold && !sg.pla
 func (ix *index) queryVectors(ctx context.Context, queries []string) (qs, qls []habilis.Vector, err error) {
 	qs, err = ix.emb.Embed(ctx, queries, habilis.Query)
 	if err != nil {
-		return nil, nil, fmt.Errorf("selector: select: embed query: %w", err)
+		return nil, nil, fmt.Errorf("embed the request: %w", err)
 	}
 	if len(qs) != len(queries) {
-		return nil, nil, fmt.Errorf("selector: select: embed query: %d vectors for %d texts: %w", len(qs), len(queries), habilis.ErrUnavailable)
+		return nil, nil, fmt.Errorf("embed the request: %d vectors for %d texts: %w", len(qs), len(queries), habilis.ErrUnavailable)
 	}
 	switch {
 	case ix.lex == nil:
@@ -364,10 +364,10 @@ func (ix *index) queryVectors(ctx context.Context, queries []string) (qs, qls []
 		qls = qs
 	default:
 		if qls, err = ix.lex.Embed(ctx, queries, habilis.Query); err != nil {
-			return nil, nil, fmt.Errorf("selector: select: embed query lexically: %w", err)
+			return nil, nil, fmt.Errorf("embed the request lexically: %w", err)
 		}
 		if len(qls) != len(queries) {
-			return nil, nil, fmt.Errorf("selector: select: embed query lexically: %d vectors for %d texts: %w", len(qls), len(queries), habilis.ErrUnavailable)
+			return nil, nil, fmt.Errorf("embed the request lexically: %d vectors for %d texts: %w", len(qls), len(queries), habilis.ErrUnavailable)
 		}
 	}
 	return qs, qls, nil
@@ -404,7 +404,7 @@ func (ix *index) signalsOf(s *scratch, key, i int) signals {
 // the best k (denied tools excluded).
 func (ix *index) rank(ctx context.Context, q, ql habilis.Vector, content *content, in *intent, mode habilis.Mode, k int, denied map[int]bool, pinned []int) (*Ranking, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("selector: select: %w", err)
+		return nil, fmt.Errorf("select: %w", err)
 	}
 	k = min(k, ix.n())
 	s := scratchPool.Get().(*scratch)

@@ -232,7 +232,7 @@ func (r *Router) fitEmbedders(ctx context.Context, c *change) error {
 	if ce, ok := r.base.(habilis.CorpusEmbedder); ok {
 		fitted, state, joined, err := fitJoined(ctx, ce, corpus, c.emb.sameLex)
 		if err != nil {
-			return fmt.Errorf("selector: fit embedder: %w", err)
+			return fmt.Errorf("fit embedder: %w", err)
 		}
 		c.emb.emb, c.meta.EmbedderState, c.lexJoined = fitted, state, joined
 	}
@@ -244,7 +244,7 @@ func (r *Router) fitEmbedders(ctx context.Context, c *change) error {
 	} else {
 		fitted, state, joined, err := fitJoined(ctx, r.lex, corpus, true)
 		if err != nil {
-			return fmt.Errorf("selector: fit lexical embedder: %w", err)
+			return fmt.Errorf("fit lexical embedder: %w", err)
 		}
 		c.emb.lex, c.meta.LexicalState, c.lexJoined = fitted, state, joined
 	}
@@ -492,7 +492,7 @@ func (r *Router) derive(ctx context.Context, c *change) error {
 	}
 	raw, err := json.Marshal(c.cal)
 	if err != nil {
-		return fmt.Errorf("selector: encode calibration: %w", err)
+		return fmt.Errorf("encode calibration: %w", err)
 	}
 	c.meta.Calibration = raw
 	return nil
@@ -593,7 +593,7 @@ func (r *Router) commit(ctx context.Context, c *change) (*LoadReport, error) {
 	r.step(StepWrite)
 	newMeta, err := r.store.Write(ctx, c.batch)
 	if err != nil {
-		return nil, fmt.Errorf("selector: write: %w", err)
+		return nil, err // the store's errors name it
 	}
 	c.batch.Index = nil
 	if ix == nil {

@@ -230,7 +230,8 @@ func angle(s float64) float64 {
 	return math.Acos(min(max(s, -1), 1))
 }
 
-// errorf wraps a sentinel with toolmap's prefix.
+// errorf wraps a sentinel with what is wrong, in words a user of the map
+// command reads.
 func errorf(sentinel error, format string, args ...any) error {
-	return fmt.Errorf("toolmap: %s: %w", fmt.Sprintf(format, args...), sentinel)
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), sentinel)
 }

@@ -93,9 +93,23 @@ type localBackend struct {
 // after opening (the stored index, which selection reads where it lies).
 func (b *localBackend) named(err error) error {
 	if errors.Is(err, habilis.ErrDamaged) {
-		return fmt.Errorf("%s: %w", b.store, err)
+		return storeError(b.store, err)
 	}
 	return err
+}
+
+// storeError names the store in an error of the router over it, once:
+// the stores' own errors name it ("store PATH: ...", a
+// boltstore.DamageError), the router's do not (a stored index or state
+// that does not decode, an embedder that fails while the router opens).
+func storeError(store string, err error) error {
+	switch de := (*boltstore.DamageError)(nil); {
+	case errors.As(err, &de), strings.Contains(err.Error(), store):
+		return err
+	case errors.Is(err, habilis.ErrDamaged):
+		return fmt.Errorf("store %s: %w", store, err)
+	}
+	return fmt.Errorf("open %s: %w", store, err)
 }
 
 func (b *localBackend) Select(ctx context.Context, query string, opts habilis.SelectOptions) (*habilis.Decision, error) {
@@ -193,9 +207,9 @@ func openRouterAs(ctx context.Context, g *globalOptions, access storeAccess) (*s
 	if err != nil {
 		defer st.Close()
 		if me := (*habilis.MismatchError)(nil); errors.As(err, &me) {
-			return nil, nil, fmt.Errorf("open %s: %w (pass --reindex to re-embed it with %s)", g.store, me, g.embedder)
+			return nil, nil, fmt.Errorf("store %s was %w; pass --reindex to re-embed it with %s", g.store, me, g.embedder)
 		}
-		return nil, nil, fmt.Errorf("open %s: %w", g.store, err)
+		return nil, nil, storeError(g.store, err)
 	}
 	return r, func() error {
 		r.Close()
@@ -293,7 +307,7 @@ func (g *globalOptions) parseEmbedder() (habilis.Embedder, error) {
 		}
 		e, err := ollamaembed.New(ollamaembed.Options{Host: addr, Model: model})
 		if err != nil {
-			return nil, &usageError{fmt.Errorf("--embedder %q: %w", spec, err)}
+			return nil, &usageError{err: fmt.Errorf("--embedder %q: %w", spec, err)}
 		}
 		return e, nil
 	case "openai":
@@ -310,7 +324,7 @@ func (g *globalOptions) parseEmbedder() (habilis.Embedder, error) {
 		}
 		e, err := openaiembed.New(openaiembed.Options{BaseURL: addr, Model: model, APIKey: key})
 		if err != nil {
-			return nil, &usageError{fmt.Errorf("--embedder %q: %w", spec, err)}
+			return nil, &usageError{err: fmt.Errorf("--embedder %q: %w", spec, err)}
 		}
 		return e, nil
 	}
@@ -334,7 +348,7 @@ func openStoreAs(ctx context.Context, spec string, access storeAccess, migrating
 	if strings.HasPrefix(spec, "qdrant://") {
 		cfg, err := qdrantstore.ParseURL(spec)
 		if err != nil {
-			return nil, &usageError{fmt.Errorf("--store: %w", err)}
+			return nil, &usageError{err: fmt.Errorf("--store: %w", err)}
 		}
 		if cfg.APIKeyFile != "" {
 			b, err := os.ReadFile(cfg.APIKeyFile)

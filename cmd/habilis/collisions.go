@@ -48,7 +48,7 @@ when their similarity reaches --threshold, and receiving other tools' examples.
 --min-severity and --limit bound what is printed. With --fail-on it exits with
 code 3 when a collision at or above that severity exists (printed or not),
 after printing the report, so it can gate a CI job.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCollisions(cmd.Context(), o, cmd.OutOrStdout())
 		},

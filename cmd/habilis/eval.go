@@ -93,7 +93,7 @@ the best decision accuracy over all the rows.
 
 With --min-acc X it exits with code 4 when acc_at_1 < X (with --fill, the exact
 rate), after printing the report, so it can gate a CI job.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runEval(cmd.Context(), o, cmd.OutOrStdout())
 		},
@@ -217,9 +217,9 @@ func (o *evalOptions) rows(tools []habilis.Tool, qs []eval.Query) (measure, fit 
 
 // check validates the flags and returns the mode and the row filters.
 func (o *evalOptions) check() (habilis.Mode, []eval.Filter, error) {
-	mode, err := habilis.ParseMode(o.mode)
+	mode, err := modeFlag(o.mode)
 	if err != nil {
-		return "", nil, &usageError{fmt.Errorf("--mode: %w", err)}
+		return "", nil, err
 	}
 	if err := o.checkSources(); err != nil {
 		return "", nil, err
@@ -230,7 +230,7 @@ func (o *evalOptions) check() (habilis.Mode, []eval.Filter, error) {
 	filters := make([]eval.Filter, len(o.where))
 	for i, w := range o.where {
 		if filters[i], err = eval.ParseFilter(w); err != nil {
-			return "", nil, &usageError{fmt.Errorf("--where: %w", err)}
+			return "", nil, &usageError{err: fmt.Errorf("--where: %w", err)}
 		}
 	}
 	return mode, filters, nil

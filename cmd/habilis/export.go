@@ -24,7 +24,7 @@ func newToolsExportCmd(g *globalOptions) *cobra.Command {
 OpenAI function tools ([{"type": "function", "function": {"name", "description",
 "parameters", "examples"}}]). habilis load reads either back; margins, executors
 and meta other than an MCP title are not part of these shapes and are left out.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runToolsExport(cmd.Context(), o, cmd.OutOrStdout())
 		},

@@ -109,7 +109,7 @@ come back as missing, each with a question to ask the user. Nothing runs.
 model on an Ollama server (HOST defaults to OLLAMA_HOST, then
 ` + ollamaembed.DefaultHost + `). --escalate names a second filler asked only for what
 the first leaves missing or gets rejected; the result says who filled what.`,
-		Args: cobra.MinimumNArgs(2),
+		Args: minArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.tool, o.query = args[0], strings.Join(args[1:], " ")
 			return runFill(cmd.Context(), o, cmd.OutOrStdout())
@@ -137,7 +137,7 @@ func runFill(ctx context.Context, o *fillOptions, stdout io.Writer) error {
 	info, err := b.Tool(ctx, o.tool)
 	b.Close()
 	if err != nil {
-		return fmt.Errorf("fill: %w", err)
+		return toolErr("fill", err)
 	}
 	r, err := fill.Fill(ctx, info.Tool, o.query, fill.Options{Fillers: fillers, Now: now})
 	if err != nil {

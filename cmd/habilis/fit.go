@@ -31,7 +31,7 @@ of its tool (up to 200 per tool), so the stored catalog then holds more
 examples than the file it was loaded from: loading that file again drops them.
 Settings are chosen on half of the queries against a trial catalog that holds
 the other half as examples, so no query is scored against itself.`,
-		Args: cobra.ExactArgs(1),
+		Args: rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.file = args[0]
 			return runFit(cmd.Context(), o, cmd.OutOrStdout())

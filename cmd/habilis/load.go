@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"time"
 
+	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/spf13/cobra"
 )
@@ -42,7 +45,7 @@ names of its env variables, whose values come from the environment at run time
 
 With --remote ADDR the catalog goes to that server (habilis serve or proxy)
 instead, which writes it the same way; it is checked here first.`,
-		Args: cobra.RangeArgs(0, 1),
+		Args: rangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.file = args[0]
@@ -134,10 +137,17 @@ func fewExamples(rep *selector.LoadReport, cal selector.Calibration) bool {
 	return rep.MedianExamples > 0 && rep.MedianExamples < selector.FewExamples && !cal.Fitted
 }
 
-// parseError is the error of load for a catalog file that does not parse.
+// parseError is the error of load for a catalog file that does not parse
+// or cannot be read. The catalog's problems and os.Open's error name the
+// file already.
 func parseError(file string, err error) error {
-	if n := countProblems(err); n > 1 {
-		return fmt.Errorf("load %s: %d problems:\n%w", file, n, err)
+	var ce *catalog.Error
+	var pe *fs.PathError
+	switch n := countProblems(err); {
+	case n > 1:
+		return fmt.Errorf("%s has %d problems:\n%w", file, n, err)
+	case errors.As(err, &ce), errors.As(err, &pe):
+		return err
 	}
 	return fmt.Errorf("load %s: %w", file, err)
 }

@@ -436,7 +436,7 @@ func TestTools(t *testing.T) {
 	}
 
 	r := habilisRun(t, "--store", store, "tools", "show", "nope")
-	if want := "habilis: tools show: selector: tool \"nope\": not found\n"; r.code != exitError || r.stderr != want {
+	if want := "habilis: tools show: tool \"nope\": not found; habilis tools list names the catalog's tools\n"; r.code != exitError || r.stderr != want {
 		t.Errorf("tools show nope = exit %d, stderr %q; want 1 and %q", r.code, r.stderr, want)
 	}
 

@@ -76,9 +76,9 @@ func runMap(ctx context.Context, o *mapOptions, stdout io.Writer) error {
 	if !ok {
 		return usagef("--out %q: want a file ending in .svg, .png or .html", o.out)
 	}
-	mode, err := habilis.ParseMode(o.mode)
+	mode, err := modeFlag(o.mode)
 	if err != nil {
-		return &usageError{fmt.Errorf("--mode: %w", err)}
+		return err
 	}
 	if o.maxTools < 1 {
 		return usagef("--max-tools %d: want at least 1", o.maxTools)
@@ -94,7 +94,7 @@ func runMap(ctx context.Context, o *mapOptions, stdout io.Writer) error {
 	}
 	m, err := toolmap.Build(in)
 	if err != nil {
-		return fmt.Errorf("map: %w", err)
+		return toolErr("map", err)
 	}
 	if err := writeFileAtomic(o.out, func(w io.Writer) error { return write(w, m, render.Options{}) }); err != nil {
 		return fmt.Errorf("map: %w", err)

@@ -89,7 +89,7 @@ logged and named in search_tools' "unavailable"; the others keep serving, a
 call to one of its tools fails with the reason, and it is started again after
 --restart-delay (doubled after each failed attempt, up to a minute). Logs go to stderr (upstream servers' stderr at --log-level
 info), never to stdout, which carries the protocol in stdio mode.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.stdin = cmd.InOrStdin()
 			return runMCPServe(cmd.Context(), o, cmd.OutOrStdout())
@@ -106,7 +106,7 @@ func newMCPToolsCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tools --config FILE",
 		Short: "List the tools of the config's servers, with the names the gateway gives them",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMCPTools(cmd.Context(), o, cmd.OutOrStdout())
 		},
@@ -120,7 +120,7 @@ func newMCPSearchCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "search --config FILE QUERY",
 		Short: "Print search_tools' answer to QUERY over the config's servers",
-		Args:  cobra.MinimumNArgs(1),
+		Args:  minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.query = strings.Join(args, " ")
 			return runMCPSearch(cmd.Context(), o, cmd.OutOrStdout())

@@ -48,7 +48,7 @@ what --store takes: a bbolt file or qdrant://HOST:PORT/CATALOG[?api_key_file=F&t
 The destination's catalog is replaced in one atomic write; on any error, or when
 another writer changes it meanwhile, it is left as it was. A destination built
 by another embedder is refused unless --force is given.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMigrate(cmd.Context(), o, cmd.OutOrStdout())
 		},
@@ -82,11 +82,11 @@ func runMigrate(ctx context.Context, o *migrateOptions, stdout io.Writer) error 
 	}
 	from, err := storeLocation(o.from)
 	if err != nil {
-		return &usageError{fmt.Errorf("migrate: --from: %w", err)}
+		return &usageError{err: fmt.Errorf("migrate: --from: %w", err)}
 	}
 	to, err := storeLocation(o.to)
 	if err != nil {
-		return &usageError{fmt.Errorf("migrate: --to: %w", err)}
+		return &usageError{err: fmt.Errorf("migrate: --to: %w", err)}
 	}
 	if from == to || sameFile(o.from, o.to) {
 		return usagef("migrate: --from %s and --to %s are the same store", o.from, o.to)

@@ -82,14 +82,24 @@ type exitCodeError struct {
 func (e *exitCodeError) Error() string { return e.err.Error() }
 func (e *exitCodeError) Unwrap() error { return e.err }
 
-// usageError is a bad flag value or argument: exit code 2.
-type usageError struct{ err error }
+// usageError is a bad flag value or argument: exit code 2. msg, when set,
+// is what the user reads, in the words of the flag they typed, in place of
+// err's text; err still unwraps (to ErrInvalid, say).
+type usageError struct {
+	err error
+	msg string
+}
 
-func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Error() string {
+	if e.msg != "" {
+		return e.msg
+	}
+	return e.err.Error()
+}
 func (e *usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error {
-	return &usageError{fmt.Errorf(format, args...)}
+	return &usageError{err: fmt.Errorf(format, args...)}
 }
 
 // execute runs the command line args and returns the exit code. It is the
@@ -100,7 +110,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
@@ -115,14 +125,26 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	case ctx.Err() != nil:
 		err = fmt.Errorf("interrupted: %w", err)
 	}
-	if errors.Is(err, habilis.ErrDamaged) {
-		err = fmt.Errorf("%w; %s", err, damagedHint)
+	if cmd == nil {
+		cmd = root
 	}
-	fmt.Fprintf(stderr, "habilis: %v\n", err)
+	fmt.Fprintf(stderr, "habilis: %v\n", withHint(cmd, err))
 	if code == exitUsage {
-		fmt.Fprintln(stderr, "Run 'habilis --help' for usage.")
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return code
+}
+
+// withHint adds to a damaged store's error what the user can do about it.
+func withHint(cmd *cobra.Command, err error) error {
+	if !errors.Is(err, habilis.ErrDamaged) {
+		return err
+	}
+	hint := damagedHint
+	if cmd.CommandPath() != "habilis store check" {
+		hint += checkHint
+	}
+	return fmt.Errorf("%w; %s", err, hint)
 }
 
 func newRootCmd(g *globalOptions) *cobra.Command {
@@ -146,7 +168,7 @@ the minimum.`,
 			return nil
 		},
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
 	g.addFlags(root)
 	root.AddCommand(
 		newLoadCmd(g),
@@ -203,6 +225,15 @@ func parseLevel(s string) (slog.Level, error) {
 		return slog.LevelError, nil
 	}
 	return 0, usagef("--log-level %q: want debug, info, warn or error", s)
+}
+
+// modeFlag reads --mode.
+func modeFlag(s string) (habilis.Mode, error) {
+	m, err := habilis.ParseMode(s)
+	if err != nil {
+		return "", &usageError{err: err, msg: fmt.Sprintf("--mode %q: want description, centroid or hybrid", s)}
+	}
+	return m, nil
 }
 
 // noRemote refuses --remote for commands that only work on a local store.

@@ -60,7 +60,7 @@ Outcomes that run nothing exit 0: the router abstained (JSON "abstained": true),
 a required argument is missing (its question is printed), or the tool is
 selection-only (it declares no executor). A result with isError set (the tool
 failed, or its kind is not allowed) is printed and exits 1.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.query = strings.Join(args, " ")
 			o.stdin = cmd.InOrStdin()
@@ -89,9 +89,9 @@ type runOutput struct {
 }
 
 func runRun(ctx context.Context, o *runOptions, stdout io.Writer) error {
-	mode, err := habilis.ParseMode(o.mode)
+	mode, err := modeFlag(o.mode)
 	if err != nil {
-		return &usageError{fmt.Errorf("--mode: %w", err)}
+		return err
 	}
 	allowed, err := allowedKinds(o.allow)
 	if err != nil {

@@ -38,7 +38,7 @@ func newSelectCmd(g *globalOptions) *cobra.Command {
 		Short: "Select the tools for a request",
 		Long: `Select ranks the catalog's tools for QUERY (its words joined by spaces) and
 says which pass their gates, or that the router abstains and why.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.query = strings.Join(args, " ")
 			return runSelect(cmd.Context(), o, cmd.OutOrStdout())
@@ -49,9 +49,9 @@ says which pass their gates, or that the router abstains and why.`,
 }
 
 func runSelect(ctx context.Context, o *selectOptions, stdout io.Writer) error {
-	mode, err := habilis.ParseMode(o.mode)
+	mode, err := modeFlag(o.mode)
 	if err != nil {
-		return &usageError{fmt.Errorf("--mode: %w", err)}
+		return err
 	}
 	if o.k < 1 {
 		return usagef("-k %d: want at least 1", o.k)
@@ -66,7 +66,7 @@ func runSelect(ctx context.Context, o *selectOptions, stdout io.Writer) error {
 	defer b.Close()
 	d, err := b.Select(ctx, o.query, habilis.SelectOptions{K: o.k, Mode: mode, Pinned: o.pin, Denied: o.deny, FailOpen: o.failOpen})
 	if err != nil {
-		return err // the router's errors already name the selection
+		return toolErr("select", err)
 	}
 	if o.g.json {
 		return writeJSON(stdout, d)

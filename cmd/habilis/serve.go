@@ -119,7 +119,7 @@ lexical embedder, whatever --embedder says.
 Invoke runs tools only of the executor kinds given with --allow (http, command,
 mcp; none by default); other kinds answer with an error result. Executors see
 only the environment variables their catalog entry names.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runServe(cmd.Context(), o, cmd.OutOrStdout())
 		},
@@ -160,7 +160,7 @@ comma-separated), X-Habilis-Tokens-Saved (an estimate) and X-Habilis-Outcome
 
 The same listener serves habilis' own API: JSON at /habilis.v1.ToolRouter/METHOD
 and gRPC over HTTP/2, so --remote LISTEN manages its catalog (load, tools rm).`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.upstream == "" {
 				return usagef("proxy: --upstream is required: the base URL of the OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1")
@@ -393,7 +393,7 @@ func (o *serveOptions) httpHandler(srv *api.Server) (http.Handler, error) {
 	if o.upstream != "" {
 		p, err := api.NewProxy(srv, api.ProxyOptions{Upstream: o.upstream, K: o.k, MinTools: o.minTools, FailClosed: o.failClosed})
 		if err != nil {
-			return nil, &usageError{fmt.Errorf("--upstream: %w", err)}
+			return nil, &usageError{err: fmt.Errorf("--upstream: %w", err)}
 		}
 		mux.Handle("/v1/", p)
 	}

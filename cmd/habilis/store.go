@@ -15,8 +15,12 @@ import (
 )
 
 // damagedHint is what a user can do about a damaged store; execute adds it
-// to every error that wraps ErrDamaged.
-const damagedHint = "restore the store from a backup, or move it aside and load the catalog again (habilis load FILE); habilis store check lists what is damaged"
+// to every error that wraps ErrDamaged, and checkHint but to store check's,
+// which has just listed it.
+const (
+	damagedHint = "restore the store from a backup, or move it aside and load the catalog again (habilis load FILE)"
+	checkHint   = "; habilis store check lists what is damaged"
+)
 
 func newStoreCmd(g *globalOptions) *cobra.Command {
 	return newGroupCmd("store", "Look after the catalog store", newStoreCheckCmd(g), newStoreCompactCmd(g))
@@ -42,7 +46,7 @@ with the catalog, against its checksums.
 
 It exits 0 when the store is sound and 1 when it is not, listing one problem a
 line (up to --limit). A writer holding the file (habilis serve) must stop first.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runStoreCheck(cmd.Context(), o, cmd.OutOrStdout())
 		},
@@ -82,7 +86,7 @@ func runStoreCheck(ctx context.Context, o *storeCheckOptions, stdout io.Writer) 
 		case len(rep.Problems) == 1:
 			n = "1 problem"
 		}
-		return fmt.Errorf("store check: %s: %s: %w", path, n, habilis.ErrDamaged)
+		return fmt.Errorf("store check: %s has %s: %w", path, n, habilis.ErrDamaged)
 	}
 	return nil
 }
@@ -118,7 +122,7 @@ or a large delete, most of it can be free pages. The copy is made beside the
 store, checked, and put in its place; the store is unchanged if anything fails.
 A damaged store is refused (habilis store check says what is wrong). A writer
 holding the file (habilis serve) must stop first.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runStoreCompact(cmd.Context(), o, cmd.OutOrStdout())
 		},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -25,7 +26,7 @@ func newGroupCmd(use, short string, subs ...*cobra.Command) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(subs...)
@@ -43,7 +44,7 @@ func newToolsListCmd(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List the catalog's tools",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runToolsList(cmd.Context(), o, cmd.OutOrStdout())
 		},
@@ -55,7 +56,7 @@ func newToolsShowCmd(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show NAME",
 		Short: "Show one tool: schema, examples, radius, margin, its gate in each mode and collisions",
-		Args:  cobra.ExactArgs(1),
+		Args:  rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.names = args
 			return runToolsShow(cmd.Context(), o, cmd.OutOrStdout())
@@ -68,7 +69,7 @@ func newToolsRmCmd(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "rm NAME...",
 		Short: "Remove tools from the catalog (all or none)",
-		Args:  cobra.MinimumNArgs(1),
+		Args:  minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.names = args
 			return runToolsRm(cmd.Context(), o, cmd.OutOrStdout())
@@ -104,7 +105,7 @@ func runToolsShow(ctx context.Context, o *toolsOptions, stdout io.Writer) error 
 	defer b.Close()
 	info, err := b.Tool(ctx, o.names[0])
 	if err != nil {
-		return fmt.Errorf("tools show: %w", err)
+		return toolErr("tools show", err)
 	}
 	if o.g.json {
 		return writeJSON(stdout, info)
@@ -159,11 +160,20 @@ func runToolsRm(ctx context.Context, o *toolsOptions, stdout io.Writer) error {
 	defer b.Close()
 	rep, err := b.DeleteTools(ctx, o.names)
 	if err != nil {
-		return fmt.Errorf("tools rm: %w", err)
+		return toolErr("tools rm", err)
 	}
 	if o.g.json {
 		return writeJSON(stdout, nonNilReport(rep))
 	}
 	fmt.Fprintf(stdout, "removed %s; catalog version %d, %d tools left\n", strings.Join(rep.Removed, ", "), rep.Version, rep.Tools)
 	return nil
+}
+
+// toolErr wraps the error of op on tools the user named, adding where to
+// find the catalog's tools when one is not in it.
+func toolErr(op string, err error) error {
+	if errors.Is(err, habilis.ErrNotFound) {
+		return fmt.Errorf("%s: %w; habilis tools list names the catalog's tools", op, err)
+	}
+	return fmt.Errorf("%s: %w", op, err)
 }

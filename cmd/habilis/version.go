@@ -23,7 +23,7 @@ func newVersionCmd(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runVersion(cmd.Context(), g, cmd.OutOrStdout())
 		},

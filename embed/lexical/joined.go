@@ -27,7 +27,7 @@ func (e *Embedder) EmbedJoined(ctx context.Context, texts []string, groups [][]i
 	parts := make([]joinPart, len(texts))
 	err := e.each(ctx, len(texts), func(s *scratch, _, i int) { parts[i] = s.joinPart(texts[i], &e.weights) })
 	if err != nil {
-		return nil, fmt.Errorf("lexical: embed joined: %w", err)
+		return nil, fmt.Errorf("embed joined texts lexically: %w", err)
 	}
 	return e.embedParts(ctx, parts, groups)
 }
@@ -42,7 +42,7 @@ func (e *Embedder) embedParts(ctx context.Context, parts []joinPart, groups [][]
 		out[g] = e.weigh(s, habilis.Document)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("lexical: embed joined: %w", err)
+		return nil, fmt.Errorf("embed joined texts lexically: %w", err)
 	}
 	return out, nil
 }
@@ -78,7 +78,7 @@ func inRange(groups [][]int, n int) error {
 	for g, idx := range groups {
 		for _, i := range idx {
 			if i < 0 || i >= n {
-				return fmt.Errorf("lexical: embed joined: group %d names text %d of %d: %w", g, i, n, habilis.ErrInvalid)
+				return fmt.Errorf("embed joined texts lexically: group %d names text %d of %d: %w", g, i, n, habilis.ErrInvalid)
 			}
 		}
 	}

@@ -124,7 +124,7 @@ func (e *Embedder) Embed(ctx context.Context, texts []string, p habilis.Purpose)
 	if len(texts) == 1 {
 		// A query: no goroutine, closure or error slice for one text.
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("lexical: embed: %w", err)
+			return nil, fmt.Errorf("embed lexically: %w", err)
 		}
 		s := e.scratch()
 		out[0] = e.embed(s, texts[0], p)
@@ -133,7 +133,7 @@ func (e *Embedder) Embed(ctx context.Context, texts []string, p habilis.Purpose)
 	}
 	err := e.each(ctx, len(texts), func(s *scratch, _, i int) { out[i] = e.embed(s, texts[i], p) })
 	if err != nil {
-		return nil, fmt.Errorf("lexical: embed: %w", err)
+		return nil, fmt.Errorf("embed lexically: %w", err)
 	}
 	return out, nil
 }
@@ -153,7 +153,7 @@ func (e *Embedder) Fit(ctx context.Context, corpus []string) (habilis.CorpusEmbe
 // corpus, analysed with s.
 func (e *Embedder) fit(ctx context.Context, corpus []string, analyse func(s *scratch, i int) []uint32) (habilis.CorpusEmbedder, []byte, error) {
 	if uint64(len(corpus)) >= math.MaxUint32 {
-		return nil, nil, fmt.Errorf("lexical: fit: %d documents: %w", len(corpus), habilis.ErrInvalid)
+		return nil, nil, fmt.Errorf("fit the lexical embedder: %d documents: %w", len(corpus), habilis.ErrInvalid)
 	}
 	// One counter per chunk of the corpus, summed afterwards: counts do
 	// not depend on the order they are added in.
@@ -164,7 +164,7 @@ func (e *Embedder) fit(ctx context.Context, corpus []string, analyse func(s *scr
 		}
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("lexical: fit: %w", err)
+		return nil, nil, fmt.Errorf("fit the lexical embedder: %w", err)
 	}
 	df := &dfs[0]
 	for c := 1; c < len(dfs); c++ {
@@ -218,7 +218,7 @@ func (e *Embedder) each(ctx context.Context, n int, fn func(s *scratch, c, i int
 func (e *Embedder) Restore(state []byte) (habilis.CorpusEmbedder, error) {
 	weights, docs, ids, dfs, err := decodeState(state)
 	if err != nil {
-		return nil, fmt.Errorf("lexical: restore: %w: %w", err, habilis.ErrInvalid)
+		return nil, fmt.Errorf("restore the lexical embedder: %w: %w", err, habilis.ErrInvalid)
 	}
 	return restore(weights, docs, ids, dfs), nil
 }

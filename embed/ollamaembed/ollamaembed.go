@@ -84,7 +84,7 @@ var _ habilis.Embedder = (*Embedder)(nil)
 // or a malformed host.
 func New(opts Options) (*Embedder, error) {
 	if opts.Model == "" {
-		return nil, fmt.Errorf("ollamaembed: new: no model: %w", habilis.ErrInvalid)
+		return nil, fmt.Errorf("no model: %w", habilis.ErrInvalid)
 	}
 	if opts.Host == "" {
 		opts.Host = DefaultHost
@@ -94,7 +94,7 @@ func New(opts Options) (*Embedder, error) {
 	}
 	u, err := url.Parse(opts.Host)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, fmt.Errorf("ollamaembed: new: host %q: want a URL like %s: %w", opts.Host, DefaultHost, habilis.ErrInvalid)
+		return nil, fmt.Errorf("host %q: want a URL like %s: %w", opts.Host, DefaultHost, habilis.ErrInvalid)
 	}
 	opts.Host = strings.TrimSuffix(u.String(), "/")
 	hc := opts.HTTPClient
@@ -103,7 +103,7 @@ func New(opts Options) (*Embedder, error) {
 	}
 	e := &Embedder{opts: opts, client: api.NewClient(u, hc)}
 	batch := embedutil.Options{BatchSize: opts.BatchSize, Concurrency: opts.Concurrency, Timeout: opts.Timeout, Retries: opts.Retries, Backoff: opts.Backoff}
-	e.Model = embedutil.NewModel(embedutil.ModelOptions{Package: "ollamaembed", Kind: "ollama", Model: opts.Model, Where: opts.Host,
+	e.Model = embedutil.NewModel(embedutil.ModelOptions{Kind: "ollama", Model: opts.Model, Where: opts.Host,
 		QueryPrefix: opts.QueryPrefix, DocumentPrefix: opts.DocumentPrefix, Batch: batch}, e.send)
 	return e, nil
 }

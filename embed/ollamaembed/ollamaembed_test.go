@@ -111,7 +111,7 @@ func TestModelMissing(t *testing.T) {
 	s := ollamatest.EmbedServer(t)
 	e := newEmbedder(t, Options{Host: s.Host, Model: "no-such-model"})
 	_, err := e.Embed(context.Background(), []string{"hello"}, habilis.Query)
-	want := fmt.Sprintf(`ollamaembed: embed with no-such-model at %s: model "no-such-model" not found; pull it with: ollama pull no-such-model`, s.Host)
+	want := fmt.Sprintf(`embed with ollama model no-such-model at %s: model "no-such-model" not found; pull it with: ollama pull no-such-model`, s.Host)
 	if !errors.Is(err, habilis.ErrInvalid) || fmt.Sprint(err) != want {
 		t.Errorf("Embed() with a missing model = %v, want ErrInvalid %q", err, want)
 	}
@@ -132,7 +132,7 @@ func TestServerDown(t *testing.T) {
 	host := "http://" + ollamatest.ClosedAddr(t)
 	e := newEmbedder(t, Options{Host: host, Model: "nomic-embed-text", Backoff: time.Millisecond})
 	_, err := e.Embed(context.Background(), []string{"hello"}, habilis.Query)
-	prefix := fmt.Sprintf("ollamaembed: embed with nomic-embed-text at %s: server unreachable: ", host)
+	prefix := fmt.Sprintf("embed with ollama model nomic-embed-text at %s: server unreachable: ", host)
 	if !errors.Is(err, habilis.ErrUnavailable) || !strings.HasPrefix(fmt.Sprint(err), prefix) || !strings.Contains(fmt.Sprint(err), "connection refused") {
 		t.Errorf("Embed() with no server = %v, want ErrUnavailable starting %q and saying connection refused", err, prefix)
 	}

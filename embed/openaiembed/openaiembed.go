@@ -86,17 +86,17 @@ var _ habilis.Embedder = (*Embedder)(nil)
 // for a missing model, a malformed base URL or negative dimensions.
 func New(opts Options) (*Embedder, error) {
 	if opts.Model == "" {
-		return nil, fmt.Errorf("openaiembed: new: no model: %w", habilis.ErrInvalid)
+		return nil, fmt.Errorf("no model: %w", habilis.ErrInvalid)
 	}
 	if opts.Dimensions < 0 {
-		return nil, fmt.Errorf("openaiembed: new: dimensions %d: %w", opts.Dimensions, habilis.ErrInvalid)
+		return nil, fmt.Errorf("dimensions %d: %w", opts.Dimensions, habilis.ErrInvalid)
 	}
 	if opts.BaseURL == "" {
 		opts.BaseURL = DefaultBaseURL
 	}
 	u, err := url.Parse(opts.BaseURL)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, fmt.Errorf("openaiembed: new: base URL %q: want a URL like %s: %w", opts.BaseURL, DefaultBaseURL, habilis.ErrInvalid)
+		return nil, fmt.Errorf("base URL %q: want a URL like %s: %w", opts.BaseURL, DefaultBaseURL, habilis.ErrInvalid)
 	}
 	base := strings.TrimSuffix(u.String(), "/")
 	opts.BaseURL = base
@@ -111,7 +111,7 @@ func New(opts Options) (*Embedder, error) {
 	e := &Embedder{opts: opts, endpoint: endpoint, http: hc}
 	batch := embedutil.Options{BatchSize: opts.BatchSize, Concurrency: opts.Concurrency, Timeout: opts.Timeout, Retries: opts.Retries,
 		Backoff: opts.Backoff, Dim: opts.Dimensions}
-	e.Model = embedutil.NewModel(embedutil.ModelOptions{Package: "openaiembed", Kind: "openai", Model: opts.Model, Where: opts.BaseURL,
+	e.Model = embedutil.NewModel(embedutil.ModelOptions{Kind: "openai", Model: opts.Model, Where: opts.BaseURL,
 		QueryPrefix: opts.QueryPrefix, DocumentPrefix: opts.DocumentPrefix, Batch: batch}, e.send)
 	return e, nil
 }

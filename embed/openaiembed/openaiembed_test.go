@@ -149,7 +149,7 @@ func TestModelMissing(t *testing.T) {
 	s := ollamatest.EmbedServer(t)
 	e := newEmbedder(t, Options{BaseURL: s.Host, Model: "no-such-model"})
 	_, err := e.Embed(context.Background(), []string{"hello"}, habilis.Query)
-	prefix := fmt.Sprintf("openaiembed: embed with no-such-model at %s: server refused the request: HTTP 404 Not Found: ", s.Host)
+	prefix := fmt.Sprintf("embed with openai model no-such-model at %s: server refused the request: HTTP 404 Not Found: ", s.Host)
 	// The rest is the server's own message, which names the model.
 	if !errors.Is(err, habilis.ErrInvalid) || !strings.HasPrefix(fmt.Sprint(err), prefix) || !strings.Contains(strings.TrimPrefix(fmt.Sprint(err), prefix), "no-such-model") {
 		t.Errorf("Embed() with a missing model = %v, want ErrInvalid starting %q and quoting the server's message", err, prefix)
@@ -160,7 +160,7 @@ func TestServerDown(t *testing.T) {
 	base := "http://" + ollamatest.ClosedAddr(t) + "/v1"
 	e := newEmbedder(t, Options{BaseURL: base, Model: "text-embedding-3-small", Backoff: time.Millisecond})
 	_, err := e.Embed(context.Background(), []string{"hello"}, habilis.Query)
-	prefix := fmt.Sprintf("openaiembed: embed with text-embedding-3-small at %s: server unreachable: ", base)
+	prefix := fmt.Sprintf("embed with openai model text-embedding-3-small at %s: server unreachable: ", base)
 	if !errors.Is(err, habilis.ErrUnavailable) || !strings.HasPrefix(fmt.Sprint(err), prefix) || !strings.Contains(fmt.Sprint(err), "connection refused") {
 		t.Errorf("Embed() with no server = %v, want ErrUnavailable starting %q and saying connection refused", err, prefix)
 	}

@@ -19,9 +19,6 @@ type Model struct {
 
 // ModelOptions describe a model embedder to NewModel.
 type ModelOptions struct {
-	// Package is the embedder's package, which its errors start with
-	// ("ollamaembed").
-	Package string
 	// Kind and Model are what Info reports ("ollama", "nomic-embed-text").
 	Kind, Model string
 	// Where is the server, named in errors.
@@ -55,16 +52,17 @@ func (m *Model) Probe(ctx context.Context) (habilis.EmbedderInfo, error) {
 }
 
 // Embed returns one unit vector per text, in order, each text preceded by
-// its purpose's prefix. Errors name the embedder's package, model and
-// server, and wrap what the request or the check of its answer returned.
+// its purpose's prefix. Errors name the embedder's kind, model and server
+// in words for its user ("embed with ollama model M at HOST: ..."), and
+// wrap what the request or the check of its answer returned.
 func (m *Model) Embed(ctx context.Context, texts []string, p habilis.Purpose) ([]habilis.Vector, error) {
 	prefix, err := Prefix(p, m.opts.QueryPrefix, m.opts.DocumentPrefix)
 	if err != nil {
-		return nil, fmt.Errorf("%s: embed: %w", m.opts.Package, err)
+		return nil, fmt.Errorf("embed with %s model %s: %w", m.opts.Kind, m.opts.Model, err)
 	}
 	vs, err := m.batch.Embed(ctx, texts, prefix)
 	if err != nil {
-		return nil, fmt.Errorf("%s: embed with %s at %s: %w", m.opts.Package, m.opts.Model, m.opts.Where, err)
+		return nil, fmt.Errorf("embed with %s model %s at %s: %w", m.opts.Kind, m.opts.Model, m.opts.Where, err)
 	}
 	return vs, nil
 }

@@ -138,7 +138,7 @@ func Parse(data []byte) (*Layout, error) {
 		}
 		b := data[off : off+size : off+size]
 		if !Lazy(id) && crc32.Checksum(b, Castagnoli) != sum {
-			return nil, fmt.Errorf("%w: section %d damaged (checksum)", ErrLayout, id)
+			return nil, fmt.Errorf("%w: section %d fails its checksum", ErrLayout, id)
 		}
 		l.Secs[id], l.Sums[id] = b, sum
 	}
@@ -149,7 +149,7 @@ func Parse(data []byte) (*Layout, error) {
 // not check.
 func (l *Layout) Check(id uint32) error {
 	if crc32.Checksum(l.Secs[id], Castagnoli) != l.Sums[id] {
-		return fmt.Errorf("%w: section %d damaged (checksum)", ErrLayout, id)
+		return fmt.Errorf("%w: section %d fails its checksum", ErrLayout, id)
 	}
 	return nil
 }

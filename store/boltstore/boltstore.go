@@ -146,8 +146,9 @@ var _ habilis.Store = (*Store)(nil)
 // buckets if missing. It returns ErrUnavailable (wrapped) when another
 // process holds the file past opts.Timeout, ErrInvalid for a file that is
 // not a habilis store or was written by a newer format version, and
-// ErrDamaged for a habilis store whose structure is damaged (see verify.go:
-// the file is walked before bbolt reads it).
+// ErrDamaged, as a *DamageError, for a habilis store whose structure is
+// damaged (see verify.go: the file is walked before bbolt reads it).
+// Errors name the file.
 func Open(path string, opts Options) (*Store, error) {
 	return open(path, opts, nil)
 }
@@ -168,14 +169,23 @@ type walked struct {
 func open(path string, opts Options, memo *walked) (*Store, error) {
 	db, err := openFile(path, opts, memo)
 	if err != nil {
-		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+		return nil, openError(path, err)
 	}
 	s := &Store{path: path, readOnly: opts.ReadOnly, progress: opts.Progress, db: db, inPlace: !opts.ReadOnly && db.MaxSize > 0}
 	if err := guard(func() error { return initialize(db, opts.ReadOnly) }); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("boltstore: open %s: %w", path, s.damaged(err))
+		return nil, openError(path, s.damaged(err))
 	}
 	return s, nil
+}
+
+// openError names the file in an error of Open, once: a *DamageError
+// names it already.
+func openError(path string, err error) error {
+	if de := (*DamageError)(nil); errors.As(err, &de) {
+		return err
+	}
+	return fmt.Errorf("store %s: %w", path, err)
 }
 
 // openFile opens the bbolt file at path once its structure has been found
@@ -258,7 +268,7 @@ func (memo *walked) walk(db *bolt.DB, path string) error {
 	if _, problems, err := walkFile(path, 1); err != nil {
 		return err
 	} else if len(problems) > 0 {
-		return fmt.Errorf("%s: %w", problems[0], habilis.ErrDamaged)
+		return &DamageError{Path: path, Err: errors.New(problems[0])}
 	}
 	if memo != nil {
 		memo.txid, memo.size = txid, size
@@ -276,7 +286,7 @@ func boltOpen(path string, opts *bolt.Options) (*bolt.DB, error) {
 	})
 	switch {
 	case errors.Is(err, bolterrors.ErrTimeout):
-		return nil, fmt.Errorf("store is in use by another process: %w", habilis.ErrUnavailable)
+		return nil, fmt.Errorf("in use by another process: %w", habilis.ErrUnavailable)
 	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrVersionMismatch), errors.Is(err, bolterrors.ErrChecksum):
 		return nil, fmt.Errorf("not a habilis store (%v): %w", err, habilis.ErrInvalid)
 	}
@@ -297,9 +307,9 @@ func explain(path string, err error) error {
 		return fmt.Errorf("not a habilis store (%v): %w", err, habilis.ErrInvalid)
 	}
 	if _, problems, werr := walkFile(path, 1); werr == nil && len(problems) > 0 {
-		return fmt.Errorf("%s: %w", problems[0], habilis.ErrDamaged)
+		return &DamageError{Path: path, Err: errors.New(problems[0])}
 	}
-	return fmt.Errorf("bbolt refuses it: %v: %w", err, habilis.ErrDamaged)
+	return &DamageError{Path: path, Err: fmt.Errorf("bbolt refuses it: %w", err)}
 }
 
 // guard runs fn, which reads or writes the file through bbolt, and turns a
@@ -318,17 +328,38 @@ func guard(fn func() error) (err error) {
 	return fn()
 }
 
-// damaged names the file in an error that reports damage (errCorrupt, or
-// ErrDamaged from the walk) and makes it wrap ErrDamaged; other errors
-// pass unchanged.
+// DamageError reports damage found in a store's file, in the words its
+// user reads: "store PATH is damaged: WHAT". It unwraps to
+// habilis.ErrDamaged and to what was found. Callers pass it on as it is
+// (it names the file) and add what to do about it.
+type DamageError struct {
+	Path string
+	Err  error
+}
+
+func (e *DamageError) Error() string   { return "store " + e.Path + " is damaged: " + e.Err.Error() }
+func (e *DamageError) Unwrap() []error { return []error{habilis.ErrDamaged, e.Err} }
+
+// damaged makes an error that reports damage (errCorrupt, ErrDamaged) a
+// *DamageError naming the file; other errors pass unchanged.
 func (s *Store) damaged(err error) error {
+	var de *DamageError
 	switch {
-	case errors.Is(err, habilis.ErrDamaged):
-		return fmt.Errorf("%s: %w", s.path, err)
-	case errors.Is(err, errCorrupt):
-		return fmt.Errorf("%s: %v: %w", s.path, err, habilis.ErrDamaged)
+	case errors.As(err, &de):
+		return err
+	case errors.Is(err, habilis.ErrDamaged), errors.Is(err, errCorrupt):
+		return &DamageError{Path: s.path, Err: err}
 	}
 	return err
+}
+
+// opError wraps err, of op on the store, once: damage as the *DamageError
+// naming the file, anything else with the operation.
+func (s *Store) opError(op string, err error) error {
+	if err = s.damaged(err); errors.Is(err, habilis.ErrDamaged) {
+		return err
+	}
+	return fmt.Errorf("store %s: %s: %w", s.path, op, err)
 }
 
 // oneLine joins the lines of a panic's message (bbolt's may have several).
@@ -441,7 +472,7 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	if err := s.closeDB(); err != nil {
-		return fmt.Errorf("boltstore: close: %w", err)
+		return fmt.Errorf("store %s: close: %w", s.path, err)
 	}
 	return nil
 }
@@ -453,12 +484,12 @@ const ctxCheckEvery = 512
 // Snapshot returns the catalog as of the last committed write.
 func (s *Store) Snapshot(ctx context.Context) (*habilis.Snapshot, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("boltstore: snapshot: %w", err)
+		return nil, fmt.Errorf("store %s: snapshot: %w", s.path, err)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return nil, fmt.Errorf("boltstore: snapshot: %w", habilis.ErrClosed)
+		return nil, fmt.Errorf("store %s: snapshot: %w", s.path, habilis.ErrClosed)
 	}
 	var snap *habilis.Snapshot
 	err := guard(func() error {
@@ -469,7 +500,7 @@ func (s *Store) Snapshot(ctx context.Context) (*habilis.Snapshot, error) {
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("boltstore: snapshot: %w", s.damaged(err))
+		return nil, s.opError("snapshot", err)
 	}
 	return snap, nil
 }
@@ -707,21 +738,21 @@ func readExamples(s *slabs, examples *bolt.Bucket, k, v []byte, texts []string, 
 // Write commits b in one transaction: all of it or, on any error, nothing.
 func (s *Store) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMeta, error) {
 	if b == nil {
-		return habilis.CatalogMeta{}, fmt.Errorf("boltstore: write: no batch: %w", habilis.ErrInvalid)
+		return habilis.CatalogMeta{}, fmt.Errorf("store %s: write: no batch: %w", s.path, habilis.ErrInvalid)
 	}
 	if err := ctx.Err(); err != nil {
-		return habilis.CatalogMeta{}, fmt.Errorf("boltstore: write: %w", err)
+		return habilis.CatalogMeta{}, fmt.Errorf("store %s: write: %w", s.path, err)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return habilis.CatalogMeta{}, fmt.Errorf("boltstore: write: %w", habilis.ErrClosed)
+		return habilis.CatalogMeta{}, fmt.Errorf("store %s: write: %w", s.path, habilis.ErrClosed)
 	}
 	if s.readOnly {
-		return habilis.CatalogMeta{}, fmt.Errorf("boltstore: write: store opened read-only: %w", habilis.ErrInvalid)
+		return habilis.CatalogMeta{}, fmt.Errorf("store %s: write: opened read-only: %w", s.path, habilis.ErrInvalid)
 	}
 	if err := validate(b); err != nil {
-		return habilis.CatalogMeta{}, fmt.Errorf("boltstore: write: %w", err)
+		return habilis.CatalogMeta{}, fmt.Errorf("store %s: write: %w", s.path, err)
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
@@ -742,7 +773,7 @@ func (s *Store) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMet
 		})
 	}
 	if err != nil {
-		return habilis.CatalogMeta{}, fmt.Errorf("boltstore: write: %w", s.damaged(err))
+		return habilis.CatalogMeta{}, s.opError("write", err)
 	}
 	return meta, nil
 }

@@ -211,7 +211,7 @@ func TestLockContention(t *testing.T) {
 	if !errors.Is(err, habilis.ErrUnavailable) {
 		t.Fatalf("second Open(%q) error = %v, want %v", path, err, habilis.ErrUnavailable)
 	}
-	want := "boltstore: open " + path + ": store is in use by another process"
+	want := "store " + path + ": in use by another process"
 	if !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("second Open(%q) error = %q, want it to start with %q", path, err, want)
 	}

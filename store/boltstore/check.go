@@ -66,12 +66,16 @@ func Check(ctx context.Context, path string, opts CheckOptions) (*CheckReport, e
 		c.limit = 20
 	}
 	db, err := openForCheck(path, opts.Timeout)
+	var de *DamageError
 	switch {
+	case errors.As(err, &de):
+		c.add(de.Err.Error()) // the report names the file
+		return c.rep, nil
 	case errors.Is(err, habilis.ErrInvalid), errors.Is(err, habilis.ErrDamaged):
 		c.add(err.Error())
 		return c.rep, nil
 	case err != nil:
-		return nil, fmt.Errorf("boltstore: check %s: %w", path, err)
+		return nil, fmt.Errorf("store %s: check: %w", path, err)
 	}
 	defer db.Close()
 	if err := c.structure(ctx, path, db); err != nil {
@@ -133,7 +137,7 @@ func openForCheck(path string, timeout time.Duration) (*bolt.DB, error) {
 func (c *checker) structure(ctx context.Context, path string, db *bolt.DB) error {
 	st, problems, err := walkFile(path, c.limit+1)
 	if err != nil {
-		return fmt.Errorf("boltstore: check %s: %w", path, err)
+		return fmt.Errorf("store %s: check: %w", path, err)
 	}
 	c.rep.PageSize, c.rep.Pages, c.rep.FreePages = st.PageSize, st.Pages, st.Free
 	c.add(problems...)

@@ -42,7 +42,7 @@ const compactAlloc = 1 << 20
 func Compact(ctx context.Context, path string, opts CheckOptions) (*CompactReport, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("boltstore: compact %s: %w", path, err)
+		return nil, fmt.Errorf("store %s: compact: %w", path, err)
 	}
 	src, err := Open(path, Options{Timeout: opts.Timeout})
 	if err != nil {
@@ -52,7 +52,7 @@ func Compact(ctx context.Context, path string, opts CheckOptions) (*CompactRepor
 	tmp := path + ".compact"
 	if err := compactInto(ctx, src.db, tmp); err != nil {
 		os.Remove(tmp)
-		return nil, fmt.Errorf("boltstore: compact %s: %w", path, err)
+		return nil, fmt.Errorf("store %s: compact: %w", path, err)
 	}
 	// The copy is checked as `store check` checks a store: damage inside
 	// a value, which the page walk of Open cannot see, is copied as it is.
@@ -63,16 +63,16 @@ func Compact(ctx context.Context, path string, opts CheckOptions) (*CompactRepor
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return nil, fmt.Errorf("boltstore: compact %s: the store does not read whole: %w", path, err)
+		return nil, fmt.Errorf("store %s: compact: the store does not read whole: %w", path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
-		return nil, fmt.Errorf("boltstore: compact %s: %w", path, err)
+		return nil, fmt.Errorf("store %s: compact: %w", path, err)
 	}
 	syncDir(filepath.Dir(path))
 	after, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("boltstore: compact %s: %w", path, err)
+		return nil, fmt.Errorf("store %s: compact: %w", path, err)
 	}
 	return &CompactReport{Path: path, Before: fi.Size(), After: after.Size()}, nil
 }

@@ -52,12 +52,12 @@ type views struct {
 // index out.
 func (s *Store) Index(ctx context.Context) (*habilis.StoredIndex, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("boltstore: index: %w", err)
+		return nil, fmt.Errorf("store %s: index: %w", s.path, err)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return nil, fmt.Errorf("boltstore: index: %w", habilis.ErrClosed)
+		return nil, fmt.Errorf("store %s: index: %w", s.path, habilis.ErrClosed)
 	}
 	var tx *bolt.Tx
 	var meta habilis.CatalogMeta
@@ -80,7 +80,7 @@ func (s *Store) Index(ctx context.Context) (*habilis.StoredIndex, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("boltstore: index: %w", s.damaged(err))
+		return nil, s.opError("index", err)
 	}
 	if (!s.readOnly && !s.inPlace) || data == nil {
 		data, patch = bytes.Clone(data), bytes.Clone(patch)

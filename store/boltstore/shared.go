@@ -61,7 +61,7 @@ func (s *Shared) do(op string, write bool, f func(*Store) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return fmt.Errorf("boltstore: %s: %w", op, habilis.ErrClosed)
+		return fmt.Errorf("store %s: %s: %w", s.path, op, habilis.ErrClosed)
 	}
 	opts := s.opts
 	opts.ReadOnly = opts.ReadOnly || !write
@@ -101,7 +101,7 @@ func (s *Shared) Version(ctx context.Context) (uint64, error) {
 // Write commits b in one transaction: all of it or, on any error, nothing.
 func (s *Shared) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMeta, error) {
 	if s.opts.ReadOnly {
-		return habilis.CatalogMeta{}, fmt.Errorf("boltstore: write: store opened read-only: %w", habilis.ErrInvalid)
+		return habilis.CatalogMeta{}, fmt.Errorf("store %s: write: opened read-only: %w", s.path, habilis.ErrInvalid)
 	}
 	var meta habilis.CatalogMeta
 	err := s.do("write", true, func(st *Store) error {

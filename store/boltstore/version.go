@@ -16,12 +16,12 @@ import (
 // meta.
 func (s *Store) Version(ctx context.Context) (uint64, error) {
 	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("boltstore: version: %w", err)
+		return 0, fmt.Errorf("store %s: version: %w", s.path, err)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return 0, fmt.Errorf("boltstore: version: %w", habilis.ErrClosed)
+		return 0, fmt.Errorf("store %s: version: %w", s.path, habilis.ErrClosed)
 	}
 	var v uint64
 	err := guard(func() error {
@@ -32,7 +32,7 @@ func (s *Store) Version(ctx context.Context) (uint64, error) {
 		})
 	})
 	if err != nil {
-		return 0, fmt.Errorf("boltstore: version: %w", s.damaged(err))
+		return 0, s.opError("version", err)
 	}
 	return v, nil
 }

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestErrorMessages runs the commands a user gets wrong most often and
+// checks the exact text they read: one line saying what is wrong, naming
+// the file, tool and field, and what to do, with no package names, and the
+// exit code (1 an error, 2 a usage error, followed by where the command's
+// help is).
+func TestErrorMessages(t *testing.T) {
+	store := loadedStore(t)
+	dir := t.TempDir()
+	file := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	missingStore := filepath.Join(dir, "missing.db")
+	foreign := file("foreign.db", strings.Repeat("not a database\n", 2000))
+	missingFile := filepath.Join(dir, "missing.json")
+	badJSON := file("bad.json", "[{")
+	noDescription := file("nodesc.json", `[{"name": "a", "examples": ["x"]}]`)
+	const notInCatalog = "; habilis tools list names the catalog's tools\n"
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown tool", []string{"--store", store, "tools", "show", "nope"}, exitError,
+			`habilis: tools show: tool "nope": not found` + notInCatalog},
+		{"remove an unknown tool", []string{"--store", store, "tools", "rm", "nope"}, exitError,
+			`habilis: tools rm: tool "nope": not found` + notInCatalog},
+		{"fill an unknown tool", []string{"--store", store, "fill", "nope", "some request"}, exitError,
+			`habilis: fill: tool "nope": not found` + notInCatalog},
+		{"pin an unknown tool", []string{"--store", store, "select", "--pin", "nope", "weather in Oslo"}, exitError,
+			`habilis: select: pinned tool "nope": not found` + notInCatalog},
+		{"no request", []string{"--store", store, "select"}, exitUsage,
+			"habilis: select: missing argument QUERY... (usage: habilis select QUERY...)\nRun 'habilis select --help' for usage.\n"},
+		{"fill without a request", []string{"--store", store, "fill", "get_weather"}, exitUsage,
+			"habilis: fill: missing argument QUERY... (usage: habilis fill TOOL QUERY...)\nRun 'habilis fill --help' for usage.\n"},
+		{"tools show without a name", []string{"--store", store, "tools", "show"}, exitUsage,
+			"habilis: tools show: missing argument NAME (usage: habilis tools show NAME)\nRun 'habilis tools show --help' for usage.\n"},
+		{"an argument too many", []string{"--store", store, "collisions", "extra"}, exitUsage,
+			"habilis: collisions: unexpected argument \"extra\" (usage: habilis collisions)\nRun 'habilis collisions --help' for usage.\n"},
+		{"bad mode", []string{"--store", store, "select", "--mode", "fast", "weather"}, exitUsage,
+			"habilis: --mode \"fast\": want description, centroid or hybrid\nRun 'habilis select --help' for usage.\n"},
+		{"unknown flag", []string{"select", "--fast", "weather"}, exitUsage,
+			"habilis: unknown flag: --fast\nRun 'habilis select --help' for usage.\n"},
+		{"no store", []string{"--store", missingStore, "select", "weather"}, exitError,
+			"habilis: store " + missingStore + " does not exist: load a catalog first (habilis load FILE) or pass --store: not found\n"},
+		{"foreign file as store", []string{"--store", foreign, "select", "weather"}, exitError,
+			"habilis: store " + foreign + ": not a habilis store (invalid database): invalid input\n"},
+		{"missing catalog file", []string{"--store", filepath.Join(dir, "new.db"), "load", missingFile}, exitError,
+			"habilis: open " + missingFile + ": no such file or directory\n"},
+		{"catalog not JSON", []string{"--store", filepath.Join(dir, "new.db"), "load", badJSON}, exitError,
+			"habilis: " + badJSON + ":1:3: invalid JSON: unexpected end of JSON input\n"},
+		{"catalog tool without description", []string{"--store", filepath.Join(dir, "new.db"), "load", noDescription}, exitError,
+			"habilis: " + noDescription + ": tool 0 \"a\": field \"description\": is required: routing needs to know what the tool does\n"},
+		{"another embedder", []string{"--store", store, "--embedder", "ollama:nomic-embed-text@127.0.0.1:1", "select", "weather"}, exitError,
+			"habilis: store " + store + " was built with embedder lexical (sparse), not ollama:nomic-embed-text: embedder does not match the store; " +
+				"pass --reindex to re-embed it with ollama:nomic-embed-text@127.0.0.1:1\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := habilisRun(t, tt.args...)
+			if r.code != tt.code || r.stderr != tt.want {
+				t.Errorf("habilis %v = exit %d, stderr:\n%s\nwant exit %d, stderr:\n%s", tt.args, r.code, r.stderr, tt.code, tt.want)
+			}
+		})
+	}
+}
+
+// TestDamagedStoreMessage damages the page bbolt's root bucket starts at
+// and checks that a command says which store is damaged, how, and what to
+// do, in one line, and that store check lists it without sending the user
+// to store check.
+func TestDamagedStoreMessage(t *testing.T) {
+	store := loadedStore(t)
+	data, err := os.ReadFile(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pageSize = 16384 // boltstore's
+	copy(data[2*pageSize:3*pageSize], bytes.Repeat([]byte{0x01}, pageSize))
+	if err := os.WriteFile(store, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const restore = "restore the store from a backup, or move it aside and load the catalog again (habilis load FILE)"
+	r := habilisRun(t, "--store", store, "select", "weather in Oslo")
+	want := "habilis: store " + store + " is damaged: tree: page 2 says it is page 72340172838076673; " + restore +
+		"; habilis store check lists what is damaged\n"
+	if r.code != exitError || r.stderr != want {
+		t.Errorf("select on a damaged store = exit %d, stderr:\n%s\nwant exit 1, stderr:\n%s", r.code, r.stderr, want)
+	}
+	r = habilisRun(t, "--store", store, "store", "check")
+	if r.code != exitError || !strings.HasPrefix(r.stderr, "habilis: store check: "+store+" has ") || !strings.HasSuffix(r.stderr, "store damaged; "+restore+"\n") {
+		t.Errorf("store check on a damaged store = exit %d, stderr:\n%s\nwant exit 1, the problems counted and what to do", r.code, r.stderr)
+	}
+}
