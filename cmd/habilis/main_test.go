@@ -448,7 +448,9 @@ func TestTools(t *testing.T) {
 		t.Errorf("a failed tools rm changed the catalog (-before +after):\n%s", diff)
 	}
 
-	mustRun(t, "--store", store, "tools", "rm", "translate_text", "read_inbox")
+	mustRun(t, "--store", store, "tools", "rm", "translate_text")
+	// "remove" is what a user who has not read the help types.
+	mustRun(t, "--store", store, "tools", "remove", "read_inbox")
 	var names []string
 	for _, tool := range listTools(t, store) {
 		names = append(names, tool.Name)

@@ -67,9 +67,10 @@ func newToolsShowCmd(g *globalOptions) *cobra.Command {
 func newToolsRmCmd(g *globalOptions) *cobra.Command {
 	o := &toolsOptions{g: g}
 	return &cobra.Command{
-		Use:   "rm NAME...",
-		Short: "Remove tools from the catalog (all or none)",
-		Args:  minArgs(1),
+		Use:     "rm NAME...",
+		Aliases: []string{"remove"},
+		Short:   "Remove tools from the catalog (all or none)",
+		Args:    minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.names = args
 			return runToolsRm(cmd.Context(), o, cmd.OutOrStdout())
