@@ -120,14 +120,14 @@ type Proxy struct {
 func NewProxy(s *Server, opts ProxyOptions) (*Proxy, error) {
 	u, err := url.Parse(opts.Upstream)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("api: proxy: upstream %q: want an http or https base URL such as http://127.0.0.1:11434/v1: %w", opts.Upstream, habilis.ErrInvalid)
+		return nil, fmt.Errorf("upstream %q: want an http or https base URL such as http://127.0.0.1:11434/v1: %w", opts.Upstream, habilis.ErrInvalid)
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	switch {
 	case opts.K < 0 || opts.K > MaxK:
-		return nil, fmt.Errorf("api: proxy: k %d: want 1 to %d, or 0 for %d: %w", opts.K, MaxK, selector.DefaultK, habilis.ErrInvalid)
+		return nil, fmt.Errorf("k %d: want 1 to %d, or 0 for %d: %w", opts.K, MaxK, selector.DefaultK, habilis.ErrInvalid)
 	case opts.MinTools < 0:
-		return nil, fmt.Errorf("api: proxy: min tools %d: must not be negative: %w", opts.MinTools, habilis.ErrInvalid)
+		return nil, fmt.Errorf("min tools %d: must not be negative: %w", opts.MinTools, habilis.ErrInvalid)
 	}
 	if opts.K == 0 {
 		opts.K = selector.DefaultK

@@ -52,7 +52,7 @@ const maxLine = 16 << 20
 func ReadQueries(path string) ([]Query, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("eval: %w", err)
+		return nil, err // "open PATH: ..." names the file
 	}
 	defer f.Close()
 	return ParseQueries(path, f)

@@ -94,7 +94,7 @@ func Fit(ctx context.Context, r *selector.Router, qs []Query, opts FitOptions) (
 	if !opts.NoExamples {
 		withExamples, _ := addExamples(tools, exampleQs, opts.MaxNewExamples)
 		if trial, err = r.Trial(ctx, withExamples); err != nil {
-			return nil, fmt.Errorf("eval: fit: trial catalog: %w", err)
+			return nil, fmt.Errorf("trial catalog: %w", err)
 		}
 		defer trial.Close()
 	}
@@ -111,7 +111,7 @@ func Fit(ctx context.Context, r *selector.Router, qs []Query, opts FitOptions) (
 		rep.AddedExamples = added
 		if added > 0 {
 			if _, err := r.Load(ctx, withExamples, selector.LoadOptions{}); err != nil {
-				return nil, fmt.Errorf("eval: fit: add examples: %w", err)
+				return nil, fmt.Errorf("add examples: %w", err)
 			}
 		}
 	}
@@ -124,7 +124,7 @@ func Fit(ctx context.Context, r *selector.Router, qs []Query, opts FitOptions) (
 	cal.Fitted = true
 	lr, err := r.SetCalibration(ctx, cal)
 	if err != nil {
-		return nil, fmt.Errorf("eval: fit: store calibration: %w", err)
+		return nil, fmt.Errorf("store calibration: %w", err)
 	}
 	rep.After, rep.Version = r.Calibration(), lr.Version
 	return rep, nil
@@ -142,7 +142,7 @@ func newFitReport(r *selector.Router, tools []habilis.Tool, qs []Query) (*FitRep
 	for i, q := range qs {
 		for _, e := range q.Expected {
 			if !known[e] {
-				return nil, fmt.Errorf("eval: fit: query %d %q expects tool %q: %w", i+1, q.Query, e, habilis.ErrNotFound)
+				return nil, fmt.Errorf("query %d %q expects tool %q: %w", i+1, q.Query, e, habilis.ErrNotFound)
 			}
 		}
 		if len(q.Expected) == 0 {
@@ -152,7 +152,7 @@ func newFitReport(r *selector.Router, tools []habilis.Tool, qs []Query) (*FitRep
 		}
 	}
 	if rep.ToolQueries == 0 {
-		return nil, fmt.Errorf("eval: fit: no labelled query expects a tool: %w", habilis.ErrInvalid)
+		return nil, fmt.Errorf("no labelled query expects a tool: %w", habilis.ErrInvalid)
 	}
 	return rep, nil
 }
@@ -266,7 +266,7 @@ func scoreRows(ctx context.Context, r *selector.Router, qs []Query) ([]tuningRow
 	}
 	b, err := r.EmbedQueries(ctx, texts)
 	if err != nil {
-		return nil, fmt.Errorf("eval: fit: %w", err)
+		return nil, fmt.Errorf("embed the labelled requests: %w", err)
 	}
 	rows := make([]tuningRow, 0, len(qs))
 	for i, q := range qs {
@@ -275,7 +275,7 @@ func scoreRows(ctx context.Context, r *selector.Router, qs []Query) ([]tuningRow
 		}
 		sc, err := b.Scores(ctx, i)
 		if err != nil {
-			return nil, fmt.Errorf("eval: fit: score %q: %w", q.Query, err)
+			return nil, fmt.Errorf("score %q: %w", q.Query, err)
 		}
 		rows = append(rows, tuningRow{sc, q.Expected})
 	}

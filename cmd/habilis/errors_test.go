@@ -28,6 +28,8 @@ func TestErrorMessages(t *testing.T) {
 	missingFile := filepath.Join(dir, "missing.json")
 	badJSON := file("bad.json", "[{")
 	noDescription := file("nodesc.json", `[{"name": "a", "examples": ["x"]}]`)
+	unknownLabel := file("labelled.jsonl", `{"query": "weather in Oslo", "expected": ["nope"]}`+"\n")
+	missingQueries := filepath.Join(dir, "missing.jsonl")
 	const notInCatalog = "; habilis tools list names the catalog's tools\n"
 	tests := []struct {
 		name string
@@ -65,6 +67,10 @@ func TestErrorMessages(t *testing.T) {
 			"habilis: " + badJSON + ":1:3: invalid JSON: unexpected end of JSON input\n"},
 		{"catalog tool without description", []string{"--store", filepath.Join(dir, "new.db"), "load", noDescription}, exitError,
 			"habilis: " + noDescription + ": tool 0 \"a\": field \"description\": is required: routing needs to know what the tool does\n"},
+		{"fit to an unknown tool", []string{"--store", store, "fit", unknownLabel}, exitError,
+			"habilis: fit " + unknownLabel + `: query 1 "weather in Oslo" expects tool "nope": not found` + notInCatalog},
+		{"missing queries file", []string{"eval", "--tools", testdata("tools.json"), "--queries", missingQueries}, exitError,
+			"habilis: open " + missingQueries + ": no such file or directory\n"},
 		{"another embedder", []string{"--store", store, "--embedder", "ollama:nomic-embed-text@127.0.0.1:1", "select", "weather"}, exitError,
 			"habilis: store " + store + " was built with embedder lexical (sparse), not ollama:nomic-embed-text: embedder does not match the store; " +
 				"pass --reindex to re-embed it with ollama:nomic-embed-text@127.0.0.1:1\n"},

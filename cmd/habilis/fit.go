@@ -59,7 +59,7 @@ func runFit(ctx context.Context, o *fitOptions, stdout io.Writer) error {
 	rep, err := eval.Fit(ctx, r, qs, eval.FitOptions{NoExamples: o.noExamples})
 	o.g.progress.finish()
 	if err != nil {
-		return fmt.Errorf("fit %s: %w", o.file, err)
+		return toolErr("fit "+o.file, err)
 	}
 	if o.g.json {
 		return writeJSON(stdout, rep)

@@ -361,10 +361,11 @@ func (o *serveOptions) listen(srv *api.Server, tlsConf *tls.Config) (*listeners,
 	}
 	if o.httpAddr != "" {
 		h, err := o.httpHandler(srv)
-		if err == nil {
-			ls.http, err = listenHTTP(o.httpAddr, h, tlsConf)
-		}
 		if err != nil {
+			ls.close()
+			return nil, err
+		}
+		if ls.http, err = listenHTTP(o.httpAddr, h, tlsConf); err != nil {
 			ls.close()
 			return nil, fmt.Errorf("%s: %s: %w", o.cmd, o.httpAddr, err)
 		}
@@ -393,7 +394,7 @@ func (o *serveOptions) httpHandler(srv *api.Server) (http.Handler, error) {
 	if o.upstream != "" {
 		p, err := api.NewProxy(srv, api.ProxyOptions{Upstream: o.upstream, K: o.k, MinTools: o.minTools, FailClosed: o.failClosed})
 		if err != nil {
-			return nil, &usageError{err: fmt.Errorf("--upstream: %w", err)}
+			return nil, &usageError{err: err} // it names the upstream
 		}
 		mux.Handle("/v1/", p)
 	}
