@@ -44,6 +44,12 @@ const (
 	bgEvidence           // hybrid mode's evidence
 )
 
+// z returns how many standard deviations score x of kind k stands above
+// the background's mean.
+func (b Background) z(k int, x float32) float32 {
+	return (x - b.Mean[k]) / max(b.SD[k], 1e-6)
+}
+
 // Gates returns the tool's background gate on each score (description,
 // centroid, evidence) in a catalog of n tools.
 func (b Background) Gates(n int) [3]float32 {

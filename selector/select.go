@@ -256,7 +256,7 @@ func (ix *index) decide(ctx context.Context, query string, q, ql habilis.Vector,
 	if sel.mode != habilis.ModeCentroid && sel.mode != habilis.ModeDescription {
 		in = ix.intentOf(query) // hybrid mode's name bonus alone reads it
 	}
-	rk, err := ix.rank(ctx, q, ql, ix.contentTerms(query), in, sel.mode, sel.k, sel.denied, sel.pinned)
+	rk, err := ix.rank(ctx, q, ql, ix.contentTerms(query, sel.mode), in, sel.mode, sel.k, sel.denied, sel.pinned)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -339,8 +339,9 @@ type signals struct {
 	fused                float32
 	gateScore, threshold float32
 	// plain reports a tool that shares no content term with the query
-	// (see index.shares): it fails its gate whatever its scores. It is
-	// looked for only in tools whose scores reach their gates.
+	// (see index.shares and index.phrasedOnly): it fails its gate
+	// whatever its scores. It is looked for only in tools whose scores
+	// reach their gates.
 	plain bool
 }
 
@@ -396,7 +397,7 @@ func (ix *index) signalsOf(s *scratch, key, i int) signals {
 	default:
 		sg.gateScore, sg.threshold = sg.desc, ix.descriptionGate(i)
 	}
-	sg.plain = sg.gateScore >= sg.threshold && !ix.shares(i, s.content)
+	sg.plain = sg.gateScore >= sg.threshold && ix.phrasedOnly(sg, s.content)
 	return sg
 }
 
@@ -570,7 +571,7 @@ func (ix *index) backgroundConfidence(sgs []signals) (float32, bool) {
 			continue
 		}
 		b := ix.background[i]
-		best, ok = max(best, (sg.gateScore-b.Mean[bgEvidence])/max(b.SD[bgEvidence], 1e-6)), true
+		best, ok = max(best, b.z(bgEvidence, sg.gateScore)), true
 	}
 	if !ok {
 		return 0, false
@@ -714,7 +715,7 @@ func (ix *index) hybridSignals(s *scratch, i int) signals {
 	} else {
 		sg.gateScore, sg.threshold = sg.desc, ix.descriptionGate(i)
 	}
-	sg.plain = sg.gateScore >= sg.threshold && !ix.shares(i, s.content)
+	sg.plain = sg.gateScore >= sg.threshold && ix.phrasedOnly(sg, s.content)
 	return sg
 }
 
