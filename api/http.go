@@ -82,10 +82,20 @@ func (c jsonCodec) Unmarshal(data []byte, msg proto.Message) error {
 // Vanguard tells Connect from REST by the Connect-Protocol-Version header,
 // which curl users should not have to know; the services declare no REST
 // routes, so nothing else could be meant.
+//
+// A body of curl's default type (curl -d sends
+// application/x-www-form-urlencoded), of none or of text/plain is read as
+// JSON too: no protocol the transcoder speaks uses those types, and it
+// answered them with a plain-text 404 for a path that exists.
 func connectJSON(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.Header.Get("Connect-Protocol-Version") == "" {
-			if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err == nil && mt == "application/json" {
+			mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			switch {
+			case err == nil && mt == "application/json":
+				r.Header.Set("Connect-Protocol-Version", "1")
+			case err != nil || mt == "application/x-www-form-urlencoded" || mt == "text/plain":
+				r.Header.Set("Content-Type", "application/json")
 				r.Header.Set("Connect-Protocol-Version", "1")
 			}
 		}

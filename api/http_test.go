@@ -213,6 +213,25 @@ func httptestRecorder(t *testing.T, h http.Handler) string {
 	return testutil.Get(t, serveHTTP(t, h)+"/metrics")
 }
 
+// TestHTTPBodyWithoutJSONType checks that a JSON body sent with curl's
+// default type (curl -d sends application/x-www-form-urlencoded), none or
+// text/plain is read as JSON: the services take nothing else on a POST
+// without a protocol header, and the transcoder answered those with a
+// plain-text 404 for a path that exists.
+func TestHTTPBodyWithoutJSONType(t *testing.T) {
+	_, base := jsonFixture(t, ServerOptions{})
+	for _, ct := range []string{"application/x-www-form-urlencoded", "", "text/plain"} {
+		status, got := postJSON(t, base+"/habilis.v1.ToolRouter/Select", `{"query": "weather in Oslo", "k": 1}`, "Content-Type", ct)
+		if status != http.StatusOK || got["matches"] == nil {
+			t.Errorf("Select with Content-Type %q: status %d, %v; want 200 and a decision", ct, status, got)
+		}
+	}
+	status, got := postJSON(t, base+"/habilis.v1.ToolRouter/Select", `query=weather`, "Content-Type", "application/x-www-form-urlencoded")
+	if status != http.StatusBadRequest || got["code"] != "invalid_argument" {
+		t.Errorf("Select with a form body: status %d, %v; want 400 invalid_argument", status, got)
+	}
+}
+
 func TestConnectJSON(t *testing.T) {
 	tests := []struct {
 		method, contentType, version string
@@ -221,6 +240,8 @@ func TestConnectJSON(t *testing.T) {
 		{http.MethodPost, "application/json", "", "1"},
 		{http.MethodPost, "application/json; charset=utf-8", "", "1"},
 		{http.MethodPost, "application/json", "2", "2"},
+		{http.MethodPost, "application/x-www-form-urlencoded", "", "1"},
+		{http.MethodPost, "", "", "1"},
 		{http.MethodPost, "application/proto", "", ""},
 		{http.MethodPost, "application/grpc", "", ""},
 		{http.MethodGet, "application/json", "", ""},
