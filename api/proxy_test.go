@@ -193,6 +193,31 @@ func TestProxyCutsTools(t *testing.T) {
 	}
 }
 
+// TestProxyToolWithoutDescription checks that a request one of whose
+// tools has no description (OpenAI's is optional) is cut like any other,
+// not forwarded whole.
+func TestProxyToolWithoutDescription(t *testing.T) {
+	var tools []map[string]any
+	if err := json.Unmarshal(openAITools(t), &tools); err != nil {
+		t.Fatal(err)
+	}
+	delete(tools[0]["function"].(map[string]any), "description")
+	b, err := json.Marshal(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rec, base := proxyFixture(t, ProxyOptions{K: 3})
+	_, hdr, _ := testutil.Post(t, base+"/v1/chat/completions", chatBody(b, userMail, ""))
+	_, body := rec.last()
+	got, _ := forwarded(t, body)
+	if o := hdr.Get(HeaderOutcome); o != OutcomeSelected && o != OutcomeAmbiguous {
+		t.Errorf("%s = %q, want selected or ambiguous", HeaderOutcome, o)
+	}
+	if len(got) != 3 || !slices.Contains(got, "send_email") {
+		t.Errorf("forwarded %v, want 3 tools, send_email among them", got)
+	}
+}
+
 // TestProxyKeepsBytes checks that the forwarded request is the sent one
 // with only the tools array replaced, each kept definition as sent.
 func TestProxyKeepsBytes(t *testing.T) {

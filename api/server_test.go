@@ -752,7 +752,7 @@ func TestBadRequests(t *testing.T) {
 			return err
 		}, codes.InvalidArgument, []string{"tools_json"}, "4194304"},
 		{"broken inline catalog", func() error {
-			_, err := raw.Prefilter(ctx, &habilisv1.PrefilterRequest{Query: "weather", ToolsJson: `[{"type":"function","function":{"name":"x"}}]`})
+			_, err := raw.Prefilter(ctx, &habilisv1.PrefilterRequest{Query: "weather", ToolsJson: `[{"type":"function","function":{"name":"x","description":7}}]`})
 			return err
 		}, codes.InvalidArgument, []string{"tools_json: tool 0 field function.description"}, "description"},
 		{"query and messages", func() error {

@@ -594,7 +594,7 @@ func (c *toolCtx) openAITool(m map[string]json.RawMessage) habilis.Tool {
 	}
 	var t habilis.Tool
 	t.Name = c.toolName(fm, prefix)
-	t.Description = c.description(fm, prefix)
+	t.Description = c.optionalDescription(fm, prefix, t.Name, "")
 	t.Examples = c.examples(fm, prefix)
 	if raw, ok := present(fm, "strict"); ok && jsonKind(raw) != "boolean" {
 		c.errorf(joinPath(prefix, "strict"), "must be a boolean, got %s", jsonKind(raw))
@@ -613,20 +613,41 @@ func (c *toolCtx) mcpTool(m map[string]json.RawMessage) habilis.Tool {
 	var t habilis.Tool
 	t.Name = c.toolName(m, "")
 	c.checkFields(m, "", mcpFields, false)
-	t.Description = c.description(m, "")
+	if raw, ok := present(m, "title"); ok {
+		if s, ok := c.str("title", raw); ok && strings.TrimSpace(s) != "" {
+			t.Meta = map[string]string{"title": strings.TrimSpace(s)}
+		}
+	}
+	t.Description = c.optionalDescription(m, "", t.Name, t.Meta["title"])
 	t.Examples = c.examples(m, "")
 	schema, ok := present(m, "inputSchema")
 	if !ok {
 		schema = json.RawMessage(`{}`)
 	}
 	t.InputSchema = c.schema(schema, "inputSchema")
-	if raw, ok := present(m, "title"); ok {
-		if s, ok := c.str("title", raw); ok && strings.TrimSpace(s) != "" {
-			t.Meta = map[string]string{"title": strings.TrimSpace(s)}
-		}
-	}
 	return t
 }
+
+// optionalDescription reads the description of an OpenAI or MCP tool,
+// whose formats make it optional. Without one (absent, null or blank) the
+// tool is described by its title, or else its name in words, as the MCP
+// gateway describes such tools (mcpgate's describe): refusing it refused a
+// server's whole tools/list, and made the chat proxy forward every tool of
+// a request one of whose tools had none. habilis' own shape requires it.
+func (c *toolCtx) optionalDescription(m map[string]json.RawMessage, prefix, name, title string) string {
+	if raw, ok := present(m, "description"); ok {
+		if s, isStr := decodeString(raw); !isStr || jsonKind(raw) != "string" || strings.TrimSpace(s) != "" {
+			return c.description(m, prefix)
+		}
+	}
+	if title != "" {
+		return title
+	}
+	return nameWords.Replace(name)
+}
+
+// nameWords spells a tool's name as words.
+var nameWords = strings.NewReplacer("_", " ", "-", " ", ".", " ")
 
 // present returns m[k] unless it is missing or null: null stands for an
 // absent optional field.

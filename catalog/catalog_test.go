@@ -115,6 +115,39 @@ func TestParseShapes(t *testing.T) {
 	}
 }
 
+// TestParseOptionalDescription checks that OpenAI and MCP tools, whose
+// formats make the description optional, load without one, described by
+// their title or their name in words as the MCP gateway describes them,
+// while habilis' own shape still requires it (TestParseErrors).
+func TestParseOptionalDescription(t *testing.T) {
+	tests := []struct {
+		name, data string
+		want       []string
+	}{
+		{"openai absent", `[{"type":"function","function":{"name":"get_weather"}},{"type":"function","function":{"name":"send-mail.v2","description":"Send mail"}}]`,
+			[]string{"get weather", "Send mail"}},
+		{"openai null and blank", `[{"type":"function","function":{"name":"a_b","description":null}},{"type":"function","function":{"name":"c","description":" "}}]`,
+			[]string{"a b", "c"}},
+		{"openai flat", `[{"type":"function","name":"list_files"}]`, []string{"list files"}},
+		{"mcp title", `{"tools":[{"name":"read_file","title":"Read a file","inputSchema":{"type":"object"}}]}`, []string{"Read a file"}},
+		{"mcp name", `{"tools":[{"name":"read_graph","annotations":{},"inputSchema":{"type":"object"}}]}`, []string{"read graph"}},
+	}
+	for _, tt := range tests {
+		tools, err := Parse("t.json", []byte(tt.data))
+		if err != nil {
+			t.Errorf("%s: Parse error: %v", tt.name, err)
+			continue
+		}
+		var got []string
+		for _, tool := range tools {
+			got = append(got, tool.Description)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s: descriptions (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
+
 func TestParseTypeHints(t *testing.T) {
 	got, err := Read(filepath.Join("testdata", "bfcl.json"))
 	if err != nil {
@@ -238,7 +271,7 @@ func TestParseErrors(t *testing.T) {
 		{"openai wrong type", `[{"type":"tool","function":{"name":"a","description":"d"}}]`, 0, "a", "type", `must be "function", got "tool"`},
 		{"openai unknown field", `[{"type":"function","function":{"name":"a","description":"d","paramters":{}}}]`,
 			0, "a", "function.paramters", `did you mean "parameters"?`},
-		{"openai missing description", `[{"type":"function","function":{"name":"a"}}]`, 0, "a", "function.description", "is required"},
+		{"openai description not string", `[{"type":"function","function":{"name":"a","description":7}}]`, 0, "a", "function.description", "must be a string"},
 		{"openai strict not bool", `[{"type":"function","function":{"name":"a","description":"d","strict":"yes"}}]`, 0, "a", "function.strict", "must be a boolean"},
 		{"mcp typo", `{"tools":[{"name":"a","description":"d","title":"A","inputSchemma":{}}]}`, 0, "a", "inputSchemma", `did you mean "inputSchema"?`},
 		{"mcp input_schema", `{"tools":[{"name":"a","description":"d","input_schema":{}}]}`, 0, "a", "input_schema", `did you mean "inputSchema"?`},
