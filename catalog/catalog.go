@@ -643,7 +643,10 @@ func (c *toolCtx) optionalDescription(m map[string]json.RawMessage, prefix, name
 	if title != "" {
 		return title
 	}
-	return nameWords.Replace(name)
+	if words := strings.TrimSpace(nameWords.Replace(name)); words != "" {
+		return words
+	}
+	return name
 }
 
 // nameWords spells a tool's name as words.

@@ -129,6 +129,7 @@ func TestParseOptionalDescription(t *testing.T) {
 		{"openai null and blank", `[{"type":"function","function":{"name":"a_b","description":null}},{"type":"function","function":{"name":"c","description":" "}}]`,
 			[]string{"a b", "c"}},
 		{"openai flat", `[{"type":"function","name":"list_files"}]`, []string{"list files"}},
+		{"openai name of separators", `[{"type":"function","name":"__"}]`, []string{"__"}},
 		{"mcp title", `{"tools":[{"name":"read_file","title":"Read a file","inputSchema":{"type":"object"}}]}`, []string{"Read a file"}},
 		{"mcp name", `{"tools":[{"name":"read_graph","annotations":{},"inputSchema":{"type":"object"}}]}`, []string{"read graph"}},
 	}
