@@ -48,7 +48,7 @@ type Client struct {
 // (ErrUnavailable). ctx only stops a Dial that is already cancelled.
 func Dial(ctx context.Context, addr string, opts DialOptions) (*Client, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("api: dial %s: %w", addr, err)
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
 	if opts.MaxResponseSize <= 0 {
 		opts.MaxResponseSize = DefaultMaxResponseSize
@@ -66,7 +66,7 @@ func Dial(ctx context.Context, addr string, opts DialOptions) (*Client, error) {
 	}
 	conn, err := grpc.NewClient(addr, gopts...)
 	if err != nil {
-		return nil, fmt.Errorf("api: dial %s: %v: %w", addr, err, habilis.ErrInvalid)
+		return nil, fmt.Errorf("dial %s: %v: %w", addr, err, habilis.ErrInvalid)
 	}
 	return &Client{conn: conn, rpc: habilisv1.NewToolRouterClient(conn), health: healthpb.NewHealthClient(conn)}, nil
 }

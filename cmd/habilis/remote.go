@@ -22,6 +22,12 @@ import (
 //	HABILIS_TLS_CA      CA certificate file (PEM): dial TLS, trusting it
 //	HABILIS_TLS=1       dial TLS, trusting the system's CAs
 func dialRemote(ctx context.Context, addr string, g *globalOptions) (*remoteBackend, error) {
+	// Any gRPC target dials ("dns:///h:p", "unix:/path"); a bare one
+	// without a port would fail only at the first call, as a resolver's
+	// "produced zero addresses".
+	if !strings.Contains(addr, ":") {
+		return nil, usagef("--remote %q: want HOST:PORT of a habilis server", addr)
+	}
 	var opts api.DialOptions
 	opts.Token = g.getenv("HABILIS_TOKEN")
 	if f := g.getenv("HABILIS_TOKEN_FILE"); f != "" && opts.Token == "" {

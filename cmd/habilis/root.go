@@ -12,6 +12,7 @@ import (
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/fill/executor"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit codes, documented in the package comment and the root help.
@@ -168,7 +169,7 @@ the minimum.`,
 			return nil
 		},
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err, msg: flagMessage(err)} })
 	g.addFlags(root)
 	root.AddCommand(
 		newLoadCmd(g),
@@ -225,6 +226,31 @@ func parseLevel(s string) (slog.Level, error) {
 		return slog.LevelError, nil
 	}
 	return 0, usagef("--log-level %q: want debug, info, warn or error", s)
+}
+
+// flagMessage says what is wrong with a flag's value in the flag's own
+// terms ("-k \"x\": want an integer"), where pflag's message names Go's
+// parser ("invalid argument \"x\" for \"-k, --k\" flag: strconv.ParseInt:
+// parsing \"x\": invalid syntax"); "" for other flag errors, whose
+// messages read well.
+func flagMessage(err error) string {
+	var ive *pflag.InvalidValueError
+	if !errors.As(err, &ive) {
+		return ""
+	}
+	f := ive.GetFlag()
+	name := "--" + f.Name
+	if len(f.Name) == 1 {
+		name = "-" + f.Name
+	}
+	want := map[string]string{
+		"int": "an integer", "int64": "an integer", "uint": "a whole number", "uint32": "a whole number",
+		"float32": "a number", "float64": "a number", "bool": "true or false", "duration": "a duration such as 500ms, 30s or 2m",
+	}[f.Value.Type()]
+	if want == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s %q: want %s", name, ive.GetValue(), want)
 }
 
 // modeFlag reads --mode.

@@ -203,6 +203,8 @@ func openFile(path string, opts Options, memo *walked) (*bolt.DB, error) {
 	}
 	bopts := &bolt.Options{Timeout: timeout, ReadOnly: true, InitialMmapSize: initialMmapSize()}
 	switch fi, err := os.Stat(path); {
+	case err == nil && fi.IsDir():
+		return nil, fmt.Errorf("a directory, not a habilis store: %w", habilis.ErrInvalid)
 	case (err != nil || fi.Size() == 0) && !opts.ReadOnly:
 		// A new file: bbolt writes it, there is nothing to walk. An
 		// empty file is new too: it holds nothing that was written.

@@ -172,6 +172,16 @@ func TestOpenForeignFiles(t *testing.T) {
 	}
 }
 
+func TestOpenDirectory(t *testing.T) {
+	dir := t.TempDir()
+	for _, ro := range []bool{false, true} {
+		_, err := boltstore.Open(dir, boltstore.Options{ReadOnly: ro})
+		if want := "store " + dir + ": a directory, not a habilis store"; !errors.Is(err, habilis.ErrInvalid) || err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Open(a directory, ReadOnly %v) error = %v, want %v starting %q", ro, err, habilis.ErrInvalid, want)
+		}
+	}
+}
+
 // writeGarbage writes four pages of bytes that are no bbolt file.
 func writeGarbage(t *testing.T, path string) {
 	b := make([]byte, 16384)
