@@ -162,7 +162,7 @@ func (s *Setup) self(ctx context.Context) (*Result, error) {
 		}
 	}
 	if len(reps) == 0 {
-		return nil, fmt.Errorf("eval: self: no tool has examples to hold out: %w", habilis.ErrInvalid)
+		return nil, fmt.Errorf("no tool has examples to hold out: %w", habilis.ErrInvalid)
 	}
 	res.Report = merge(reps, len(s.Tools))
 	res.Folds = len(reps)

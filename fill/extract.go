@@ -35,10 +35,10 @@ func (e *Extractor) Name() string { return "extractor" }
 func (e *Extractor) Fill(ctx context.Context, tool habilis.Tool, query string) (map[string]any, error) {
 	s, err := ParseSchema(tool.InputSchema)
 	if err != nil {
-		return nil, fmt.Errorf("fill: extractor: %q: %w", tool.Name, err)
+		return nil, fmt.Errorf("extractor: schema: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("fill: extractor: %q: %w", tool.Name, err)
+		return nil, fmt.Errorf("extractor: %w", err)
 	}
 	x := &extraction{
 		q:    analyse(query, e.Now),

@@ -134,7 +134,7 @@ type Result struct {
 func Fill(ctx context.Context, tool habilis.Tool, query string, opts Options) (*Result, error) {
 	schema, err := ParseSchema(tool.InputSchema)
 	if err != nil {
-		return nil, fmt.Errorf("fill: %q: %w", tool.Name, err)
+		return nil, fmt.Errorf("fill %q: %w", tool.Name, err)
 	}
 	fillers := unroll(opts.Fillers)
 	if len(fillers) == 0 {
@@ -152,7 +152,7 @@ func Fill(ctx context.Context, tool habilis.Tool, query string, opts Options) (*
 	answered := false
 	for i, f := range fillers {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("fill: %q: %w", tool.Name, err)
+			return nil, fmt.Errorf("fill %q: %w", tool.Name, err)
 		}
 		if i > 0 && answered && !needsMore(schema, r) {
 			break
@@ -160,7 +160,7 @@ func Fill(ctx context.Context, tool habilis.Tool, query string, opts Options) (*
 		proposed, err := f.Fill(ctx, tool, query)
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
-				return nil, fmt.Errorf("fill: %q: %w", tool.Name, ctxErr)
+				return nil, fmt.Errorf("fill %q: %w", tool.Name, ctxErr)
 			}
 			lastErr = err
 			r.Errors = append(r.Errors, FillerError{Filler: f.Name(), Error: err.Error()})
@@ -180,7 +180,7 @@ func Fill(ctx context.Context, tool habilis.Tool, query string, opts Options) (*
 		}
 	}
 	if !answered {
-		return nil, fmt.Errorf("fill: %q: %w", tool.Name, lastErr)
+		return nil, fmt.Errorf("fill %q: %w", tool.Name, lastErr)
 	}
 	r.assess(schema)
 	return r, nil
@@ -194,7 +194,7 @@ func Fill(ctx context.Context, tool habilis.Tool, query string, opts Options) (*
 func Given(tool habilis.Tool, args map[string]any, by string) (*Result, error) {
 	schema, err := ParseSchema(tool.InputSchema)
 	if err != nil {
-		return nil, fmt.Errorf("fill: %q: %w", tool.Name, err)
+		return nil, fmt.Errorf("fill %q: %w", tool.Name, err)
 	}
 	r := &Result{
 		Tool:      tool.Name,

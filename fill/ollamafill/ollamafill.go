@@ -50,7 +50,7 @@ func (f *Filler) Name() string { return "ollama:" + f.model }
 func (f *Filler) Fill(ctx context.Context, tool habilis.Tool, query string) (map[string]any, error) {
 	s, err := fill.ParseSchema(tool.InputSchema)
 	if err != nil {
-		return nil, fmt.Errorf("ollamafill: %q: %w", tool.Name, err)
+		return nil, fmt.Errorf("schema of %q: %w", tool.Name, err)
 	}
 	numPredict := f.opts.NumPredict
 	if numPredict <= 0 {
@@ -73,11 +73,11 @@ func (f *Filler) Fill(ctx context.Context, tool habilis.Tool, query string) (map
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("ollamafill: %s: chat: %w", f.model, classify(ctx, err))
+		return nil, fmt.Errorf("ask ollama model %s: %w", f.model, classify(ctx, err))
 	}
 	args, err := parseAnswer(answer.String())
 	if err != nil {
-		return nil, fmt.Errorf("ollamafill: %s: %w", f.model, err)
+		return nil, fmt.Errorf("ollama model %s: %w", f.model, err)
 	}
 	return args, nil
 }
