@@ -3,6 +3,11 @@
 // dials such a server. Errors cross the wire as status codes through one
 // table (errorTable) and come back as the same habilis sentinel errors, so
 // errors.Is works alike on a local router and a remote one.
+//
+// The same services answer over HTTP (HTTPHandler, http.go): as JSON
+// through Connect's Vanguard transcoder, and as gRPC over HTTP/2. Proxy
+// (proxy.go, chat.go) serves an OpenAI-compatible API in front of a model's,
+// cutting each chat request's tools to those it needs.
 package api
 
 import (

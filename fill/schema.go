@@ -6,7 +6,8 @@
 // scoring used to measure filling against gold arguments.
 //
 // Model-backed fillers live in subpackages (fill/ollamafill) and execution
-// in fill/executor, so this package depends on the standard library only.
+// in fill/executor, so this package depends on nothing beyond the standard
+// library, the root package and internal/wordsplit.
 package fill
 
 import (

@@ -6,7 +6,8 @@
 // eigendecomposition), and the only package of the module that uses
 // unsafe (the loop's arguments; Bytes and View, which let a stored index
 // be read where it lies) or golang.org/x/sys/cpu (whether the processor
-// has AVX); layering_test.go keeps it so.
+// has AVX), the generated protobuf code aside; layering_test.go keeps it
+// so.
 package vec
 
 import (

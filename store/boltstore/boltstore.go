@@ -1,8 +1,13 @@
 // Package boltstore is the embedded, default habilis.Store: one bbolt file
 // holding the catalog meta, a tools bucket and an examples bucket, one key
-// a tool in each (codec.go). Every write is one bbolt transaction, so a crash mid-load leaves
-// the previous catalog intact, and every snapshot one read transaction, so
-// readers never see half a write.
+// a tool in each (codec.go), and the selector's index in buckets of its own,
+// which Index hands out where it lies in the memory map (index.go).
+// Every write is one bbolt transaction, or, for a write of more than
+// stageChunk tools that replaces the catalog or fills an empty store,
+// several that fill new buckets and switch to them in the last
+// (staged.go): either way a crash mid-load leaves the previous catalog
+// intact. Every snapshot is one read transaction, so readers never see
+// half a write.
 //
 // A snapshot decodes all vectors into a few contiguous arrays, which the
 // selector scans directly.

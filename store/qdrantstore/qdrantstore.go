@@ -7,10 +7,11 @@
 // names.go for the exact names):
 //   - a tools collection with one point per tool: named vectors
 //     "description" and "centroid" (dense of the embedder's dimension,
-//     compared by dot product, or sparse for sparse embedders) and a payload
+//     compared by dot product, or sparse for sparse embedders), the sparse
+//     "document" (the lexical vector of the whole tool) and a payload
 //     with name, description, schema (a JSON string), examples (the count),
-//     radius, has_radius, radius_example, margin, tool_margin, hash,
-//     executor and meta;
+//     example_vectors, radius, has_radius, radius_example, margin,
+//     tool_margin, hash, executor and meta;
 //   - examples, one point per example with "tool", "index" and "text" in
 //     the payload and the named vector "example": one collection per tool
 //     (LayoutPerTool), or one collection with a "tool" keyword index marked
