@@ -159,23 +159,23 @@ func ParseURL(s string) (Config, error) {
 	var c Config
 	u, err := url.Parse(s)
 	if err != nil {
-		return c, fmt.Errorf("qdrantstore: parse url: %v: %w", err, habilis.ErrInvalid)
+		return c, fmt.Errorf("qdrant url: %v: %w", err, habilis.ErrInvalid)
 	}
 	if u.Scheme != "qdrant" {
-		return c, fmt.Errorf("qdrantstore: parse url %q: scheme %q, want qdrant: %w", s, u.Scheme, habilis.ErrInvalid)
+		return c, fmt.Errorf("qdrant url %q: scheme %q, want qdrant: %w", s, u.Scheme, habilis.ErrInvalid)
 	}
 	if u.User != nil {
-		return c, fmt.Errorf("qdrantstore: parse url: credentials in the url are not supported, use api_key_file: %w", habilis.ErrInvalid)
+		return c, fmt.Errorf("qdrant url: credentials in the url are not supported, use api_key_file: %w", habilis.ErrInvalid)
 	}
 	c.Host = u.Hostname()
 	if p := u.Port(); p != "" {
 		if c.Port, err = parsePort(p); err != nil {
-			return c, fmt.Errorf("qdrantstore: parse url %q: %w", s, err)
+			return c, fmt.Errorf("qdrant url %q: %w", s, err)
 		}
 	}
 	if cat := strings.TrimPrefix(u.Path, "/"); cat != "" {
 		if err := validCatalog(cat); err != nil {
-			return c, fmt.Errorf("qdrantstore: parse url %q: %w", s, err)
+			return c, fmt.Errorf("qdrant url %q: %w", s, err)
 		}
 		c.Catalog = cat
 	}
@@ -187,7 +187,7 @@ func ParseURL(s string) (Config, error) {
 		case "tls":
 			b, err := strconv.ParseBool(v)
 			if err != nil {
-				return c, fmt.Errorf("qdrantstore: parse url %q: tls=%q: want 1, 0, true or false: %w", s, v, habilis.ErrInvalid)
+				return c, fmt.Errorf("qdrant url %q: tls=%q: want 1, 0, true or false: %w", s, v, habilis.ErrInvalid)
 			}
 			c.TLS = b
 		case "layout":
@@ -195,18 +195,18 @@ func ParseURL(s string) (Config, error) {
 			case LayoutPerTool, LayoutShared:
 				c.Layout = Layout(v)
 			default:
-				return c, fmt.Errorf("qdrantstore: parse url %q: layout=%q: want %q or %q: %w", s, v, LayoutPerTool, LayoutShared, habilis.ErrInvalid)
+				return c, fmt.Errorf("qdrant url %q: layout=%q: want %q or %q: %w", s, v, LayoutPerTool, LayoutShared, habilis.ErrInvalid)
 			}
 		case "timeout":
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
-				return c, fmt.Errorf("qdrantstore: parse url %q: timeout=%q: want a positive duration like 10s: %w", s, v, habilis.ErrInvalid)
+				return c, fmt.Errorf("qdrant url %q: timeout=%q: want a positive duration like 10s: %w", s, v, habilis.ErrInvalid)
 			}
 			c.Timeout = d
 		case "api_key":
-			return c, fmt.Errorf("qdrantstore: parse url: api_key in the url is not supported, use api_key_file: %w", habilis.ErrInvalid)
+			return c, fmt.Errorf("qdrant url: api_key in the url is not supported, use api_key_file: %w", habilis.ErrInvalid)
 		default:
-			return c, fmt.Errorf("qdrantstore: parse url %q: unknown parameter %q: %w", s, k, habilis.ErrInvalid)
+			return c, fmt.Errorf("qdrant url %q: unknown parameter %q: %w", s, k, habilis.ErrInvalid)
 		}
 	}
 	return c, nil
@@ -217,11 +217,11 @@ func ParseURL(s string) (Config, error) {
 func ParseAddr(addr string) (Config, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return Config{}, fmt.Errorf("qdrantstore: parse address %q: %v: %w", addr, err, habilis.ErrInvalid)
+		return Config{}, fmt.Errorf("qdrant address %q: %v: %w", addr, err, habilis.ErrInvalid)
 	}
 	p, err := parsePort(port)
 	if err != nil {
-		return Config{}, fmt.Errorf("qdrantstore: parse address %q: %w", addr, err)
+		return Config{}, fmt.Errorf("qdrant address %q: %w", addr, err)
 	}
 	return Config{Host: host, Port: p}, nil
 }

@@ -106,7 +106,7 @@ var _ habilis.Store = (*Store)(nil)
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
-		return nil, fmt.Errorf("qdrantstore: open: %w", err)
+		return nil, fmt.Errorf("qdrant: open: %w", err)
 	}
 	client, err := qdrant.NewClient(&qdrant.Config{
 		Host:                   cfg.Host,
@@ -121,7 +121,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		GrpcOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32))},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("qdrantstore: connect qdrant at %s: %v: %w", cfg.addr(), err, habilis.ErrInvalid)
+		return nil, fmt.Errorf("connect to qdrant at %s: %v: %w", cfg.addr(), err, habilis.ErrInvalid)
 	}
 	s := &Store{cfg: cfg, names: newNames(cfg.Catalog), client: client}
 	err = s.retry(ctx, func(ctx context.Context) error {
@@ -131,7 +131,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	})
 	if err != nil {
 		client.Close()
-		return nil, fmt.Errorf("qdrantstore: connect qdrant at %s: %w", cfg.addr(), classify(ctx, err))
+		return nil, fmt.Errorf("connect to qdrant at %s: %w", cfg.addr(), classify(ctx, err))
 	}
 	return s, nil
 }
@@ -141,11 +141,11 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return fmt.Errorf("qdrantstore: close: %w", habilis.ErrClosed)
+		return fmt.Errorf("qdrant: close: %w", habilis.ErrClosed)
 	}
 	s.closed = true
 	if err := s.client.Close(); err != nil {
-		return fmt.Errorf("qdrantstore: close: %v", err)
+		return fmt.Errorf("qdrant: close: %v", err)
 	}
 	return nil
 }
@@ -162,11 +162,11 @@ func (s *Store) checkOpen() error {
 // Snapshot returns the catalog as of the last committed write.
 func (s *Store) Snapshot(ctx context.Context) (*habilis.Snapshot, error) {
 	if err := s.checkOpen(); err != nil {
-		return nil, fmt.Errorf("qdrantstore: snapshot: %w", err)
+		return nil, fmt.Errorf("qdrant: snapshot: %w", err)
 	}
 	snap, _, err := s.snapshot(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("qdrantstore: snapshot: %w", err)
+		return nil, fmt.Errorf("qdrant: snapshot: %w", err)
 	}
 	return snap, nil
 }
@@ -176,11 +176,11 @@ func (s *Store) Snapshot(ctx context.Context) (*habilis.Snapshot, error) {
 // point.
 func (s *Store) Version(ctx context.Context) (uint64, error) {
 	if err := s.checkOpen(); err != nil {
-		return 0, fmt.Errorf("qdrantstore: version: %w", err)
+		return 0, fmt.Errorf("qdrant: version: %w", err)
 	}
 	ledger, found, err := s.commits(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("qdrantstore: version: %w", err)
+		return 0, fmt.Errorf("qdrant: version: %w", err)
 	}
 	if found {
 		return ledger[len(ledger)-1].version, nil
@@ -199,15 +199,15 @@ func (s *Store) Version(ctx context.Context) (uint64, error) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("qdrantstore: version: read meta %s: %w", s.names.metaAlias(), classify(ctx, err))
+		return 0, fmt.Errorf("qdrant: version: read meta %s: %w", s.names.metaAlias(), classify(ctx, err))
 	}
 	if len(pts) != 1 {
-		return 0, fmt.Errorf("qdrantstore: version: read meta %s: %d meta points, want 1", s.names.metaAlias(), len(pts))
+		return 0, fmt.Errorf("qdrant: version: read meta %s: %d meta points, want 1", s.names.metaAlias(), len(pts))
 	}
 	r := payloadReader{p: pts[0].GetPayload()}
 	v := r.int(keyVersion)
 	if r.err != nil {
-		return 0, fmt.Errorf("qdrantstore: version: read meta %s: %w", s.names.metaAlias(), r.err)
+		return 0, fmt.Errorf("qdrant: version: read meta %s: %w", s.names.metaAlias(), r.err)
 	}
 	return uint64(v), nil
 }
@@ -444,7 +444,7 @@ func (s *Store) scrollPoints(ctx context.Context, req *qdrant.ScrollPoints, fn f
 // tool the catalog does not have.
 func (s *Store) Examples(ctx context.Context, tool string) ([]string, []habilis.Vector, error) {
 	if err := s.checkOpen(); err != nil {
-		return nil, nil, fmt.Errorf("qdrantstore: examples %q: %w", tool, err)
+		return nil, nil, fmt.Errorf("qdrant: examples %q: %w", tool, err)
 	}
 	for attempt := 1; ; attempt++ {
 		texts, vecs, err := s.examples(ctx, tool)
@@ -452,7 +452,7 @@ func (s *Store) Examples(ctx context.Context, tool string) ([]string, []habilis.
 			continue
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("qdrantstore: examples %q: %w", tool, err)
+			return nil, nil, fmt.Errorf("qdrant: examples %q: %w", tool, err)
 		}
 		return texts, vecs, nil
 	}
@@ -514,23 +514,23 @@ func (s *Store) examples(ctx context.Context, tool string) ([]string, []habilis.
 // documentation for how and what "atomic" means here).
 func (s *Store) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMeta, error) {
 	if err := s.checkOpen(); err != nil {
-		return habilis.CatalogMeta{}, fmt.Errorf("qdrantstore: write: %w", err)
+		return habilis.CatalogMeta{}, fmt.Errorf("qdrant: write: %w", err)
 	}
 	if b == nil {
-		return habilis.CatalogMeta{}, fmt.Errorf("qdrantstore: write: nil batch: %w", habilis.ErrInvalid)
+		return habilis.CatalogMeta{}, fmt.Errorf("qdrant: write: nil batch: %w", habilis.ErrInvalid)
 	}
 	if err := validate(b); err != nil {
-		return habilis.CatalogMeta{}, fmt.Errorf("qdrantstore: write: %w", err)
+		return habilis.CatalogMeta{}, fmt.Errorf("qdrant: write: %w", err)
 	}
 	if !conditional(s.server) {
-		return habilis.CatalogMeta{}, fmt.Errorf("qdrantstore: write: Qdrant %s cannot commit a version atomically (conditional updates need Qdrant %d.%d or later): %w",
+		return habilis.CatalogMeta{}, fmt.Errorf("qdrant: write: Qdrant %s cannot commit a version atomically (conditional updates need Qdrant %d.%d or later): %w",
 			s.server, conditionalSince[0], conditionalSince[1], habilis.ErrInvalid)
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	meta, err := s.write(ctx, b)
 	if err != nil {
-		return habilis.CatalogMeta{}, fmt.Errorf("qdrantstore: write: %w", err)
+		return habilis.CatalogMeta{}, fmt.Errorf("qdrant: write: %w", err)
 	}
 	return meta, nil
 }

@@ -147,7 +147,7 @@ func TestOpenUnreachable(t *testing.T) {
 	if !errors.Is(err, habilis.ErrUnavailable) {
 		t.Errorf("Open(closed port) error = %v, want ErrUnavailable", err)
 	}
-	if want := fmt.Sprintf("qdrantstore: connect qdrant at 127.0.0.1:%d: ", port); !strings.HasPrefix(err.Error(), want) {
+	if want := fmt.Sprintf("connect to qdrant at 127.0.0.1:%d: ", port); !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("Open(closed port) error = %q, want it to start with %q", err, want)
 	}
 }
