@@ -239,6 +239,10 @@ func (ix *index) selection(query string, opts habilis.SelectOptions) (*selection
 		if !ok {
 			return nil, fmt.Errorf("pinned tool %q: %w", n, habilis.ErrNotFound)
 		}
+		if sel.denied[i] {
+			// Pinned tools are always returned and denied ones never.
+			return nil, fmt.Errorf("tool %q is both pinned and denied: %w", n, habilis.ErrInvalid)
+		}
 		sel.pinned = append(sel.pinned, i)
 	}
 	return sel, nil

@@ -229,6 +229,12 @@ func TestPinnedAndDenied(t *testing.T) {
 			t.Errorf("Select with %+v: err %v, want ErrNotFound", opts, err)
 		}
 	}
+	// A tool both pinned (always returned) and denied (never) is a
+	// contradiction, refused rather than settled either way.
+	both := habilis.SelectOptions{Pinned: []string{"lookup_word"}, Denied: []string{"lookup_word"}}
+	if d, err := r.Select(ctx, "define serendipity", both); !errors.Is(err, habilis.ErrInvalid) {
+		t.Errorf("Select with %+v = %+v, %v; want ErrInvalid", both, d, err)
+	}
 }
 
 func TestSelectRejectsBadInput(t *testing.T) {
