@@ -1,5 +1,8 @@
 // Command habilis loads tool catalogs, selects tools for requests, reports
-// collisions, evaluates and calibrates routing, and serves it all over gRPC.
+// collisions, draws the catalog's map, evaluates and calibrates routing,
+// fills and runs tools, and serves it all over gRPC and HTTP, as an MCP
+// gateway in front of MCP servers and as a proxy in front of a model's
+// OpenAI-compatible API.
 //
 // Exit codes: 0 success, 1 error, 2 usage error (bad flags or arguments),
 // 3 `collisions --fail-on` found a collision at or above the severity,
