@@ -1,7 +1,10 @@
 // Package eval measures a router on labelled queries: top-1 accuracy,
 // recall at k, mean reciprocal rank, decision accuracy, no-tool detection
 // (AUROC of the confidence that some tool applies) and latency, with
-// per-tool accuracy and confusions a catalog author can act on.
+// per-tool accuracy and confusions a catalog author can act on. It also
+// measures BM25 as a baseline (RunBM25) and argument filling against gold
+// arguments (Fill), and learns hybrid mode's settings from labelled
+// queries (Fit), which `habilis fit` stores.
 package eval
 
 import (
