@@ -1,12 +1,15 @@
 // Package selector indexes a catalog of tools and selects the tools that
 // fit a request: per tool a description vector, the centroid of its
-// examples, its radius (the least similar example) and a margin; selection
-// by description, by centroid with a radius − margin gate that lets the
-// router abstain, or by a hybrid of several signals.
+// examples, its radius (the least similar example), a margin and a
+// lexical vector of its whole document; selection by description, by
+// centroid or by a hybrid of several signals, each mode with gates that
+// let the router abstain (radius − margin in centroid mode), calibrated on
+// the catalog and on a background of generic requests (background.go).
 //
 // A Router owns the write path (embedding, calibration, an atomic store
 // write) and an immutable in-memory index that it swaps whole after every
-// write, so readers never see half a catalog.
+// write, its own or, with Follow, another process's, so readers never see
+// half a catalog.
 package selector
 
 import (
