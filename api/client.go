@@ -347,7 +347,7 @@ func (c *Client) Invoke(ctx context.Context, req InvokeRequest) (*Invoked, error
 	if req.Arguments != nil {
 		b, err := json.Marshal(req.Arguments)
 		if err != nil {
-			return nil, fmt.Errorf("api: invoke %q: arguments: %v: %w", req.Tool, err, habilis.ErrInvalid)
+			return nil, fmt.Errorf("invoke %q: arguments: %v: %w", req.Tool, err, habilis.ErrInvalid)
 		}
 		r.ArgumentsJson = string(b)
 	}

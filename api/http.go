@@ -50,7 +50,7 @@ func (s *Server) HTTPHandler() (http.Handler, error) {
 		vanguard.WithDefaultServiceOptions(vanguard.WithMaxMessageBufferBytes(uint32(min(4*s.opts.MaxRecvMsgSize, DefaultMaxResponseSize)))),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("api: http handler: %w", err)
+		return nil, fmt.Errorf("http handler: %w", err)
 	}
 	// Only the services' paths reach the transcoder: what it does not
 	// know, it would answer after rewriting the request's headers.

@@ -228,7 +228,7 @@ func decodeJSON(field, text string, v any) error {
 	}
 	d := json.NewDecoder(bytes.NewReader([]byte(text)))
 	if err := d.Decode(v); err != nil {
-		return fmt.Errorf("api: response %s: %v: %w", field, err, habilis.ErrInvalid)
+		return fmt.Errorf("response %s: %v: %w", field, err, habilis.ErrInvalid)
 	}
 	return nil
 }

@@ -461,14 +461,14 @@ func (s *Server) indexInline(ctx context.Context, data string) (*inlineIndex, er
 	case s.inline <- struct{}{}:
 		defer func() { <-s.inline }()
 	case <-ctx.Done():
-		return nil, fmt.Errorf("api: prefilter: %w", ctx.Err())
+		return nil, fmt.Errorf("prefilter: %w", ctx.Err())
 	}
 	rt, err := selector.New(ctx, memstore.New(), selector.Config{Embedder: s.opts.InlineEmbedder})
 	if err != nil {
-		return nil, fmt.Errorf("api: prefilter: %w", err)
+		return nil, fmt.Errorf("prefilter: %w", err)
 	}
 	if _, err := rt.Load(ctx, cat.tools, selector.LoadOptions{}); err != nil {
-		return nil, fmt.Errorf("api: prefilter: index tools_json: %w", err)
+		return nil, fmt.Errorf("index tools_json: %w", err)
 	}
 	ix := &inlineIndex{data: data, cat: cat, r: rt}
 	s.inlines.put(key, ix)

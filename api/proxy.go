@@ -367,7 +367,7 @@ func (p *Proxy) choose(ctx context.Context, req *chatRequest) (*source, error) {
 	}
 	src, err := p.s.prefilterSelect(ctx, pre, known)
 	if err != nil {
-		return nil, fmt.Errorf("api: proxy: select: %w", err)
+		return nil, fmt.Errorf("proxy: select: %w", err)
 	}
 	return src, nil
 }
@@ -448,7 +448,7 @@ func replaceTools(body string, req *chatRequest, tools string, n int) (string, e
 	case n == 0:
 		for _, key := range []string{"tools", "tool_choice", "parallel_tool_calls"} {
 			if body, err = sjson.Delete(body, key); err != nil {
-				return "", fmt.Errorf("api: proxy: remove %s: %w", key, err)
+				return "", fmt.Errorf("proxy: remove %s: %w", key, err)
 			}
 		}
 	case req.toolsAt > 0 && req.toolsEnd <= len(body):
@@ -457,7 +457,7 @@ func replaceTools(body string, req *chatRequest, tools string, n int) (string, e
 		body = body[:req.toolsAt] + tools + body[req.toolsEnd:]
 	default:
 		if body, err = sjson.SetRaw(body, "tools", tools); err != nil {
-			return "", fmt.Errorf("api: proxy: rewrite tools: %w", err)
+			return "", fmt.Errorf("proxy: rewrite tools: %w", err)
 		}
 	}
 	return body, nil

@@ -184,7 +184,7 @@ func NewServer(r *selector.Router, opts ServerOptions) *Server {
 // after either.
 func (s *Server) Serve(lis net.Listener) error {
 	if err := s.grpc.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-		return fmt.Errorf("api: serve: %w", err)
+		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
 }
@@ -205,7 +205,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		s.grpc.Stop()
 		<-done
-		return fmt.Errorf("api: shutdown: %w", ctx.Err())
+		return fmt.Errorf("shutdown: %w", ctx.Err())
 	}
 }
 

@@ -34,12 +34,12 @@ func New() *Store {
 // Snapshot returns a copy of the catalog, sorted by tool name.
 func (s *Store) Snapshot(ctx context.Context) (*habilis.Snapshot, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("memstore: snapshot: %w", err)
+		return nil, fmt.Errorf("memory store: snapshot: %w", err)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return nil, fmt.Errorf("memstore: snapshot: %w", habilis.ErrClosed)
+		return nil, fmt.Errorf("memory store: snapshot: %w", habilis.ErrClosed)
 	}
 	snap := &habilis.Snapshot{Meta: cloneMeta(s.meta), Records: make([]habilis.Record, 0, len(s.records))}
 	for _, name := range slices.Sorted(maps.Keys(s.records)) {
@@ -51,12 +51,12 @@ func (s *Store) Snapshot(ctx context.Context) (*habilis.Snapshot, error) {
 // Version returns the version of the last committed write.
 func (s *Store) Version(ctx context.Context) (uint64, error) {
 	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("memstore: version: %w", err)
+		return 0, fmt.Errorf("memory store: version: %w", err)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return 0, fmt.Errorf("memstore: version: %w", habilis.ErrClosed)
+		return 0, fmt.Errorf("memory store: version: %w", habilis.ErrClosed)
 	}
 	return s.meta.Version, nil
 }
@@ -64,25 +64,25 @@ func (s *Store) Version(ctx context.Context) (uint64, error) {
 // Write commits b whole or, on any error, not at all.
 func (s *Store) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMeta, error) {
 	if b == nil {
-		return habilis.CatalogMeta{}, fmt.Errorf("memstore: write: no batch: %w", habilis.ErrInvalid)
+		return habilis.CatalogMeta{}, fmt.Errorf("memory store: write: no batch: %w", habilis.ErrInvalid)
 	}
 	if err := ctx.Err(); err != nil {
-		return habilis.CatalogMeta{}, fmt.Errorf("memstore: write: %w", err)
+		return habilis.CatalogMeta{}, fmt.Errorf("memory store: write: %w", err)
 	}
 	if err := b.Validate(); err != nil {
-		return habilis.CatalogMeta{}, fmt.Errorf("memstore: write: %w", err)
+		return habilis.CatalogMeta{}, fmt.Errorf("memory store: write: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return habilis.CatalogMeta{}, fmt.Errorf("memstore: write: %w", habilis.ErrClosed)
+		return habilis.CatalogMeta{}, fmt.Errorf("memory store: write: %w", habilis.ErrClosed)
 	}
 	if b.BaseVersion != s.meta.Version {
-		return habilis.CatalogMeta{}, fmt.Errorf("memstore: write: base version %d, stored %d: %w", b.BaseVersion, s.meta.Version, habilis.ErrConflict)
+		return habilis.CatalogMeta{}, fmt.Errorf("memory store: write: base version %d, stored %d: %w", b.BaseVersion, s.meta.Version, habilis.ErrConflict)
 	}
 	for _, name := range b.Delete {
 		if _, ok := s.records[name]; !ok {
-			return habilis.CatalogMeta{}, fmt.Errorf("memstore: write: delete %q: no such tool: %w", name, habilis.ErrInvalid)
+			return habilis.CatalogMeta{}, fmt.Errorf("memory store: write: delete %q: no such tool: %w", name, habilis.ErrInvalid)
 		}
 	}
 	// Everything is checked: from here on the write cannot fail.
