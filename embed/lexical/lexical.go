@@ -2,8 +2,10 @@
 // fast. A text becomes a sparse unit vector of TF-IDF weighted features from
 // three families: stemmed words, character 3- and 4-grams inside words, and
 // word bigrams. Each family is normalised on its own and weighted, so the
-// score of two texts is a fixed blend of the families' cosines. Document
-// frequencies come from the catalog (Fit) and travel with it (Restore).
+// score of two texts is a fixed blend of the families' cosines. A word of
+// one of a small list of synonym classes also adds its class's feature,
+// weighed with the words (concepts.go). Document frequencies come from the
+// catalog (Fit) and travel with it (Restore).
 package lexical
 
 import (
