@@ -99,7 +99,7 @@ func Run(ctx context.Context, tool habilis.Tool, args map[string]any, opts Optio
 	}
 	spec, err := ParseSpec(tool.Executor)
 	if err != nil {
-		return nil, fmt.Errorf("executor: run %q: %w", tool.Name, err)
+		return nil, fmt.Errorf("run %q: %w", tool.Name, err)
 	}
 	if !slices.Contains(opts.AllowedKinds, spec.Kind) {
 		return textResult(true, "tool %q: executor kind %q is not allowed here (allowed: %s)",
@@ -121,7 +121,7 @@ func Run(ctx context.Context, tool habilis.Tool, args map[string]any, opts Optio
 		r = runMCP(rctx, tool, spec, args, &opts)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("executor: run %q: %w", tool.Name, err)
+		return nil, fmt.Errorf("run %q: %w", tool.Name, err)
 	}
 	if rctx.Err() != nil && r.IsError {
 		r = textResult(true, "tool %q timed out after %s", tool.Name, timeout)
@@ -463,7 +463,7 @@ func (e *Executor) Run(ctx context.Context, tool habilis.Tool, fr *fill.Result) 
 // the fill's questions, so a caller can pass it on to the user.
 func RunFilled(ctx context.Context, tool habilis.Tool, fr *fill.Result, opts Options) (*habilis.ToolResult, error) {
 	if fr == nil {
-		return nil, fmt.Errorf("executor: run %q: no fill result: %w", tool.Name, habilis.ErrInvalid)
+		return nil, fmt.Errorf("run %q: no fill result: %w", tool.Name, habilis.ErrInvalid)
 	}
 	if !fr.Complete {
 		var lines []string
