@@ -21,7 +21,11 @@
 //   - centroid in gate: c_a·c_b ≥ g_a or c_a·c_b ≥ g_b, i.e. the typical
 //     request of one tool passes the other's gate;
 //   - example leak (Find only): an example of one tool, left out of its own
-//     centroid, passes the other's gate or is routed to it (see Leak).
+//     centroid, passes the other's gate or is routed to it (see Leak);
+//   - with Options.Bare, tools without examples stand in by their
+//     description vectors; two of them pair only when each is the other's
+//     nearest and they reach Threshold (the gate criterion does not pair
+//     them), and only at low severity.
 //
 // Caps that merely intersect are not reported by themselves. Gates are wide
 // in practice: with the lexical embedder radii sit near 0.3 (caps of about
@@ -125,9 +129,10 @@ type Options struct {
 	// Bare, when set, gives the gate of a tool without examples (a zero
 	// centroid) on its description score, ok false to leave the tool out:
 	// the analysis then takes the tool's description vector for its
-	// centroid, so that such tools are paired by their descriptions and
-	// other tools' examples are routed to them as hybrid mode ranks them
-	// (by the description alone). Nil leaves every such tool out.
+	// centroid, so that other tools' examples are routed to it as hybrid
+	// mode ranks them (by the description alone), and two such tools pair
+	// when their descriptions are each other's nearest and reach
+	// Threshold, at low severity. Nil leaves every such tool out.
 	Bare func(rec int) (gate float32, ok bool)
 	// HighOnly, above MaxTools, looks for the pairs whose centroid
 	// similarity alone makes them high (Threshold + 0.1) and no others:
@@ -212,6 +217,7 @@ func analyse(recs []habilis.Record, opts Options, withLeaks bool) ([]habilis.Col
 	if err != nil {
 		return nil, err
 	}
+	c.keepNearestBare(ps)
 	if withLeaks {
 		if err := c.leaks(ps, opts); err != nil {
 			return nil, err
@@ -271,6 +277,9 @@ type pair struct {
 	// centroids is set for the pairs the centroid pass found (Pairs), which
 	// are reported without a leak.
 	centroids bool
+	// bare is set, by report, when neither tool has examples
+	// (Options.Bare).
+	bare bool
 }
 
 // side is 0 for an example of tool i, 1 for one of j.
@@ -349,6 +358,9 @@ func (p *pair) trim(limit int) {
 // whose tools hold out heldOut examples between them.
 func (p *pair) severity(opts Options, heldOut int) habilis.Severity {
 	switch {
+	case p.bare:
+		// Two descriptions alike show no request misrouted.
+		return habilis.SeverityLow
 	case p.sim >= opts.Threshold+highDelta:
 		return habilis.SeverityHigh
 	case p.misrouted() == 0 || !p.neighbours(heldOut):
@@ -387,6 +399,7 @@ func (c *catalog) report(ps pairSet, opts Options) []habilis.Collision {
 			continue // only ever some example's nearest other tool
 		}
 		a, b := c.tools[p.i], c.tools[p.j]
+		p.bare = a.bare && b.bare
 		ab, ba := p.misroutes[0], p.misroutes[1]
 		nab, nba := p.nearest[0], p.nearest[1]
 		na, nb := c.heldOut(p.i), c.heldOut(p.j)

@@ -703,8 +703,9 @@ func evidenceOf(t *testing.T, recs []habilis.Record, opts Options) map[[2]string
 // take part by their description vectors: another tool's example routed to
 // one and passing its gate is a misroute, and two of them pair by
 // similarity alone, not by one's description passing the other's gate
-// (their gates sit where generic requests score). Without Bare they are
-// left out.
+// (their gates sit where generic requests score), when each is the
+// other's most similar, and at low severity. Without Bare they are left
+// out.
 func TestBareTools(t *testing.T) {
 	bare := func(name string, v []float32) habilis.Record {
 		return habilis.Record{Tool: habilis.Tool{Name: name}, DescriptionVector: habilis.Vector{Dense: v}}
@@ -712,16 +713,19 @@ func TestBareTools(t *testing.T) {
 	recs := []habilis.Record{
 		denseTool("web", 0.9, ex{"w1", unit(1, 0, 0, 0, 0)}, ex{"w2", unit(1, 0, 0, 0, 0)}, ex{"w3", unit(0.3, 1, 0, 0, 0)}),
 		bare("news", unit(0, 1, 0, 0, 0.1)),
-		// news·music ≈ 0.01 passes music's gate of 0.005; lyrics·music ≈
-		// 0.85 reaches the threshold (not 0.9, which would make them high).
+		// news·music ≈ 0.01 passes music's gate of 0.005. lyrics reaches
+		// the threshold with music (0.85) and with songs (0.86), but is
+		// neither one's most similar description: songs·music ≈ 0.999,
+		// low all the same, as two descriptions show no misroute.
 		bare("music", unit(0, 0, 1, 0, 0.1)),
 		bare("lyrics", unit(0, 0, 1, 0.6, 0)),
+		bare("songs", unit(0, 0, 1, 0, 0.05)),
 	}
-	gates := map[int]float32{1: 0.2, 2: 0.005, 3: 0.2}
+	gates := map[int]float32{1: 0.2, 2: 0.005, 3: 0.2, 4: 0.2}
 	opts := Options{Threshold: 0.8, Bare: func(rec int) (float32, bool) { g, ok := gates[rec]; return g, ok }}
 	want := map[[2]string]evidence{
-		{"news", "web"}:     {1, 1, habilis.SeverityMedium},
-		{"lyrics", "music"}: {0, 0, habilis.SeverityLow},
+		{"news", "web"}:    {1, 1, habilis.SeverityMedium},
+		{"music", "songs"}: {0, 0, habilis.SeverityLow},
 	}
 	for _, form := range []struct {
 		name string

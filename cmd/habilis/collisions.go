@@ -43,8 +43,10 @@ and pass its gate (or the centroids nearly coincide), medium for one such
 example, low when the regions merely overlap. Misroutes count only between
 neighbours: tools that are each other's nearest other tool for a quarter of
 their examples (NEAREST); one shared word does not make unrelated tools collide.
-A tool without examples takes part by its description: paired with another
-when their similarity reaches --threshold, and receiving other tools' examples.
+A tool without examples takes part by its description: paired, at low severity,
+with the tool without examples whose description is its nearest when it is that
+tool's nearest too and their similarity reaches --threshold, and receiving
+other tools' examples.
 --min-severity and --limit bound what is printed. With --fail-on it exits with
 code 3 when a collision at or above that severity exists (printed or not),
 after printing the report, so it can gate a CI job.`,
@@ -117,7 +119,7 @@ func noteBareTools(ctx context.Context, b backend, w io.Writer) error {
 		}
 	}
 	if bare > 0 {
-		fmt.Fprintf(w, "note: %d of %d tools have no examples: they pair by description similarity (--threshold) and\n"+
+		fmt.Fprintf(w, "note: %d of %d tools have no examples: they pair by nearest descriptions (--threshold) and\n"+
 			"  by other tools' examples routed to them, and with no examples of their own no misroute\n"+
 			"  of their requests shows; add examples, or run `habilis fit` on labelled requests\n", bare, len(tools))
 	}
