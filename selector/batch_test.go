@@ -3,56 +3,33 @@ package selector_test
 import (
 	"context"
 	"errors"
-	"hash/fnv"
-	"math"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/memstore"
 )
 
-// wordEmbedder is a dense embedder whose vector of a text is its words
-// hashed into 64 dimensions: texts that share words are similar. It
-// counts its calls.
+// wordEmbedder is testutil.WordEmbedder in 64 dimensions that counts its
+// calls.
 type wordEmbedder struct {
 	mu    sync.Mutex
 	calls int
 	texts int
 }
 
-func (e *wordEmbedder) Info() habilis.EmbedderInfo {
-	return habilis.EmbedderInfo{Kind: "words", Model: "hashed", Dim: 64}
-}
+func (e *wordEmbedder) Info() habilis.EmbedderInfo { return testutil.WordEmbedder{Dim: 64}.Info() }
 
-func (e *wordEmbedder) Embed(_ context.Context, texts []string, _ habilis.Purpose) ([]habilis.Vector, error) {
+func (e *wordEmbedder) Embed(ctx context.Context, texts []string, p habilis.Purpose) ([]habilis.Vector, error) {
 	e.mu.Lock()
 	e.calls++
 	e.texts += len(texts)
 	e.mu.Unlock()
-	out := make([]habilis.Vector, len(texts))
-	for i, t := range texts {
-		v := make([]float32, 64)
-		for _, w := range strings.Fields(strings.ToLower(t)) {
-			h := fnv.New32a()
-			h.Write([]byte(strings.Trim(w, "?.,!'\"")))
-			v[h.Sum32()%64]++
-		}
-		v[0] += 0.1 // no zero vector
-		var n float64
-		for _, x := range v {
-			n += float64(x) * float64(x)
-		}
-		for j := range v {
-			v[j] /= float32(math.Sqrt(n))
-		}
-		out[i] = habilis.Vector{Dense: v}
-	}
-	return out, nil
+	return testutil.WordEmbedder{Dim: 64}.Embed(ctx, texts, p)
 }
 
 // counts returns the calls and texts since the last call.

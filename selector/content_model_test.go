@@ -13,7 +13,8 @@ import (
 )
 
 // hashedWords is a dense test embedder: one of 64 hashed dimensions a
-// word.
+// word, as testutil.WordEmbedder{Dim: 64}, which this package's own tests
+// cannot import (testutil imports selector).
 type hashedWords struct{}
 
 func (hashedWords) Info() habilis.EmbedderInfo {

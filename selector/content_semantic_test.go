@@ -2,51 +2,15 @@ package selector_test
 
 import (
 	"context"
-	"hash/fnv"
-	"math"
 	"strings"
 	"testing"
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/memstore"
 )
-
-// conceptEmbedder is a tiny semantic model: each word is one of 256
-// hashed dimensions, but the words of a concept (synonyms) share one, so
-// that it matches requests to tools in other words, as a real model does.
-type conceptEmbedder struct{ concepts map[string]string }
-
-func (e conceptEmbedder) Info() habilis.EmbedderInfo {
-	return habilis.EmbedderInfo{Kind: "test", Model: "concepts", Dim: 256}
-}
-
-func (e conceptEmbedder) Embed(_ context.Context, texts []string, _ habilis.Purpose) ([]habilis.Vector, error) {
-	out := make([]habilis.Vector, len(texts))
-	for i, t := range texts {
-		v := make([]float32, 256)
-		for _, w := range strings.Fields(strings.ToLower(t)) {
-			w = strings.Trim(w, "?.,!'\"")
-			if c, ok := e.concepts[w]; ok {
-				w = c
-			}
-			h := fnv.New32a()
-			h.Write([]byte(w))
-			v[h.Sum32()%256]++
-		}
-		v[0] += 0.1 // no zero vector
-		var n float64
-		for _, x := range v {
-			n += float64(x) * float64(x)
-		}
-		for j := range v {
-			v[j] /= float32(math.Sqrt(n))
-		}
-		out[i] = habilis.Vector{Dense: v}
-	}
-	return out, nil
-}
 
 // TestPhrasingAloneWithAModel checks the phrasing rule in a model
 // catalog without examples: a tool that shares only phrasing with a
@@ -64,7 +28,8 @@ func TestPhrasingAloneWithAModel(t *testing.T) {
 		{Name: "play_music", Description: "Play a song or a playlist."},
 		{Name: "translate_text", Description: "Translate text into another language."},
 	}
-	model := conceptEmbedder{concepts: map[string]string{"high": "elevation", "altitude": "elevation", "height": "elevation"}}
+	// A tiny semantic model: the words of a concept share one dimension.
+	model := testutil.WordEmbedder{Dim: 256, Synonyms: map[string]string{"high": "elevation", "altitude": "elevation", "height": "elevation"}}
 	routers := map[string]*selector.Router{}
 	for name, cfg := range map[string]selector.Config{
 		"lexical": {Embedder: lexical.New(lexical.Options{})},

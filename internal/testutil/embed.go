@@ -48,3 +48,45 @@ func (e HashEmbedder) Embed(_ context.Context, texts []string, _ habilis.Purpose
 	}
 	return out, nil
 }
+
+// WordEmbedder is a dense embedder for tests whose vector of a text is its
+// words, each hashed (FNV-1a) into one of Dim dimensions, with 0.1 more on
+// the first so that no vector is zero, normalised: texts that share words
+// are similar. A word found in Synonyms counts as the word it maps to, so
+// that, as with a real model, a request can match a tool in other words.
+type WordEmbedder struct {
+	Dim      int
+	Synonyms map[string]string
+}
+
+// Info reports kind "test", model "words" and the dimension.
+func (e WordEmbedder) Info() habilis.EmbedderInfo {
+	return habilis.EmbedderInfo{Kind: "test", Model: "words", Dim: e.Dim}
+}
+
+// Embed returns one unit vector a text.
+func (e WordEmbedder) Embed(_ context.Context, texts []string, _ habilis.Purpose) ([]habilis.Vector, error) {
+	out := make([]habilis.Vector, len(texts))
+	for i, t := range texts {
+		v := make([]float32, e.Dim)
+		for _, w := range strings.Fields(strings.ToLower(t)) {
+			w = strings.Trim(w, "?.,!'\"")
+			if s, ok := e.Synonyms[w]; ok {
+				w = s
+			}
+			h := fnv.New32a()
+			h.Write([]byte(w))
+			v[h.Sum32()%uint32(e.Dim)]++
+		}
+		v[0] += 0.1
+		var n float64
+		for _, x := range v {
+			n += float64(x) * float64(x)
+		}
+		for j := range v {
+			v[j] /= float32(math.Sqrt(n))
+		}
+		out[i] = habilis.Vector{Dense: v}
+	}
+	return out, nil
+}
