@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -78,7 +79,8 @@ type FillOptions struct {
 // is compared with its gold answer, honouring the row's acceptable values.
 // Rows it cannot score are counted by reason. It stops at the first row
 // whose filler is unavailable or unknown, since every later row would
-// fail the same way.
+// fail the same way, and returns ErrInvalid when no row can be scored,
+// since every figure would then read 0.
 func Fill(ctx context.Context, tools []habilis.Tool, qs []Query, opts FillOptions) (*FillReport, error) {
 	f := &filling{opts: opts, byName: make(map[string]habilis.Tool, len(tools)), schemas: map[string]*fill.Schema{},
 		rep: &FillReport{Tools: len(tools), Filler: fillerName(opts.Fillers), SkippedBy: map[string]int{}, Misses: []FillMiss{}}}
@@ -96,8 +98,31 @@ func Fill(ctx context.Context, tools []habilis.Tool, qs []Query, opts FillOption
 	if opts.Progress != nil {
 		opts.Progress(len(qs), len(qs))
 	}
+	if f.totals.Rows == 0 {
+		return nil, &NothingScoredError{Skipped: f.rep.Skipped, SkippedBy: f.rep.SkippedBy}
+	}
 	return f.report(), nil
 }
+
+// NothingScoredError is Fill's error when no row could be scored: it says
+// why each was skipped and what a scorable row holds, and unwraps to
+// habilis.ErrInvalid.
+type NothingScoredError struct {
+	// Skipped and SkippedBy are as in FillReport.
+	Skipped   int
+	SkippedBy map[string]int
+}
+
+func (e *NothingScoredError) Error() string {
+	var why []string
+	for _, reason := range slices.Sorted(maps.Keys(e.SkippedBy)) {
+		why = append(why, fmt.Sprintf("%s: %d", reason, e.SkippedBy[reason]))
+	}
+	return fmt.Sprintf("no row has gold arguments for one tool of the catalog (skipped %d rows: %s): "+
+		"give rows \"arguments\" and one \"expected\" tool of the catalog", e.Skipped, strings.Join(why, ", "))
+}
+
+func (e *NothingScoredError) Unwrap() error { return habilis.ErrInvalid }
 
 // filling is the state of one Fill.
 type filling struct {

@@ -79,6 +79,9 @@ func TestErrorMessages(t *testing.T) {
 			"habilis: fit " + unknownLabel + `: query 1 "weather in Oslo" expects tool "nope": not found` + notInCatalog},
 		{"missing queries file", []string{"eval", "--tools", testdata("tools.json"), "--queries", missingQueries}, exitError,
 			"habilis: open " + missingQueries + ": no such file or directory\n"},
+		{"eval --fill without gold arguments", []string{"eval", "--fill", "--tools", testdata("tools.json"), "--queries", testdata("queries.jsonl")}, exitError,
+			"habilis: eval --fill: " + testdata("queries.jsonl") + ": no row has gold arguments for one tool of the catalog (skipped 16 rows: no_gold_arguments: 16): " +
+				"give rows \"arguments\" and one \"expected\" tool of the catalog\n"},
 		{"another embedder", []string{"--store", store, "--embedder", "ollama:nomic-embed-text@127.0.0.1:1", "select", "weather"}, exitError,
 			"habilis: store " + store + " was built with embedder lexical (sparse), not ollama:nomic-embed-text: embedder does not match the store; " +
 				"pass --reindex to re-embed it with ollama:nomic-embed-text@127.0.0.1:1\n"},
@@ -97,6 +100,19 @@ func TestErrorMessages(t *testing.T) {
 // and checks that a command says which store is damaged, how, and what to
 // do, in one line, and that store check lists it without sending the user
 // to store check.
+// TestRefusedBeforeReport checks that a command refusing its input prints
+// no report first: a report of zeros above the error reads as a result.
+func TestRefusedBeforeReport(t *testing.T) {
+	for _, args := range [][]string{
+		{"eval", "--fill", "--tools", testdata("tools.json"), "--queries", testdata("queries.jsonl")},
+		{"--json", "eval", "--fill", "--tools", testdata("tools.json"), "--queries", testdata("queries.jsonl")},
+	} {
+		if r := habilisRun(t, args...); r.code != exitError || r.stdout != "" {
+			t.Errorf("habilis %v = exit %d, stdout:\n%s\nwant exit 1 and nothing on stdout", args, r.code, r.stdout)
+		}
+	}
+}
+
 func TestDamagedStoreMessage(t *testing.T) {
 	store := loadedStore(t)
 	data, err := os.ReadFile(store)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -226,6 +227,9 @@ func runEvalFill(ctx context.Context, o *evalOptions, tools []habilis.Tool, qs [
 	bar := o.g.newProgress("filling")
 	rep, err := eval.Fill(ctx, tools, qs, eval.FillOptions{Fillers: fillers, Progress: bar.update})
 	bar.finish()
+	if _, ok := errors.AsType[*eval.NothingScoredError](err); ok {
+		return fmt.Errorf("eval --fill: %s: %w", o.queries, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -238,9 +242,6 @@ func runEvalFill(ctx context.Context, o *evalOptions, tools []habilis.Tool, qs [
 	}
 	if err != nil {
 		return err
-	}
-	if rep.Queries == 0 {
-		return fmt.Errorf("eval --fill: %s: no row has gold arguments for one tool of the catalog: %w", o.queries, habilis.ErrInvalid)
 	}
 	if rep.Exact < o.minAcc {
 		return &exitCodeError{exitAccuracy, fmt.Errorf("eval --fill: exact %.4f is below --min-acc %v", rep.Exact, o.minAcc)}
