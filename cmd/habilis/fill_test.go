@@ -566,3 +566,31 @@ func checkFillWithModel(t *testing.T, store, filler, model string) {
 		t.Errorf("fill(weather in Rome) escalating to builtin = %+v; want Rome filled by the extractor", out)
 	}
 }
+
+// TestRunIncompleteAdvice checks what run tells the user to change when
+// filling leaves a question, a value the tool refuses, or both.
+func TestRunIncompleteAdvice(t *testing.T) {
+	dir := t.TempDir()
+	catalog := filepath.Join(dir, "hotel.json")
+	const tools = `[{"name": "book_hotel", "description": "Book a hotel room in a city for a number of nights.",
+	  "examples": ["book a hotel in Paris for 3 nights", "reserve a room in Rome for two nights", "I need a hotel in Berlin for 5 nights",
+	    "book me a room in Madrid", "find and book a hotel for a week in Lisbon", "hotel room in Oslo for 4 nights please"],
+	  "inputSchema": {"type": "object", "required": ["city", "nights"], "properties": {
+	    "city": {"type": "string", "description": "City"},
+	    "nights": {"type": "integer", "description": "Number of nights", "minimum": 1, "maximum": 14}}}}]`
+	if err := os.WriteFile(catalog, []byte(tools), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(dir, "habilis.db")
+	mustRun(t, "--store", store, "load", catalog)
+	for _, tt := range []struct{ query, want string }{
+		{"book a hotel in Paris", "nothing ran: answer the questions above and ask again\n"},
+		{"book a hotel in Paris for 30 nights", "nothing ran: the tool refuses a value the request gives (problems above): ask again with a value it accepts\n"},
+		{"book a hotel for 30 nights", "nothing ran: answer the questions above, change the values the tool refuses (problems above), and ask again\n"},
+	} {
+		r := habilisRun(t, "--store", store, "run", tt.query)
+		if r.code != exitOK || !strings.HasSuffix(r.stdout, "\n\n"+tt.want) {
+			t.Errorf("run %q = exit %d, stdout:\n%s\nwant exit 0, ending with %q", tt.query, r.code, r.stdout, tt.want)
+		}
+	}
+}

@@ -216,6 +216,18 @@ func addHint(r *habilis.ToolResult, hint string) {
 	r.Content = append(r.Content, habilis.Content{Type: "text", Text: hint})
 }
 
+// incompleteAdvice says what the user must change for an incomplete fill
+// to run: answer its questions, change the values the tool refuses, or both.
+func incompleteAdvice(r *fill.Result) string {
+	switch {
+	case len(r.Missing) > 0 && len(r.Problems) > 0:
+		return "answer the questions above, change the values the tool refuses (problems above), and ask again"
+	case len(r.Problems) > 0:
+		return "the tool refuses a value the request gives (problems above): ask again with a value it accepts"
+	}
+	return "answer the questions above and ask again"
+}
+
 func (o *runOptions) print(w io.Writer, out *runOutput) error {
 	if o.g.json {
 		return writeJSON(w, out)
@@ -233,7 +245,7 @@ func (o *runOptions) print(w io.Writer, out *runOutput) error {
 	fmt.Fprintln(w)
 	printFill(w, out.Fill)
 	if !out.Fill.Complete {
-		fmt.Fprintln(w, "\nnothing ran: answer the questions above and ask again")
+		fmt.Fprintf(w, "\nnothing ran: %s\n", incompleteAdvice(out.Fill))
 		return nil
 	}
 	r := out.Result
