@@ -273,7 +273,7 @@ func (ix *index) decide(ctx context.Context, query string, q, ql habilis.Vector,
 	switch {
 	case len(passed) == 0:
 		d.Abstained = true
-		d.Reason = abstainReason(rk)
+		d.Reason = abstainReason(rk, len(sel.denied))
 	case rk.rival != "":
 		// Ambiguity rests on the chosen tool and the tools it collides
 		// with, whatever k is: see index.rival.
@@ -299,8 +299,15 @@ func (ix *index) decide(ctx context.Context, query string, q, ql habilis.Vector,
 	return d, rk, nil
 }
 
-func abstainReason(rk *Ranking) string {
+// abstainReason says why a selection that denied the given number of
+// tools passed none.
+func abstainReason(rk *Ranking, denied int) string {
 	if len(rk.Matches) == 0 {
+		// rank ranks every tool that is not denied: none ranked means
+		// the request denied them all.
+		if denied > 0 {
+			return "every tool of the catalog is denied"
+		}
 		return "no tool shares any feature with the query"
 	}
 	if rk.gate >= rk.threshold {

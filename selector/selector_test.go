@@ -237,6 +237,27 @@ func TestPinnedAndDenied(t *testing.T) {
 	}
 }
 
+// TestDenyingEveryTool checks that a selection denying the whole catalog
+// says so, in every mode, rather than that no tool shares a feature with
+// the query.
+func TestDenyingEveryTool(t *testing.T) {
+	r, _ := loaded(t)
+	var all []string
+	for _, tool := range r.Tools() {
+		all = append(all, tool.Name)
+	}
+	for _, mode := range []habilis.Mode{habilis.ModeHybrid, habilis.ModeCentroid, habilis.ModeDescription} {
+		d, err := r.Select(t.Context(), "convert 10 dollars to euros", habilis.SelectOptions{Mode: mode, Denied: all})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const want = "every tool of the catalog is denied"
+		if !d.Abstained || d.Reason != want || len(d.Matches) != 0 {
+			t.Errorf("Select(%s mode, every tool denied) = abstained %v, reason %q, %d matches; want abstained, %q, none", mode, d.Abstained, d.Reason, len(d.Matches), want)
+		}
+	}
+}
+
 func TestSelectRejectsBadInput(t *testing.T) {
 	r, _ := loaded(t)
 	for _, tt := range []struct {
