@@ -202,7 +202,7 @@ func Parse(file string, data []byte) ([]habilis.Tool, error) {
 		}
 		maps[i] = m
 		kinds[i] = classify(m)
-		if fileShape == shapeNeutral && kinds[i] != shapeNeutral {
+		if fileShape == shapeNeutral && kinds[i] != shapeNeutral && kinds[i] != shapeOtherType {
 			fileShape, first = kinds[i], i
 		}
 	}
@@ -217,6 +217,10 @@ func Parse(file string, data []byte) ([]habilis.Tool, error) {
 			continue
 		}
 		c := &toolCtx{p: p, index: i, name: displayName(guessName(m))}
+		if kinds[i] == shapeOtherType {
+			c.openAITool(m) // refuses it by its type, whatever the file's shape
+			continue
+		}
 		if k := kinds[i]; k != fileShape && (k != shapeNeutral || fileShape == shapeOpenAI) {
 			c.errorf("", "is %s but tool %d %s is %s; a catalog uses one shape", k, first, quoteName(displayName(guessName(maps[first]))), fileShape)
 			continue
@@ -261,6 +265,7 @@ const (
 	shapeHabilis
 	shapeOpenAI
 	shapeMCP
+	shapeOtherType // an OpenAI tool whose type is not "function"
 )
 
 func (s shape) String() string {
@@ -294,6 +299,11 @@ func classify(m map[string]json.RawMessage) shape {
 		if _, ok := m[k]; ok {
 			return shapeMCP
 		}
+	}
+	if _, ok := m["type"]; ok {
+		// Neither habilis' nor MCP's shape has a type: an OpenAI tool of
+		// another type ("custom", a hosted tool).
+		return shapeOtherType
 	}
 	return shapeNeutral
 }
@@ -570,6 +580,16 @@ func (c *toolCtx) habilisTool(m map[string]json.RawMessage) habilis.Tool {
 // openAITool reads an OpenAI function tool, nested under "function" (Chat
 // Completions) or flat (Responses API).
 func (c *toolCtx) openAITool(m map[string]json.RawMessage) habilis.Tool {
+	if typ, ok := m["type"]; ok {
+		// Another type of tool (OpenAI's "custom", a hosted tool) has
+		// fields of its own: its type is the one problem to report.
+		if s, ok := c.str("type", typ); !ok || s != "function" {
+			if ok {
+				c.errorf("type", `must be "function" (the one OpenAI tool type habilis reads), got %q`, s)
+			}
+			return habilis.Tool{}
+		}
+	}
 	fm, prefix := m, ""
 	if raw, ok := m["function"]; ok {
 		c.checkFields(m, "", openAIFields, true)
@@ -587,10 +607,8 @@ func (c *toolCtx) openAITool(m map[string]json.RawMessage) habilis.Tool {
 	} else {
 		c.checkFields(m, "", flatFunctionFields, true)
 	}
-	if typ, ok := m["type"]; !ok {
+	if _, ok := m["type"]; !ok {
 		c.errorf("type", `is required ("function")`)
-	} else if s, ok := c.str("type", typ); ok && s != "function" {
-		c.errorf("type", `must be "function", got %q`, s)
 	}
 	var t habilis.Tool
 	t.Name = c.toolName(fm, prefix)

@@ -269,7 +269,15 @@ func TestParseErrors(t *testing.T) {
 			1, "b", "", `is an OpenAI function tool but tool 0 "a" is a habilis tool`},
 		{"mcp among openai", `[{"type":"function","function":{"name":"a","description":"d"}},{"name":"b","description":"d"}]`,
 			1, "b", "", "is a tool without type but tool 0"},
-		{"openai wrong type", `[{"type":"tool","function":{"name":"a","description":"d"}}]`, 0, "a", "type", `must be "function", got "tool"`},
+		{"openai wrong type", `[{"type":"tool","function":{"name":"a","description":"d"}}]`, 0, "a", "type",
+			`must be "function" (the one OpenAI tool type habilis reads), got "tool"`},
+		// A tool of another type is refused by its type, whatever the
+		// other tools are, not called a tool without type.
+		{"custom among openai", `[{"type":"function","function":{"name":"a","description":"d"}},{"type":"custom","name":"b","description":"d","format":{"type":"text"}}]`,
+			1, "b", "type", `must be "function" (the one OpenAI tool type habilis reads), got "custom"`},
+		{"custom alone", `[{"type":"custom","name":"b","description":"d"}]`, 0, "b", "type", `got "custom"`},
+		{"custom among habilis", `[{"name":"a","description":"d"},{"type":"custom","name":"b","description":"d"}]`, 1, "b", "type", `got "custom"`},
+		{"type not string", `[{"name":"a","description":"d","type":7}]`, 0, "a", "type", "must be a string, got number"},
 		{"openai unknown field", `[{"type":"function","function":{"name":"a","description":"d","paramters":{}}}]`,
 			0, "a", "function.paramters", `did you mean "parameters"?`},
 		{"openai description not string", `[{"type":"function","function":{"name":"a","description":7}}]`, 0, "a", "function.description", "must be a string"},

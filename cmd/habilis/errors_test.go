@@ -28,6 +28,7 @@ func TestErrorMessages(t *testing.T) {
 	missingFile := filepath.Join(dir, "missing.json")
 	badJSON := file("bad.json", "[{")
 	noDescription := file("nodesc.json", `[{"name": "a", "examples": ["x"]}]`)
+	customTool := file("custom.json", `[{"type": "function", "function": {"name": "a", "description": "d"}}, {"type": "custom", "name": "b", "description": "d"}]`)
 	unknownLabel := file("labelled.jsonl", `{"query": "weather in Oslo", "expected": ["nope"]}`+"\n")
 	missingQueries := filepath.Join(dir, "missing.jsonl")
 	const notInCatalog = "; habilis tools list names the catalog's tools\n"
@@ -75,6 +76,8 @@ func TestErrorMessages(t *testing.T) {
 			"habilis: " + badJSON + ":1:3: invalid JSON: unexpected end of JSON input\n"},
 		{"catalog tool without description", []string{"--store", filepath.Join(dir, "new.db"), "load", noDescription}, exitError,
 			"habilis: " + noDescription + ": tool 0 \"a\": field \"description\": is required: routing needs to know what the tool does\n"},
+		{"OpenAI tool of another type", []string{"--store", filepath.Join(dir, "new.db"), "load", customTool}, exitError,
+			"habilis: " + customTool + `: tool 1 "b": field "type": must be "function" (the one OpenAI tool type habilis reads), got "custom"` + "\n"},
 		{"fit to an unknown tool", []string{"--store", store, "fit", unknownLabel}, exitError,
 			"habilis: fit " + unknownLabel + `: query 1 "weather in Oslo" expects tool "nope": not found` + notInCatalog},
 		{"missing queries file", []string{"eval", "--tools", testdata("tools.json"), "--queries", missingQueries}, exitError,
