@@ -26,7 +26,7 @@ func (o *collisionsOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.Float32Var(&o.threshold, "threshold", 0, "centroid similarity above which two tools collide (0: the default)")
 	f.StringVar(&o.failOn, "fail-on", "", "exit with code 3 when a collision at or above this severity exists: low, medium or high")
-	f.StringVar(&o.minSeverity, "min-severity", "low", "print only collisions at or above this severity: low, medium or high")
+	f.StringVar(&o.minSeverity, "min-severity", "medium", "print only collisions at or above this severity: low, medium or high (low adds the pairs whose regions merely overlap)")
 	f.IntVar(&o.limit, "limit", 0, "print at most this many collisions, worst first (0: all)")
 }
 
@@ -47,7 +47,8 @@ A tool without examples takes part by its description: paired, at low severity,
 with the tool without examples whose description is its nearest when it is that
 tool's nearest too and their similarity reaches --threshold, and receiving
 other tools' examples.
---min-severity and --limit bound what is printed. With --fail-on it exits with
+--min-severity (medium by default: low adds the pairs that only overlap) and
+--limit bound what is printed. With --fail-on it exits with
 code 3 when a collision at or above that severity exists (printed or not),
 after printing the report, so it can gate a CI job.`,
 		Args: noArgs,
@@ -90,9 +91,14 @@ func runCollisions(ctx context.Context, o *collisionsOptions, stdout io.Writer) 
 			Collisions []habilis.Collision `json:"collisions"`
 		}{shown})
 	} else {
-		printCollisions(stdout, shown)
+		if len(shown) == 0 && len(cols) > 0 {
+			fmt.Fprintf(stdout, "no collisions at %s severity or above\n", minSev)
+		} else {
+			printCollisions(stdout, shown)
+		}
 		if len(shown) < len(cols) {
-			fmt.Fprintf(stdout, "(%d of %d collisions shown: --min-severity %s, --limit %d)\n", len(shown), len(cols), minSev, o.limit)
+			fmt.Fprintf(stdout, "(%d of %d collisions shown: --min-severity %s, --limit %d; --min-severity low --limit 0 shows all)\n",
+				len(shown), len(cols), minSev, o.limit)
 		}
 		err = noteBareTools(ctx, b, stdout)
 	}

@@ -485,7 +485,7 @@ func TestCollisionsFlags(t *testing.T) {
 	store := loadedStore(t)
 	count := func(args ...string) int {
 		t.Helper()
-		out := mustRun(t, append([]string{"--store", store, "collisions", "--json"}, args...)...)
+		out := mustRun(t, append([]string{"--store", store, "collisions", "--json", "--min-severity", "low"}, args...)...)
 		return len(decode[struct {
 			Collisions []habilis.Collision `json:"collisions"`
 		}](t, out).Collisions)
