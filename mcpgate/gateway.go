@@ -270,8 +270,9 @@ func newUpstreams(servers []Server, opts *Options) ([]*upstream, error) {
 	return ups, nil
 }
 
-// startAll starts every server at once and returns when each is ready or
-// down.
+// startAll starts every server at once, for List, and returns when each
+// is ready or down. A server that fails is not logged: List's caller
+// reports it from the Listing.
 func startAll(ctx context.Context, servers []Server, opts *Options) ([]*upstream, error) {
 	ups, err := newUpstreams(servers, opts)
 	if err != nil {
@@ -279,6 +280,7 @@ func startAll(ctx context.Context, servers []Server, opts *Options) ([]*upstream
 	}
 	var wg sync.WaitGroup
 	for _, u := range ups {
+		u.quietDown = true
 		wg.Go(func() { _ = u.start(ctx) }) // a failure leaves u down, with its reason
 	}
 	wg.Wait()

@@ -65,6 +65,9 @@ type upstream struct {
 	// inFirst reports that the server had started, or failed to, when the
 	// gateway built its first index.
 	inFirst atomic.Bool
+	// quietDown leaves a failure out of the log, for List, whose caller
+	// reports it from the Listing: logging it too would say it twice.
+	quietDown bool
 }
 
 func newUpstream(cfg Server, opts *Options) *upstream {
@@ -96,7 +99,9 @@ func (u *upstream) down(reason string) {
 	u.mu.Lock()
 	u.status, u.reason, u.tools, u.restart = StatusDown, reason, nil, 0
 	u.mu.Unlock()
-	u.logger.Warn("mcp server unavailable", "reason", reason)
+	if !u.quietDown {
+		u.logger.Warn("mcp server unavailable", "reason", reason)
+	}
 }
 
 // restartIn records when a down upstream will be started again, which

@@ -78,6 +78,8 @@ func TestErrorMessages(t *testing.T) {
 			"habilis: " + noDescription + ": tool 0 \"a\": field \"description\": is required: routing needs to know what the tool does\n"},
 		{"OpenAI tool of another type", []string{"--store", filepath.Join(dir, "new.db"), "load", customTool}, exitError,
 			"habilis: " + customTool + `: tool 1 "b": field "type": must be "function" (the one OpenAI tool type habilis reads), got "custom"` + "\n"},
+		{"MCP server that does not start", []string{"--store", filepath.Join(dir, "new.db"), "load", "--mcp", "/nonexistent/mcp-server"}, exitError,
+			"habilis: load mcp server `/nonexistent/mcp-server`: mcp server \"mcp\": connect: fork/exec /nonexistent/mcp-server: no such file or directory\n"},
 		{"fit to an unknown tool", []string{"--store", store, "fit", unknownLabel}, exitError,
 			"habilis: fit " + unknownLabel + `: query 1 "weather in Oslo" expects tool "nope": not found` + notInCatalog},
 		{"missing queries file", []string{"eval", "--tools", testdata("tools.json"), "--queries", missingQueries}, exitError,
