@@ -241,14 +241,24 @@ func serveMCPHTTP(ctx context.Context, o *mcpOptions, gw *mcpgate.Gateway, expos
 
 // gatewaySummary says how many tools and servers a gateway holds.
 func gatewaySummary(gw *mcpgate.Gateway) string {
-	servers := gw.Servers()
-	notReady := 0
+	return serversSummary(len(gw.Tools()), gw.Servers())
+}
+
+// serversSummary says how many tools came from how many of the servers,
+// and which servers are not ready: "5 tools from 2 of 3 servers, 1 not
+// ready (github)".
+func serversSummary(tools int, servers []mcpgate.ServerStatus) string {
+	var notReady []string
 	for _, s := range servers {
 		if s.Status != mcpgate.StatusReady {
-			notReady++
+			notReady = append(notReady, s.Name)
 		}
 	}
-	return fmt.Sprintf("%d tools from %d servers, %d not ready", len(gw.Tools()), len(servers), notReady)
+	if len(notReady) == 0 {
+		return fmt.Sprintf("%d tools from %d servers, 0 not ready", tools, len(servers))
+	}
+	return fmt.Sprintf("%d tools from %d of %d servers, %d not ready (%s)",
+		tools, len(servers)-len(notReady), len(servers), len(notReady), strings.Join(notReady, ", "))
 }
 
 type nopWriteCloser struct{ io.Writer }
@@ -279,8 +289,8 @@ func runMCPTools(ctx context.Context, o *mcpOptions, stdout io.Writer) error {
 			fmt.Fprintf(stdout, "server %s is down: %s\n", s.Name, s.Reason)
 		}
 	}
-	fmt.Fprintf(stdout, "%d tools from %d servers; their tools/list results hold %d bytes of JSON (about %d tokens), the gateway's own %d (about %d)\n",
-		len(l.Tools), len(l.Servers), l.ListBytes, tokens(l.ListBytes), l.GatewayBytes, tokens(l.GatewayBytes))
+	fmt.Fprintf(stdout, "%s; their tools/list results hold %d bytes of JSON (about %d tokens), the gateway's own %d (about %d)\n",
+		serversSummary(len(l.Tools), l.Servers), l.ListBytes, tokens(l.ListBytes), l.GatewayBytes, tokens(l.GatewayBytes))
 	return nil
 }
 

@@ -271,6 +271,29 @@ func TestMCPTools(t *testing.T) {
 	}
 }
 
+// TestMCPToolsServerDown checks that mcp tools says how many servers
+// answered and which did not, once each.
+func TestMCPToolsServerDown(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := writeConfig(t, map[string]any{
+		"notes":   map[string]any{"command": exe, "env": map[string]string{testUpstreamEnv: "notes"}},
+		"missing": map[string]any{"command": "/nonexistent/mcp-server"},
+	})
+	r := habilisRun(t, "mcp", "tools", "--config", config)
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	const want = "3 tools from 1 of 2 servers, 1 not ready (missing); their tools/list results hold "
+	if r.code != exitOK || !strings.HasPrefix(lines[len(lines)-1], want) {
+		t.Errorf("mcp tools with a server down = exit %d, stdout:\n%s\nwant exit 0, ending in %q...", r.code, r.stdout, want)
+	}
+	const down = "server missing is down: connect: fork/exec /nonexistent/mcp-server: no such file or directory\n"
+	if n := strings.Count(r.stdout, down); n != 1 || strings.Contains(r.stderr, "/nonexistent") {
+		t.Errorf("mcp tools says %d times on stdout %q, stderr:\n%s\nwant once, on stdout only", n, down, r.stderr)
+	}
+}
+
 func TestMCPErrors(t *testing.T) {
 	dir := t.TempDir()
 	broken := filepath.Join(dir, "broken.json")
