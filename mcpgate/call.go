@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,6 +33,14 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) *
 	if e == nil {
 		if server, ok := c.lost[name]; ok {
 			return errorResult("tool %q is on server %q, which is unavailable: %s", name, server, c.reason(server))
+		}
+		if starting := c.starting(); len(starting) > 0 {
+			// The tool may be one of theirs: they have not listed any yet.
+			servers := "server " + starting[0] + " is"
+			if len(starting) > 1 {
+				servers = "servers " + strings.Join(starting, ", ") + " are"
+			}
+			return errorResult("tool %q is not offered yet: %s still starting; retry in a moment, or use search_tools to find the tools offered now", name, servers)
 		}
 		return errorResult("unknown tool %q: search_tools finds the tools this gateway offers", name)
 	}
@@ -61,6 +71,17 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) *
 		return errorResult("tool %q on server %q: the server's connection closed during the call", name, e.Server)
 	}
 	return errorResult("tool %q on server %q: %v", name, e.Server, err)
+}
+
+// starting returns the quoted names of the servers still starting.
+func (c *view) starting() []string {
+	var names []string
+	for _, s := range c.servers {
+		if s.Status == StatusStarting {
+			names = append(names, strconv.Quote(s.Name))
+		}
+	}
+	return names
 }
 
 // reason returns why a server is down.

@@ -157,6 +157,11 @@ func TestUpstreamSlowToStart(t *testing.T) {
 	if diff := cmp.Diff(want, res.Unavailable); diff != "" {
 		t.Errorf("unavailable while slow starts (-want +got):\n%s", diff)
 	}
+	// Its tools are not known yet: a call to one says to retry.
+	const starting = `tool "translate_text" is not offered yet: server "slow" is still starting; retry in a moment, or use search_tools to find the tools offered now`
+	if res := g.Call(t.Context(), "translate_text", nil); !res.IsError || text(res) != starting {
+		t.Errorf("call to a starting server's tool = error %v, %q; want an error result %q", res.IsError, text(res), starting)
+	}
 	close(release)
 	testutil.WaitFor(t, "the slow server's tools to join the index", func() bool {
 		res, err := g.Search(t.Context(), "translate this text into French", 1)
