@@ -101,32 +101,30 @@ func (c *Client) Healthy(ctx context.Context) (bool, error) {
 	return resp.GetStatus() == healthpb.HealthCheckResponse_SERVING, nil
 }
 
-func selectRequest(query string, opts habilis.SelectOptions) *habilisv1.SelectRequest {
+// selectRequest is the request for query with opts. A k out of range is
+// refused here, named as the caller gave it, as a local selection
+// refuses it: the int32 field could not carry every value.
+func selectRequest(query string, opts habilis.SelectOptions) (*habilisv1.SelectRequest, error) {
+	if err := selector.CheckK(opts.K); err != nil {
+		return nil, err
+	}
 	return &habilisv1.SelectRequest{
 		Query:    query,
-		K:        clampK(opts.K),
+		K:        int32(opts.K),
 		Mode:     string(opts.Mode),
 		Pinned:   opts.Pinned,
 		Denied:   opts.Denied,
 		FailOpen: opts.FailOpen,
-	}
-}
-
-// clampK keeps a k the int32 field cannot hold out of range, so that the
-// server refuses it instead of seeing a wrapped value.
-func clampK(k int) int32 {
-	switch {
-	case k > MaxK:
-		return MaxK + 1
-	case k < 0:
-		return -1
-	}
-	return int32(k)
+	}, nil
 }
 
 // Select answers one selection, like selector.Router.Select.
 func (c *Client) Select(ctx context.Context, query string, opts habilis.SelectOptions) (*habilis.Decision, error) {
-	resp, err := c.rpc.Select(ctx, selectRequest(query, opts))
+	req, err := selectRequest(query, opts)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.rpc.Select(ctx, req)
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -136,7 +134,10 @@ func (c *Client) Select(ctx context.Context, query string, opts habilis.SelectOp
 // SelectBatch answers several queries with the same options; the
 // decisions are parallel to queries.
 func (c *Client) SelectBatch(ctx context.Context, queries []string, opts habilis.SelectOptions) ([]*habilis.Decision, error) {
-	r := selectRequest("", opts)
+	r, err := selectRequest("", opts)
+	if err != nil {
+		return nil, err
+	}
 	resp, err := c.rpc.SelectBatch(ctx, &habilisv1.SelectBatchRequest{
 		Queries: queries, K: r.K, Mode: r.Mode, Pinned: r.Pinned, Denied: r.Denied, FailOpen: r.FailOpen,
 	})
@@ -199,7 +200,10 @@ type Prefiltered struct {
 
 // Prefilter shrinks a catalog to the tools that fit a request.
 func (c *Client) Prefilter(ctx context.Context, req PrefilterRequest) (*Prefiltered, error) {
-	r := selectRequest(req.Query, req.Options)
+	r, err := selectRequest(req.Query, req.Options)
+	if err != nil {
+		return nil, err
+	}
 	msgs := make([]*habilisv1.ChatMessage, len(req.Messages))
 	for i, m := range req.Messages {
 		msgs[i] = &habilisv1.ChatMessage{Role: m.Role, Content: m.Content}

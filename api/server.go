@@ -49,8 +49,8 @@ const (
 	DefaultMaxInlineBytes = 4 << 20
 	// DefaultInlineCacheSize is how many inline catalogs stay indexed.
 	DefaultInlineCacheSize = 8
-	// MaxK is the largest k a request may ask for.
-	MaxK = 1000
+	// MaxK is the largest k a request may ask for: a local selection's.
+	MaxK = selector.MaxK
 )
 
 // ServiceName is the ToolRouter's full name, as health and reflection
@@ -256,7 +256,7 @@ type selectParams interface {
 func selectOptions(req selectParams) (habilis.SelectOptions, error) {
 	k, mode := req.GetK(), req.GetMode()
 	if k < 0 || k > MaxK {
-		return habilis.SelectOptions{}, invalidf("k", "%d is out of range: want 1 to %d, or 0 for %d", k, MaxK, selector.DefaultK)
+		return habilis.SelectOptions{}, invalidf("k", "%s", (&selector.KError{K: int(k)}).Reason())
 	}
 	m, err := habilis.ParseMode(mode)
 	if err != nil {

@@ -814,6 +814,27 @@ func TestBadRequests(t *testing.T) {
 	}
 }
 
+// TestClientRefusesK checks that the client refuses a k out of range as
+// a local selection does, with the same message naming the k given,
+// rather than sending a clamped one the server names instead.
+func TestClientRefusesK(t *testing.T) {
+	r, _, c := fixture(t)
+	ctx := t.Context()
+	for _, k := range []int{-1, MaxK + 1, 5000, math.MaxInt} {
+		opts := habilis.SelectOptions{K: k}
+		_, local := r.Select(ctx, "weather in Oslo", opts)
+		_, remote := c.Select(ctx, "weather in Oslo", opts)
+		_, batch := c.SelectBatch(ctx, []string{"weather in Oslo"}, opts)
+		_, pre := c.Prefilter(ctx, PrefilterRequest{Query: "weather in Oslo", Options: opts})
+		want := fmt.Sprintf("k: %d is out of range: want 1 to 1000, or 0 for 5", k)
+		for _, got := range []error{local, remote, batch, pre} {
+			if !errors.Is(got, habilis.ErrInvalid) || got.Error() != want {
+				t.Errorf("k %d: err %v, want %q (ErrInvalid)", k, got, want)
+			}
+		}
+	}
+}
+
 func TestDeadline(t *testing.T) {
 	_, s, c := fixture(t)
 	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
@@ -879,10 +900,12 @@ func TestErrorRoundTrip(t *testing.T) {
 		t.Errorf("Select(\"\") error = %v, want %v with a violation of field query", err, habilis.ErrInvalid)
 	}
 	// One past the proto's int32 (negative where int has 32 bits, which is
-	// invalid too).
+	// invalid too) is refused by the client, as a local selection refuses
+	// it (see TestClientRefusesK); the server names the field of a raw
+	// request's (TestBadRequests).
 	tooBig := int64(math.MaxInt32) + 1
 	_, err = c.Select(ctx, "weather", habilis.SelectOptions{K: int(tooBig)})
-	if !errors.Is(err, habilis.ErrInvalid) || !errors.As(err, &re) || re.FieldViolations()["k"] == "" {
+	if _, ok := errors.AsType[*selector.KError](err); !ok || !errors.Is(err, habilis.ErrInvalid) {
 		t.Errorf("Select(k 2^31) error = %v, want %v naming k", err, habilis.ErrInvalid)
 	}
 	closed := newRouter(t, testTools(t))

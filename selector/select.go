@@ -16,6 +16,31 @@ import (
 // DefaultK is how many tools a selection returns when K is 0.
 const DefaultK = 5
 
+// MaxK is the largest K a selection may ask for, locally or from a
+// server (api.MaxK), so that both refuse the same requests.
+const MaxK = 1000
+
+// CheckK returns a *KError when k is outside 0 (DefaultK) to MaxK.
+func CheckK(k int) error {
+	if k < 0 || k > MaxK {
+		return &KError{K: k}
+	}
+	return nil
+}
+
+// KError is a K out of range, named as the caller gave it. It unwraps to
+// habilis.ErrInvalid.
+type KError struct{ K int }
+
+// Reason says what is wrong with K, without naming the field.
+func (e *KError) Reason() string {
+	return fmt.Sprintf("%d is out of range: want 1 to %d, or 0 for %d", e.K, MaxK, DefaultK)
+}
+
+func (e *KError) Error() string { return "k: " + e.Reason() }
+
+func (e *KError) Unwrap() error { return habilis.ErrInvalid }
+
 // scratch holds one selection's per-tool score buffers, reused through a
 // pool so that a selection over a large catalog allocates little.
 type scratch struct {
@@ -220,8 +245,8 @@ func (ix *index) selection(query string, opts habilis.SelectOptions) (*selection
 		return nil, fmt.Errorf("select: %w", err)
 	}
 	sel := &selection{mode: mode, k: opts.K, denied: make(map[int]bool, len(opts.Denied)), opts: opts}
-	if sel.k < 0 {
-		return nil, fmt.Errorf("k %d: must not be negative: %w", sel.k, habilis.ErrInvalid)
+	if err := CheckK(sel.k); err != nil {
+		return nil, err
 	}
 	if sel.k == 0 {
 		sel.k = DefaultK

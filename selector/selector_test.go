@@ -268,6 +268,7 @@ func TestSelectRejectsBadInput(t *testing.T) {
 		{"   ", habilis.SelectOptions{}},
 		{"weather", habilis.SelectOptions{Mode: "magic"}},
 		{"weather", habilis.SelectOptions{K: -1}},
+		{"weather", habilis.SelectOptions{K: selector.MaxK + 1}},
 	} {
 		if _, err := r.Select(context.Background(), tt.query, tt.opts); !errors.Is(err, habilis.ErrInvalid) {
 			t.Errorf("Select(%q, %+v): err %v, want ErrInvalid", tt.query, tt.opts, err)

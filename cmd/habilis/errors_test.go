@@ -58,6 +58,11 @@ func TestErrorMessages(t *testing.T) {
 			"habilis: --mode \"fast\": want description, centroid or hybrid\nRun 'habilis select --help' for usage.\n"},
 		{"flag not a number", []string{"--store", store, "select", "-k", "x", "weather"}, exitUsage,
 			"habilis: -k \"x\": want an integer\nRun 'habilis select --help' for usage.\n"},
+		// A k out of range reads the same locally and against a server.
+		{"k out of range", []string{"--store", store, "select", "-k", "5000", "weather"}, exitUsage,
+			"habilis: -k 5000: want 1 to 1000\nRun 'habilis select --help' for usage.\n"},
+		{"k out of range remotely", []string{"--remote", "127.0.0.1:1", "select", "-k", "5000", "weather"}, exitUsage,
+			"habilis: -k 5000: want 1 to 1000\nRun 'habilis select --help' for usage.\n"},
 		{"flag not a duration", []string{"serve", "--follow-interval", "soon"}, exitUsage,
 			"habilis: --follow-interval \"soon\": want a duration such as 500ms, 30s or 2m\nRun 'habilis serve --help' for usage.\n"},
 		{"unknown flag", []string{"select", "--fast", "weather"}, exitUsage,

@@ -256,8 +256,8 @@ func (o *evalOptions) checkSources() error {
 // each other.
 func (o *evalOptions) checkSettings() error {
 	switch {
-	case o.k < 1:
-		return usagef("-k %d: want at least 1", o.k)
+	case o.k < 1 || o.k > selector.MaxK:
+		return usagef("-k %d: want 1 to %d", o.k, selector.MaxK)
 	case o.minAcc < 0:
 		return usagef("--min-acc %v: want a non-negative accuracy", o.minAcc)
 	case o.half != "" && o.half != "a" && o.half != "b":

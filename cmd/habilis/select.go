@@ -53,8 +53,8 @@ func runSelect(ctx context.Context, o *selectOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if o.k < 1 {
-		return usagef("-k %d: want at least 1", o.k)
+	if o.k < 1 || o.k > selector.MaxK {
+		return usagef("-k %d: want 1 to %d", o.k, selector.MaxK)
 	}
 	if strings.TrimSpace(o.query) == "" {
 		return usagef("select: the query is empty")
