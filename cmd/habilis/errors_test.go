@@ -75,6 +75,12 @@ func TestErrorMessages(t *testing.T) {
 			"habilis: store " + dir + ": a directory, not a habilis store: invalid input\n"},
 		{"remote without a port", []string{"--remote", "localhost", "select", "weather"}, exitUsage,
 			"habilis: --remote \"localhost\": want HOST:PORT of a habilis server\nRun 'habilis select --help' for usage.\n"},
+		{"remote as a URL with a path", []string{"--remote", "http://127.0.0.1:1/v1", "select", "weather"}, exitUsage,
+			"habilis: --remote \"http://127.0.0.1:1/v1\": want HOST:PORT of a habilis server (http:// or https:// may come before it, with no path)\n" +
+				"Run 'habilis select --help' for usage.\n"},
+		{"remote as a URL without a port", []string{"--remote", "https://localhost", "select", "weather"}, exitUsage,
+			"habilis: --remote \"https://localhost\": want HOST:PORT of a habilis server (http:// or https:// may come before it, with no path)\n" +
+				"Run 'habilis select --help' for usage.\n"},
 		{"missing catalog file", []string{"--store", filepath.Join(dir, "new.db"), "load", missingFile}, exitError,
 			"habilis: open " + missingFile + ": no such file or directory\n"},
 		{"catalog not JSON", []string{"--store", filepath.Join(dir, "new.db"), "load", badJSON}, exitError,

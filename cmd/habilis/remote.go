@@ -6,8 +6,12 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/api"
@@ -15,18 +19,17 @@ import (
 	"github.com/habilis-router/habilis/selector"
 )
 
-// dialRemote connects to the habilis server at addr (see `habilis serve`).
-// The environment supplies what the server may ask for:
+// dialRemote connects to the habilis server at addr (see `habilis serve`):
+// HOST:PORT, any gRPC target, or an http:// or https:// URL's HOST:PORT,
+// https meaning TLS. The environment supplies what the server may ask for:
 //
 //	HABILIS_TOKEN       bearer token, or HABILIS_TOKEN_FILE, a file holding it
 //	HABILIS_TLS_CA      CA certificate file (PEM): dial TLS, trusting it
 //	HABILIS_TLS=1       dial TLS, trusting the system's CAs
 func dialRemote(ctx context.Context, addr string, g *globalOptions) (*remoteBackend, error) {
-	// Any gRPC target dials ("dns:///h:p", "unix:/path"); a bare one
-	// without a port would fail only at the first call, as a resolver's
-	// "produced zero addresses".
-	if !strings.Contains(addr, ":") {
-		return nil, usagef("--remote %q: want HOST:PORT of a habilis server", addr)
+	target, scheme, err := remoteTarget(addr)
+	if err != nil {
+		return nil, err
 	}
 	var opts api.DialOptions
 	opts.Token = g.getenv("HABILIS_TOKEN")
@@ -37,6 +40,45 @@ func dialRemote(ctx context.Context, addr string, g *globalOptions) (*remoteBack
 		}
 		opts.Token = strings.TrimSpace(string(b))
 	}
+	if opts.TLS, err = remoteTLS(g); err != nil {
+		return nil, err
+	}
+	switch {
+	case scheme == "https" && opts.TLS == nil:
+		opts.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+	case scheme == "http" && opts.TLS != nil:
+		return nil, usagef("--remote %q: http:// dials without TLS, but HABILIS_TLS or HABILIS_TLS_CA asks for it: use https://", addr)
+	}
+	c, err := api.Dial(ctx, target, opts)
+	if err != nil {
+		return nil, fmt.Errorf("remote %s: %w", target, err)
+	}
+	return &remoteBackend{c: c, addr: target, token: opts.Token != ""}, nil
+}
+
+// remoteTarget returns the gRPC target --remote names and the scheme of
+// a URL ("" for none). Any gRPC target dials ("dns:///h:p", "unix:/path"),
+// but a bare host without a port would fail only at the first call, as a
+// resolver's "produced zero addresses", and grpc reads "http://h:p" as a
+// host "http" with a default port, hence "too many colons in address".
+func remoteTarget(addr string) (target, scheme string, err error) {
+	const want = "want HOST:PORT of a habilis server"
+	u, err := url.Parse(addr)
+	if err != nil || (!strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https")) || !strings.Contains(addr, "://") {
+		if !strings.Contains(addr, ":") {
+			return "", "", usagef("--remote %q: %s", addr, want)
+		}
+		return addr, "", nil
+	}
+	if u.Port() == "" || u.Hostname() == "" || (u.Path != "" && u.Path != "/") || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return "", "", usagef("--remote %q: %s (http:// or https:// may come before it, with no path)", addr, want)
+	}
+	return u.Host, strings.ToLower(u.Scheme), nil
+}
+
+// remoteTLS returns the TLS configuration the environment asks for, or
+// nil for none.
+func remoteTLS(g *globalOptions) (*tls.Config, error) {
 	if ca := g.getenv("HABILIS_TLS_CA"); ca != "" {
 		pem, err := os.ReadFile(ca)
 		if err != nil {
@@ -46,15 +88,12 @@ func dialRemote(ctx context.Context, addr string, g *globalOptions) (*remoteBack
 		if !pool.AppendCertsFromPEM(pem) {
 			return nil, fmt.Errorf("HABILIS_TLS_CA %s: no PEM certificate found: %w", ca, habilis.ErrInvalid)
 		}
-		opts.TLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	} else if v := g.getenv("HABILIS_TLS"); v != "" && v != "0" && v != "false" {
-		opts.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+		return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
 	}
-	c, err := api.Dial(ctx, addr, opts)
-	if err != nil {
-		return nil, fmt.Errorf("remote %s: %w", addr, err)
+	if v := g.getenv("HABILIS_TLS"); v != "" && v != "0" && v != "false" {
+		return &tls.Config{MinVersion: tls.VersionTLS12}, nil
 	}
-	return &remoteBackend{c: c, addr: addr}, nil
+	return nil, nil
 }
 
 // remoteBackend is a habilis server as a backend. Its errors name the
@@ -62,14 +101,33 @@ func dialRemote(ctx context.Context, addr string, g *globalOptions) (*remoteBack
 type remoteBackend struct {
 	c    *api.Client
 	addr string
+	// token reports that a bearer token was sent.
+	token bool
 }
 
 func (b *remoteBackend) wrap(err error) error {
 	if err == nil {
 		return nil
 	}
+	if !b.token && status.Code(err) == codes.Unauthenticated {
+		return &tokenError{addr: b.addr, err: err}
+	}
 	return fmt.Errorf("remote %s: %w", b.addr, err)
 }
+
+// tokenError is a server refusing a call that carried no token. It tells
+// a CLI user how to give one, where the server's own message tells any
+// gRPC client which header to send.
+type tokenError struct {
+	addr string
+	err  error
+}
+
+func (e *tokenError) Error() string {
+	return fmt.Sprintf("remote %s wants a bearer token: set HABILIS_TOKEN to it, or HABILIS_TOKEN_FILE to a file holding it", e.addr)
+}
+
+func (e *tokenError) Unwrap() error { return e.err }
 
 func (b *remoteBackend) Select(ctx context.Context, query string, opts habilis.SelectOptions) (*habilis.Decision, error) {
 	d, err := b.c.Select(ctx, query, opts)

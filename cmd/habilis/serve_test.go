@@ -137,6 +137,30 @@ func TestServe(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), `"send_email"`) {
 		t.Errorf("select --remote: %v\n%s", err, out)
 	}
+	// An http:// URL names the same server; without a token, the CLI
+	// says which variables give one.
+	for _, tt := range []struct {
+		env  string
+		code int
+		want string
+	}{
+		{"HABILIS_TOKEN_FILE=" + tokenFile, 0, `"send_email"`},
+		{"HABILIS_TOKEN_FILE=", exitError, "habilis: select: remote " + srv.addr +
+			" wants a bearer token: set HABILIS_TOKEN to it, or HABILIS_TOKEN_FILE to a file holding it\n"},
+	} {
+		sel := exec.Command(binary, "--remote", "http://"+srv.addr, "--json", "select", "mail", "the", "report", "to", "Bob")
+		sel.Env = append(os.Environ(), "HABILIS_TOKEN=", tt.env)
+		var stdout, stderr strings.Builder
+		sel.Stdout, sel.Stderr = &stdout, &stderr
+		_ = sel.Run()
+		got := stderr.String()
+		if tt.code == 0 {
+			got = stdout.String()
+		}
+		if code := sel.ProcessState.ExitCode(); code != tt.code || (tt.code == 0 && !strings.Contains(got, tt.want)) || (tt.code != 0 && got != tt.want) {
+			t.Errorf("select --remote http://%s with %s = exit %d, output:\n%s\nwant exit %d and %q", srv.addr, tt.env, code, got, tt.code, tt.want)
+		}
+	}
 
 	body := testutil.Get(t, srv.metrics)
 	if !strings.Contains(string(body), `habilis_grpc_requests_total{code="OK",method="/habilis.v1.ToolRouter/Select"}`) {
