@@ -37,14 +37,7 @@ func (e HashEmbedder) Embed(_ context.Context, texts []string, _ habilis.Purpose
 				v[d] += float32(int64(x%2001)-1000) / 1000
 			}
 		}
-		var n float64
-		for _, x := range v {
-			n += float64(x) * float64(x)
-		}
-		for d := range v {
-			v[d] /= float32(math.Sqrt(max(n, 1e-12)))
-		}
-		out[i] = habilis.Vector{Dense: v}
+		out[i] = unit(v)
 	}
 	return out, nil
 }
@@ -79,14 +72,20 @@ func (e WordEmbedder) Embed(_ context.Context, texts []string, _ habilis.Purpose
 			v[h.Sum32()%uint32(e.Dim)]++
 		}
 		v[0] += 0.1
-		var n float64
-		for _, x := range v {
-			n += float64(x) * float64(x)
-		}
-		for j := range v {
-			v[j] /= float32(math.Sqrt(n))
-		}
-		out[i] = habilis.Vector{Dense: v}
+		out[i] = unit(v)
 	}
 	return out, nil
+}
+
+// unit returns v scaled to length 1 (v itself when it is zero) as a dense
+// vector.
+func unit(v []float32) habilis.Vector {
+	var n float64
+	for _, x := range v {
+		n += float64(x) * float64(x)
+	}
+	for j := range v {
+		v[j] /= float32(math.Sqrt(max(n, 1e-12)))
+	}
+	return habilis.Vector{Dense: v}
 }
