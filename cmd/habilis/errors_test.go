@@ -15,29 +15,31 @@ import (
 // help is).
 func TestErrorMessages(t *testing.T) {
 	store := loadedStore(t)
-	dir := t.TempDir()
-	file := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
+	for _, tt := range append(usageErrorCases(store), inputErrorCases(t, store)...) {
+		t.Run(tt.name, func(t *testing.T) {
+			r := habilisRun(t, tt.args...)
+			if r.code != tt.code || r.stderr != tt.want {
+				t.Errorf("habilis %v = exit %d, stderr:\n%s\nwant exit %d, stderr:\n%s", tt.args, r.code, r.stderr, tt.code, tt.want)
+			}
+		})
 	}
-	missingStore := filepath.Join(dir, "missing.db")
-	foreign := file("foreign.db", strings.Repeat("not a database\n", 2000))
-	missingFile := filepath.Join(dir, "missing.json")
-	badJSON := file("bad.json", "[{")
-	noDescription := file("nodesc.json", `[{"name": "a", "examples": ["x"]}]`)
-	customTool := file("custom.json", `[{"type": "function", "function": {"name": "a", "description": "d"}}, {"type": "custom", "name": "b", "description": "d"}]`)
-	unknownLabel := file("labelled.jsonl", `{"query": "weather in Oslo", "expected": ["nope"]}`+"\n")
-	missingQueries := filepath.Join(dir, "missing.jsonl")
-	const notInCatalog = "; habilis tools list names the catalog's tools\n"
-	tests := []struct {
-		name string
-		args []string
-		code int
-		want string
-	}{
+}
+
+// errorCase is a command a user gets wrong and what it must print.
+type errorCase struct {
+	name string
+	args []string
+	code int
+	want string
+}
+
+// notInCatalog ends the message of a tool the catalog does not have.
+const notInCatalog = "; habilis tools list names the catalog's tools\n"
+
+// usageErrorCases are the mistakes in a command's words: unknown tools,
+// missing or extra arguments, bad flags, against the catalog in store.
+func usageErrorCases(store string) []errorCase {
+	return []errorCase{
 		{"unknown tool", []string{"--store", store, "tools", "show", "nope"}, exitError,
 			`habilis: tools show: tool "nope": not found` + notInCatalog},
 		{"remove an unknown tool", []string{"--store", store, "tools", "rm", "nope"}, exitError,
@@ -67,12 +69,6 @@ func TestErrorMessages(t *testing.T) {
 			"habilis: --follow-interval \"soon\": want a duration such as 500ms, 30s or 2m\nRun 'habilis serve --help' for usage.\n"},
 		{"unknown flag", []string{"select", "--fast", "weather"}, exitUsage,
 			"habilis: unknown flag: --fast\nRun 'habilis select --help' for usage.\n"},
-		{"no store", []string{"--store", missingStore, "select", "weather"}, exitError,
-			"habilis: store " + missingStore + " does not exist: load a catalog first (habilis load FILE) or pass --store: not found\n"},
-		{"foreign file as store", []string{"--store", foreign, "select", "weather"}, exitError,
-			"habilis: store " + foreign + ": not a habilis store (invalid database): invalid input\n"},
-		{"directory as store", []string{"--store", dir, "select", "weather"}, exitError,
-			"habilis: store " + dir + ": a directory, not a habilis store: invalid input\n"},
 		{"remote without a port", []string{"--remote", "localhost", "select", "weather"}, exitUsage,
 			"habilis: --remote \"localhost\": want HOST:PORT of a habilis server\nRun 'habilis select --help' for usage.\n"},
 		{"remote as a URL with a path", []string{"--remote", "http://127.0.0.1:1/v1", "select", "weather"}, exitUsage,
@@ -81,6 +77,37 @@ func TestErrorMessages(t *testing.T) {
 		{"remote as a URL without a port", []string{"--remote", "https://localhost", "select", "weather"}, exitUsage,
 			"habilis: --remote \"https://localhost\": want HOST:PORT of a habilis server (http:// or https:// may come before it, with no path)\n" +
 				"Run 'habilis select --help' for usage.\n"},
+	}
+}
+
+// inputErrorCases are the mistakes in what a command reads: stores and
+// files that are missing, foreign or broken, written under a temporary
+// directory, and labels naming tools that store's catalog lacks.
+func inputErrorCases(t *testing.T, store string) []errorCase {
+	t.Helper()
+	dir := t.TempDir()
+	file := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	missingStore := filepath.Join(dir, "missing.db")
+	foreign := file("foreign.db", strings.Repeat("not a database\n", 2000))
+	missingFile := filepath.Join(dir, "missing.json")
+	badJSON := file("bad.json", "[{")
+	noDescription := file("nodesc.json", `[{"name": "a", "examples": ["x"]}]`)
+	customTool := file("custom.json", `[{"type": "function", "function": {"name": "a", "description": "d"}}, {"type": "custom", "name": "b", "description": "d"}]`)
+	unknownLabel := file("labelled.jsonl", `{"query": "weather in Oslo", "expected": ["nope"]}`+"\n")
+	missingQueries := filepath.Join(dir, "missing.jsonl")
+	return []errorCase{
+		{"no store", []string{"--store", missingStore, "select", "weather"}, exitError,
+			"habilis: store " + missingStore + " does not exist: load a catalog first (habilis load FILE) or pass --store: not found\n"},
+		{"foreign file as store", []string{"--store", foreign, "select", "weather"}, exitError,
+			"habilis: store " + foreign + ": not a habilis store (invalid database): invalid input\n"},
+		{"directory as store", []string{"--store", dir, "select", "weather"}, exitError,
+			"habilis: store " + dir + ": a directory, not a habilis store: invalid input\n"},
 		{"missing catalog file", []string{"--store", filepath.Join(dir, "new.db"), "load", missingFile}, exitError,
 			"habilis: open " + missingFile + ": no such file or directory\n"},
 		{"catalog not JSON", []string{"--store", filepath.Join(dir, "new.db"), "load", badJSON}, exitError,
@@ -102,20 +129,8 @@ func TestErrorMessages(t *testing.T) {
 			"habilis: store " + store + " was built with embedder lexical (sparse), not ollama:nomic-embed-text: embedder does not match the store; " +
 				"pass --reindex to re-embed it with ollama:nomic-embed-text@127.0.0.1:1\n"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := habilisRun(t, tt.args...)
-			if r.code != tt.code || r.stderr != tt.want {
-				t.Errorf("habilis %v = exit %d, stderr:\n%s\nwant exit %d, stderr:\n%s", tt.args, r.code, r.stderr, tt.code, tt.want)
-			}
-		})
-	}
 }
 
-// TestDamagedStoreMessage damages the page bbolt's root bucket starts at
-// and checks that a command says which store is damaged, how, and what to
-// do, in one line, and that store check lists it without sending the user
-// to store check.
 // TestRefusedBeforeReport checks that a command refusing its input prints
 // no report first: a report of zeros above the error reads as a result.
 func TestRefusedBeforeReport(t *testing.T) {
@@ -129,6 +144,10 @@ func TestRefusedBeforeReport(t *testing.T) {
 	}
 }
 
+// TestDamagedStoreMessage damages the page bbolt's root bucket starts at
+// and checks that a command says which store is damaged, how, and what to
+// do, in one line, and that store check lists it without sending the user
+// to store check.
 func TestDamagedStoreMessage(t *testing.T) {
 	store := loadedStore(t)
 	data, err := os.ReadFile(store)

@@ -130,8 +130,29 @@ func TestServe(t *testing.T) {
 		t.Errorf("Tools() without a token: error %v, want a refusal", err)
 	}
 
+	checkRemoteCLI(t, srv.addr, tokenFile)
+
+	body := testutil.Get(t, srv.metrics)
+	if !strings.Contains(string(body), `habilis_grpc_requests_total{code="OK",method="/habilis.v1.ToolRouter/Select"}`) {
+		t.Errorf("metrics lack the Select count:\n%.2000s", body)
+	}
+
+	code, rest := srv.stop(t)
+	if code != 0 || !strings.Contains(rest, "stopped") {
+		t.Errorf("serve after SIGTERM: exit %d, stdout %q, stderr %q; want 0 and \"stopped\"", code, rest, srv.stderr)
+	}
+	if _, err := c.Select(ctx, "weather in Oslo", habilis.SelectOptions{}); !errors.Is(err, habilis.ErrUnavailable) {
+		t.Errorf("Select after shutdown: error %v, want %v", err, habilis.ErrUnavailable)
+	}
+}
+
+// checkRemoteCLI checks the CLI's --remote backend against the server at
+// addr, which wants the token in tokenFile: by HOST:PORT and by an http://
+// URL, and, without a token, the message saying which variables give one.
+func checkRemoteCLI(t *testing.T, addr, tokenFile string) {
+	t.Helper()
 	// The CLI's --remote backend.
-	sel := exec.Command(binary, "--remote", srv.addr, "--json", "select", "mail", "the", "report", "to", "Bob")
+	sel := exec.Command(binary, "--remote", addr, "--json", "select", "mail", "the", "report", "to", "Bob")
 	sel.Env = append(os.Environ(), "HABILIS_TOKEN_FILE="+tokenFile)
 	out, err := sel.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), `"send_email"`) {
@@ -145,10 +166,10 @@ func TestServe(t *testing.T) {
 		want string
 	}{
 		{"HABILIS_TOKEN_FILE=" + tokenFile, 0, `"send_email"`},
-		{"HABILIS_TOKEN_FILE=", exitError, "habilis: select: remote " + srv.addr +
+		{"HABILIS_TOKEN_FILE=", exitError, "habilis: select: remote " + addr +
 			" wants a bearer token: set HABILIS_TOKEN to it, or HABILIS_TOKEN_FILE to a file holding it\n"},
 	} {
-		sel := exec.Command(binary, "--remote", "http://"+srv.addr, "--json", "select", "mail", "the", "report", "to", "Bob")
+		sel := exec.Command(binary, "--remote", "http://"+addr, "--json", "select", "mail", "the", "report", "to", "Bob")
 		sel.Env = append(os.Environ(), "HABILIS_TOKEN=", tt.env)
 		var stdout, stderr strings.Builder
 		sel.Stdout, sel.Stderr = &stdout, &stderr
@@ -158,21 +179,8 @@ func TestServe(t *testing.T) {
 			got = stdout.String()
 		}
 		if code := sel.ProcessState.ExitCode(); code != tt.code || (tt.code == 0 && !strings.Contains(got, tt.want)) || (tt.code != 0 && got != tt.want) {
-			t.Errorf("select --remote http://%s with %s = exit %d, output:\n%s\nwant exit %d and %q", srv.addr, tt.env, code, got, tt.code, tt.want)
+			t.Errorf("select --remote http://%s with %s = exit %d, output:\n%s\nwant exit %d and %q", addr, tt.env, code, got, tt.code, tt.want)
 		}
-	}
-
-	body := testutil.Get(t, srv.metrics)
-	if !strings.Contains(string(body), `habilis_grpc_requests_total{code="OK",method="/habilis.v1.ToolRouter/Select"}`) {
-		t.Errorf("metrics lack the Select count:\n%.2000s", body)
-	}
-
-	code, rest := srv.stop(t)
-	if code != 0 || !strings.Contains(rest, "stopped") {
-		t.Errorf("serve after SIGTERM: exit %d, stdout %q, stderr %q; want 0 and \"stopped\"", code, rest, srv.stderr)
-	}
-	if _, err := c.Select(ctx, "weather in Oslo", habilis.SelectOptions{}); !errors.Is(err, habilis.ErrUnavailable) {
-		t.Errorf("Select after shutdown: error %v, want %v", err, habilis.ErrUnavailable)
 	}
 }
 
