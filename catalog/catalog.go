@@ -835,12 +835,42 @@ func (c *toolCtx) executor(m map[string]json.RawMessage) json.RawMessage {
 		c.errorf("executor", "%v", err)
 		return nil
 	}
+	if !c.executorSpec(raw) {
+		return nil
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		c.errorf("executor", "%v", err)
 		return nil
 	}
 	return b
+}
+
+// executorSpec reports the problems of an executor spec, so that a catalog
+// whose tool could never run is refused when it is loaded, naming the
+// field, rather than when a request routed to the tool tries to run it.
+func (c *toolCtx) executorSpec(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		c.errorf("executor", "%v", err)
+		return false
+	}
+	failed := c.failed
+	c.failed = false
+	c.checkFields(m, "executor", fill.ExecutorFields(), true)
+	if !c.failed {
+		if _, err := fill.ParseExecutorSpec(raw); err != nil {
+			var se *fill.ExecutorError
+			if errors.As(err, &se) {
+				c.errorf(joinPath("executor", se.Field), "%s", se.Msg)
+			} else {
+				c.errorf("executor", "%v", err)
+			}
+		}
+	}
+	ok := !c.failed
+	c.failed = c.failed || failed
+	return ok
 }
 
 func (c *toolCtx) meta(m map[string]json.RawMessage) map[string]string {

@@ -98,7 +98,7 @@ func TestParseSpecErrors(t *testing.T) {
 		{`{"kind":"command","argv":["p"],"stdin":"yaml"}`, "stdin"},
 		{`{"kind":"command","argv":["p"],"env":["A B"]}`, "env[0]"},
 		{`{"kind":"command","argv":["p"],"max_output":-1}`, "max_output"},
-		{`{"kind":"mcp"}`, "transport"},
+		{`{"kind":"mcp"}`, "command"},
 		{`{"kind":"mcp","transport":"stdio"}`, "command"},
 		{`{"kind":"mcp","transport":"http"}`, "url"},
 		{`{"kind":"mcp","transport":"ws","url":"http://x"}`, "transport"},

@@ -52,8 +52,8 @@ type Options struct {
 
 func (o *Options) timeout(s *Spec) time.Duration {
 	switch {
-	case s.timeout > 0:
-		return s.timeout
+	case s.RunTimeout() > 0:
+		return s.RunTimeout()
 	case o.Timeout > 0:
 		return o.Timeout
 	}
@@ -324,7 +324,7 @@ func processEnv(names []string, opts *Options) []string {
 func runCommand(ctx context.Context, spec *Spec, args map[string]any, opts *Options) *habilis.ToolResult {
 	argv := make([]string, len(spec.Argv))
 	for i, a := range spec.Argv {
-		name := templateName(a)
+		name := fill.TemplateName(a)
 		if name == "" {
 			argv[i] = a
 			continue

@@ -6,241 +6,29 @@
 package executor
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"net/url"
-	"regexp"
-	"slices"
-	"strings"
-	"time"
 
-	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/fill"
 )
 
 // Executor kinds.
 const (
-	KindHTTP    = "http"
-	KindCommand = "command"
-	KindMCP     = "mcp"
+	KindHTTP    = fill.ExecutorHTTP
+	KindCommand = fill.ExecutorCommand
+	KindMCP     = fill.ExecutorMCP
 )
 
-// Spec is a tool's executor, as written in the catalog (habilis.Tool's
-// Executor field). Which fields apply depends on Kind.
-type Spec struct {
-	// Kind is "http", "command" or "mcp".
-	Kind string `json:"kind"`
-
-	// Method (http) is the HTTP method; "" means POST. POST, PUT and PATCH
-	// send the arguments as a JSON body, GET and DELETE as query parameters.
-	Method string `json:"method,omitempty"`
-	// URL is the endpoint (http) or the MCP server (mcp over http).
-	URL string `json:"url,omitempty"`
-	// Headers (http, mcp over http) are sent with every request. A value
-	// "env:NAME" is replaced by the environment variable NAME, looked up
-	// through Options.LookupEnv, so secrets never sit in the catalog.
-	Headers map[string]string `json:"headers,omitempty"`
-
-	// Argv (command) is the program and its arguments. An element that is
-	// exactly "{name}" is replaced by argument name's value, as one
-	// argument; templates inside a longer element are refused, so a value
-	// can never become two arguments or an option.
-	Argv []string `json:"argv,omitempty"`
-	// Stdin (command) is "json" (the arguments as a JSON object; the
-	// default) or "none".
-	Stdin string `json:"stdin,omitempty"`
-	// Dir (command, mcp over stdio) is the working directory; "" is the
-	// caller's.
-	Dir string `json:"dir,omitempty"`
-	// Env (command, mcp over stdio) names the environment variables the
-	// process receives, looked up through Options.LookupEnv. Nothing else
-	// is passed, not even PATH.
-	Env []string `json:"env,omitempty"`
-
-	// Transport (mcp) is "stdio" or "http"; "" infers it from Command or URL.
-	Transport string `json:"transport,omitempty"`
-	// Command (mcp over stdio) starts the server.
-	Command []string `json:"command,omitempty"`
-	// Tool (mcp) is the tool's name on the server; "" means the catalog
-	// name.
-	Tool string `json:"tool,omitempty"`
-
-	// Timeout bounds one run ("5s"); "" means Options.Timeout.
-	Timeout string `json:"timeout,omitempty"`
-	// MaxOutput caps the bytes of output kept; 0 means Options.MaxOutput,
-	// and it can only lower that limit.
-	MaxOutput int `json:"max_output,omitempty"`
-
-	timeout time.Duration
-}
+// Spec is a tool's executor, as written in the catalog. It is defined in
+// fill, where the catalog validates it on load; a run reads it again.
+type Spec = fill.ExecutorSpec
 
 // ParseSpec reads and validates an executor spec. Errors name the field
-// and wrap habilis.ErrInvalid; unknown fields are errors, so a misspelt
-// "timout" does not silently mean no timeout.
+// and wrap habilis.ErrInvalid.
 func ParseSpec(raw json.RawMessage) (*Spec, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	var s Spec
-	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("parse executor: %v: %w", err, habilis.ErrInvalid)
-	}
-	if err := s.validate(); err != nil {
+	s, err := fill.ParseExecutorSpec(raw)
+	if err != nil {
 		return nil, fmt.Errorf("parse executor: %w", err)
 	}
-	return &s, nil
+	return s, nil
 }
-
-func invalid(field, format string, a ...any) error {
-	return fmt.Errorf("%s: %s: %w", field, fmt.Sprintf(format, a...), habilis.ErrInvalid)
-}
-
-func (s *Spec) validate() error {
-	if err := s.validateLimits(); err != nil {
-		return err
-	}
-	if err := s.validateEnv(); err != nil {
-		return err
-	}
-	switch s.Kind {
-	case KindHTTP:
-		return s.validateHTTP()
-	case KindCommand:
-		return s.validateCommand()
-	case KindMCP:
-		return s.validateMCP()
-	case "":
-		return invalid("kind", "required: \"http\", \"command\" or \"mcp\"")
-	default:
-		return invalid("kind", "%q: want \"http\", \"command\" or \"mcp\"", s.Kind)
-	}
-}
-
-// validateLimits checks the timeout and the output cap, and keeps the
-// parsed timeout.
-func (s *Spec) validateLimits() error {
-	if s.Timeout != "" {
-		d, err := time.ParseDuration(s.Timeout)
-		if err != nil || d <= 0 {
-			return invalid("timeout", "%q is not a positive duration like \"5s\"", s.Timeout)
-		}
-		s.timeout = d
-	}
-	if s.MaxOutput < 0 {
-		return invalid("max_output", "must not be negative")
-	}
-	return nil
-}
-
-// validateEnv checks the names of environment variables, passed to a
-// process or referred to by a header.
-func (s *Spec) validateEnv() error {
-	for i, name := range s.Env {
-		if !envName(name) {
-			return invalid(fmt.Sprintf("env[%d]", i), "%q is not a variable name", name)
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(s.Headers)) {
-		if name == "" || strings.ContainsAny(name, " :\r\n") {
-			return invalid("headers", "%q is not a header name", name)
-		}
-		if ref, ok := strings.CutPrefix(s.Headers[name], "env:"); ok && !envName(ref) {
-			return invalid("headers."+name, "%q is not a variable name", ref)
-		}
-	}
-	return nil
-}
-
-// validateHTTP checks an http executor; the method defaults to POST.
-func (s *Spec) validateHTTP() error {
-	if err := checkURL(s.URL); err != nil {
-		return err
-	}
-	s.Method = strings.ToUpper(s.Method)
-	if s.Method == "" {
-		s.Method = "POST"
-	}
-	if !slices.Contains([]string{"GET", "POST", "PUT", "PATCH", "DELETE"}, s.Method) {
-		return invalid("method", "%q: want GET, POST, PUT, PATCH or DELETE", s.Method)
-	}
-	return nil
-}
-
-// validateCommand checks a command executor; stdin defaults to "json".
-func (s *Spec) validateCommand() error {
-	if len(s.Argv) == 0 || s.Argv[0] == "" {
-		return invalid("argv", "required for kind \"command\"")
-	}
-	if templateName(s.Argv[0]) != "" {
-		return invalid("argv[0]", "the program cannot be a template")
-	}
-	for i, a := range s.Argv {
-		if templateName(a) == "" && embeddedTemplate(a) {
-			return invalid(fmt.Sprintf("argv[%d]", i), "%q: a template must be a whole argument", a)
-		}
-	}
-	switch s.Stdin {
-	case "":
-		s.Stdin = "json"
-	case "json", "none":
-	default:
-		return invalid("stdin", "%q: want \"json\" or \"none\"", s.Stdin)
-	}
-	return nil
-}
-
-// validateMCP checks an mcp executor; the transport, when not given,
-// follows from Command or URL.
-func (s *Spec) validateMCP() error {
-	if s.Transport == "" {
-		switch {
-		case len(s.Command) > 0:
-			s.Transport = "stdio"
-		case s.URL != "":
-			s.Transport = "http"
-		}
-	}
-	switch s.Transport {
-	case "stdio":
-		if len(s.Command) == 0 || s.Command[0] == "" {
-			return invalid("command", "required for the stdio transport")
-		}
-	case "http":
-		if err := checkURL(s.URL); err != nil {
-			return err
-		}
-	default:
-		return invalid("transport", "%q: want \"stdio\" or \"http\"", s.Transport)
-	}
-	return nil
-}
-
-func checkURL(raw string) error {
-	if raw == "" {
-		return invalid("url", "required")
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return invalid("url", "%q is not an http or https URL", raw)
-	}
-	return nil
-}
-
-// Patterns of executor specs, compiled once; read-only.
-var (
-	envNamePattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	templatePattern = regexp.MustCompile(`^\{([A-Za-z0-9_.-]+)\}$`)
-	embeddedPattern = regexp.MustCompile(`\{[A-Za-z0-9_.-]+\}`)
-)
-
-func envName(s string) bool { return envNamePattern.MatchString(s) }
-
-// templateName returns name when s is exactly "{name}", else "".
-func templateName(s string) string {
-	if m := templatePattern.FindStringSubmatch(s); m != nil {
-		return m[1]
-	}
-	return ""
-}
-
-func embeddedTemplate(s string) bool { return embeddedPattern.MatchString(s) }
