@@ -155,18 +155,27 @@ func TestStoreCheck(t *testing.T) {
 	if r.code != exitError || !strings.Contains(r.stdout, "is damaged:\n  ") || !strings.Contains(r.stderr, store) {
 		t.Errorf("store check of a damaged store = exit %d, stdout %q, stderr %q; want 1, the damaged page", r.code, r.stdout, r.stderr)
 	}
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.db")
+	writeStore(t, empty, nil)
 	for _, tt := range []struct {
 		args []string
 		code int
 		want string
 	}{
 		{[]string{"--store", filepath.Join(t.TempDir(), "absent.db"), "store", "check"}, exitError, "does not exist"},
+		{[]string{"--store", dir, "store", "check"}, exitError, "store " + dir + ": a directory, not a habilis store"},
+		{[]string{"--store", empty, "store", "check"}, exitError, "store " + empty + ": not a habilis store (an empty file)"},
+		{[]string{"--store", empty, "store", "compact"}, exitError, "store " + empty + ": not a habilis store (an empty file)"},
 		{[]string{"--store", "qdrant://localhost:6334/x", "store", "check"}, exitUsage, "bbolt file"},
 		{[]string{"--store", store, "store", "check", "--limit", "0"}, exitUsage, "--limit"},
 	} {
 		if r := habilisRun(t, tt.args...); r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
 			t.Errorf("habilis %v = exit %d, stderr %q; want %d mentioning %q", tt.args, r.code, r.stderr, tt.code, tt.want)
 		}
+	}
+	if fi, err := os.Stat(empty); err != nil || fi.Size() != 0 {
+		t.Errorf("store check and compact of an empty file left it %v, %v; want it empty", fi, err)
 	}
 }
 

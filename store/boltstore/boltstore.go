@@ -209,14 +209,16 @@ func openFile(path string, opts Options, memo *walked) (*bolt.DB, error) {
 	bopts := &bolt.Options{Timeout: timeout, ReadOnly: true, InitialMmapSize: initialMmapSize()}
 	switch fi, err := os.Stat(path); {
 	case err == nil && fi.IsDir():
-		return nil, fmt.Errorf("a directory, not a habilis store: %w", habilis.ErrInvalid)
+		return nil, notAStore(fi)
 	case (err != nil || fi.Size() == 0) && !opts.ReadOnly:
 		// A new file: bbolt writes it, there is nothing to walk. An
 		// empty file is new too: it holds nothing that was written.
 		bopts.ReadOnly, bopts.PageSize = false, pageSize
 		return openWritable(path, bopts)
-	case err == nil && fi.Size() == 0:
-		return nil, fmt.Errorf("not a habilis store (an empty file): %w", habilis.ErrInvalid)
+	case err == nil:
+		if err := notAStore(fi); err != nil {
+			return nil, err
+		}
 	}
 	db, err := boltOpen(path, bopts)
 	if err != nil {
@@ -234,6 +236,19 @@ func openFile(path string, opts Options, memo *walked) (*bolt.DB, error) {
 	}
 	bopts.ReadOnly = false
 	return openWritable(path, bopts)
+}
+
+// notAStore says why the file fi describes holds no store to read: it is
+// a directory, or empty (which only a write may take for a new store);
+// nil otherwise.
+func notAStore(fi os.FileInfo) error {
+	switch {
+	case fi.IsDir():
+		return fmt.Errorf("a directory, not a habilis store: %w", habilis.ErrInvalid)
+	case fi.Size() == 0:
+		return fmt.Errorf("not a habilis store (an empty file): %w", habilis.ErrInvalid)
+	}
+	return nil
 }
 
 // openWritable opens the file for writing, mapping inPlaceMapSize where

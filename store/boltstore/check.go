@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/habilis-router/habilis"
@@ -59,11 +60,18 @@ func (r *CheckReport) Sound() bool { return len(r.Problems) == 0 }
 // unsafe or its findings noise.
 //
 // It returns an error only when the file cannot be examined at all: it
-// does not exist, or a writer holds it (ErrUnavailable).
+// does not exist, a writer holds it (ErrUnavailable), or it is a
+// directory or an empty file (ErrInvalid), which hold nothing to be
+// damaged.
 func Check(ctx context.Context, path string, opts CheckOptions) (*CheckReport, error) {
 	c := &checker{rep: &CheckReport{Path: path, Problems: []string{}}, limit: opts.Limit}
 	if c.limit <= 0 {
 		c.limit = 20
+	}
+	if fi, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("store %s: check: %w", path, err)
+	} else if err := notAStore(fi); err != nil {
+		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
 	db, err := openForCheck(path, opts.Timeout)
 	var de *DamageError

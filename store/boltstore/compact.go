@@ -44,6 +44,10 @@ func Compact(ctx context.Context, path string, opts CheckOptions) (*CompactRepor
 	if err != nil {
 		return nil, fmt.Errorf("store %s: compact: %w", path, err)
 	}
+	if err := notAStore(fi); err != nil {
+		// Open would take an empty file for a new store and write one.
+		return nil, fmt.Errorf("store %s: %w", path, err)
+	}
 	src, err := Open(path, Options{Timeout: opts.Timeout})
 	if err != nil {
 		return nil, err

@@ -485,3 +485,24 @@ func TestCheck(t *testing.T) {
 		t.Errorf("Check(store held by a writer) error = %v, want %v", err, habilis.ErrUnavailable)
 	}
 }
+
+// TestCheckNotAStore: a directory and an empty file hold nothing to be
+// damaged: Check and Compact say they are not stores, as opening them
+// does, and Compact writes no store into the empty file.
+func TestCheckNotAStore(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	empty := filepath.Join(dir, "empty.db")
+	writeFile(t, empty, nil)
+	for path, want := range map[string]string{dir: "a directory, not a habilis store", empty: "not a habilis store (an empty file)"} {
+		if _, err := boltstore.Check(ctx, path, boltstore.CheckOptions{}); !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), path+": "+want) {
+			t.Errorf("Check(%s) error = %v, want %v naming it, %q", path, err, habilis.ErrInvalid, want)
+		}
+		if _, err := boltstore.Compact(ctx, path, boltstore.CheckOptions{}); !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), path+": "+want) {
+			t.Errorf("Compact(%s) error = %v, want %v naming it, %q", path, err, habilis.ErrInvalid, want)
+		}
+	}
+	if b := readFile(t, empty); len(b) != 0 {
+		t.Errorf("Compact(empty file) wrote %d bytes into it", len(b))
+	}
+}
