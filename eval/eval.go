@@ -69,7 +69,13 @@ func ParseQueries(file string, r io.Reader) ([]Query, error) {
 	line := 0
 	for sc.Scan() {
 		line++
-		text := strings.TrimSpace(sc.Text())
+		text := sc.Text()
+		if line == 1 {
+			// Editors on Windows start UTF-8 files with a byte order mark;
+			// catalogs accept it too (catalog.Parse).
+			text = strings.TrimPrefix(text, "\uFEFF")
+		}
+		text = strings.TrimSpace(text)
 		if text == "" {
 			continue
 		}

@@ -256,3 +256,21 @@ func TestEvaluateFitAndBaseline(t *testing.T) {
 		t.Errorf("Evaluate(baseline bm25) = %+v, %v; want BM25's report over 2 queries", res, err)
 	}
 }
+
+// TestParseQueriesByteOrderMark checks that a queries file starting with
+// a UTF-8 byte order mark, as editors on Windows write it, reads as
+// without one, as a catalog does: it was refused as "invalid character
+// 'ï'". A mark on a later line is no line start and is refused.
+func TestParseQueriesByteOrderMark(t *testing.T) {
+	row := `{"query": "weather in Rome", "expected": ["get_weather"]}`
+	qs, err := eval.ParseQueries("q.jsonl", strings.NewReader("\uFEFF"+row+"\n"+row+"\n"))
+	if err != nil {
+		t.Fatalf("ParseQueries(a file with a byte order mark): %v", err)
+	}
+	if len(qs) != 2 || qs[0].Query != "weather in Rome" {
+		t.Errorf("ParseQueries(a file with a byte order mark) = %+v, want two rows for Rome", qs)
+	}
+	if _, err := eval.ParseQueries("q.jsonl", strings.NewReader(row+"\n\uFEFF"+row+"\n")); !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), "q.jsonl:2") {
+		t.Errorf("ParseQueries(a byte order mark on line 2) error = %v, want ErrInvalid naming q.jsonl:2", err)
+	}
+}
