@@ -153,7 +153,7 @@ func Read(path string) ([]habilis.Tool, error) {
 	// without reading all of it.
 	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, err // "read PATH: ..." names the file
 	}
 	return Parse(path, data)
 }

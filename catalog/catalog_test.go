@@ -550,6 +550,16 @@ func TestReadMissing(t *testing.T) {
 	}
 }
 
+// TestReadDirectory checks that a directory given as the catalog is
+// named once in the error: it read "read DIR: read DIR: is a directory".
+func TestReadDirectory(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Read(dir)
+	if err == nil || strings.Count(err.Error(), dir) != 1 || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("Read(%q) error = %v, want one naming the directory once", dir, err)
+	}
+}
+
 func TestParseBOM(t *testing.T) {
 	data := "\xef\xbb\xbf[{\"name\":\"a\",\"description\":\"d\"}]"
 	if _, err := Parse("tools.json", []byte(data)); err != nil {

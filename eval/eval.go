@@ -11,8 +11,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"sort"
@@ -114,13 +116,29 @@ func ParseQueries(file string, r io.Reader) ([]Query, error) {
 		}
 		qs = append(qs, q)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %v: %w", file, line+1, err, habilis.ErrInvalid)
+	if err := readError(file, line+1, sc.Err()); err != nil {
+		return nil, err
 	}
 	if len(qs) == 0 {
 		return nil, fmt.Errorf("%s: holds no queries: %w", file, habilis.ErrInvalid)
 	}
 	return qs, nil
+}
+
+// readError returns the error of a scan of file that stopped at line, or
+// nil: a line too long, or the reader's own error, which names the file
+// when it is one ("read PATH: is a directory").
+func readError(file string, line int, err error) error {
+	var pathErr *fs.PathError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, bufio.ErrTooLong):
+		return fmt.Errorf("%s:%d: longer than %d MiB: %w", file, line, maxLine>>20, habilis.ErrInvalid)
+	case errors.As(err, &pathErr):
+		return err
+	}
+	return fmt.Errorf("read %s: %w", file, err)
 }
 
 // parseCalls reads a row's optional "calls" (BFCL's gold calls) and returns

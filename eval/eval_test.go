@@ -3,7 +3,9 @@ package eval_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -272,5 +274,31 @@ func TestParseQueriesByteOrderMark(t *testing.T) {
 	}
 	if _, err := eval.ParseQueries("q.jsonl", strings.NewReader(row+"\n\uFEFF"+row+"\n")); !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), "q.jsonl:2") {
 		t.Errorf("ParseQueries(a byte order mark on line 2) error = %v, want ErrInvalid naming q.jsonl:2", err)
+	}
+}
+
+// TestReadQueriesErrors checks the errors of a queries file that cannot
+// be read as one: missing, a directory (named once; it read "DIR:1: read
+// DIR: is a directory"), or a line past the limit (named by its number).
+func TestReadQueriesErrors(t *testing.T) {
+	dir := t.TempDir()
+	long := filepath.Join(dir, "long.jsonl")
+	row := `{"query": "weather in Rome", "expected": ["get_weather"]}` + "\n"
+	if err := os.WriteFile(long, []byte(row+`{"query": "`+strings.Repeat("a", 16<<20)+`", "expected": []}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		path string
+		is   error
+		want string
+	}{
+		{filepath.Join(dir, "nope.jsonl"), fs.ErrNotExist, "no such file"},
+		{dir, nil, "is a directory"},
+		{long, habilis.ErrInvalid, long + ":2: longer than 16 MiB"},
+	} {
+		_, err := eval.ReadQueries(tt.path)
+		if err == nil || (tt.is != nil && !errors.Is(err, tt.is)) || !strings.Contains(err.Error(), tt.want) || strings.Count(err.Error(), tt.path) != 1 {
+			t.Errorf("ReadQueries(%s) error = %v, want one wrapping %v, saying %q and naming the file once", tt.path, err, tt.is, tt.want)
+		}
 	}
 }

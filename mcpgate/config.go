@@ -101,7 +101,7 @@ func readLimited(path string) ([]byte, error) {
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxConfigSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, err // "read PATH: ..." names the file
 	}
 	if len(data) > maxConfigSize {
 		return nil, &ConfigError{File: path, Message: fmt.Sprintf("is over %d bytes; is it the right file?", maxConfigSize)}
