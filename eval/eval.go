@@ -89,10 +89,10 @@ func ParseQueries(file string, r io.Reader) ([]Query, error) {
 		}
 		var fields map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(text), &fields); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v: %w", file, line, err, habilis.ErrInvalid)
+			return nil, rowError(file, line, err)
 		}
 		if err := json.Unmarshal([]byte(text), &raw); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v: %w", file, line, err, habilis.ErrInvalid)
+			return nil, rowError(file, line, err)
 		}
 		if raw.Query == nil || strings.TrimSpace(*raw.Query) == "" {
 			return nil, fmt.Errorf("%s:%d: field \"query\": must be a non-empty string: %w", file, line, habilis.ErrInvalid)
@@ -139,6 +139,23 @@ func readError(file string, line int, err error) error {
 		return err
 	}
 	return fmt.Errorf("read %s: %w", file, err)
+}
+
+// rowError words why a row of a queries file does not decode: a field of
+// the wrong type is named, as the checks after decoding name theirs.
+func rowError(file string, line int, err error) error {
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &te) && te.Field == "":
+		return fmt.Errorf("%s:%d: a row must be a JSON object, got %s: %w", file, line, te.Value, habilis.ErrInvalid)
+	case errors.As(err, &te):
+		want := map[string]string{"query": "a non-empty string", "arguments": "an object of argument values"}[te.Field]
+		if want == "" {
+			want = te.Type.String()
+		}
+		return fmt.Errorf("%s:%d: field %q: must be %s, got %s: %w", file, line, te.Field, want, te.Value, habilis.ErrInvalid)
+	}
+	return fmt.Errorf("%s:%d: %v: %w", file, line, err, habilis.ErrInvalid)
 }
 
 // parseCalls reads a row's optional "calls" (BFCL's gold calls) and returns

@@ -60,6 +60,9 @@ func TestParseQueries(t *testing.T) {
 		{`{"query": "  ", "expected": ["a"]}`, `q.jsonl:1: field "query"`},
 		{`{"query": "x"}`, `q.jsonl:1: field "expected": missing`},
 		{`{"query": "x", "expected": "a"}`, `q.jsonl:1: field "expected"`},
+		{`{"query": 5, "expected": ["a"]}`, `q.jsonl:1: field "query": must be a non-empty string, got number`},
+		{`{"query": "x", "expected": ["a"], "arguments": "Porto"}`, `q.jsonl:1: field "arguments": must be an object of argument values, got string`},
+		{`["x", ["a"]]`, `q.jsonl:1: a row must be a JSON object, got array`},
 		// Nothing to measure: eval would report every figure as 0.
 		{"", "q.jsonl: holds no queries"},
 		{"\n  \n", "q.jsonl: holds no queries"},
@@ -300,5 +303,28 @@ func TestReadQueriesErrors(t *testing.T) {
 		if err == nil || (tt.is != nil && !errors.Is(err, tt.is)) || !strings.Contains(err.Error(), tt.want) || strings.Count(err.Error(), tt.path) != 1 {
 			t.Errorf("ReadQueries(%s) error = %v, want one wrapping %v, saying %q and naming the file once", tt.path, err, tt.is, tt.want)
 		}
+	}
+}
+
+// TestEvaluateUnknownExpected: a query routed within the catalog that
+// expects a tool the catalog lacks (a misspelt name) is refused, in every
+// kind of evaluation, rather than scored as a confusion; within a
+// candidates list it is a query whose tool is not offered.
+func TestEvaluateUnknownExpected(t *testing.T) {
+	ctx := context.Background()
+	tools, _, cfg := selfCatalog(t)
+	qs := []eval.Query{
+		{Query: "send an email to dave", Expected: []string{"send_email"}},
+		{Query: "convert 5 francs to yen", Expected: []string{"convert_curency"}},
+	}
+	for _, baseline := range []string{"", "bm25"} {
+		_, err := eval.Evaluate(ctx, &eval.Setup{Config: cfg, Tools: tools, Queries: qs, Baseline: baseline})
+		if !errors.Is(err, habilis.ErrNotFound) || !strings.Contains(err.Error(), `"convert 5 francs to yen" expects tool "convert_curency"`) {
+			t.Errorf("Evaluate(baseline %q, unknown expected tool) error = %v, want ErrNotFound naming the query and the tool", baseline, err)
+		}
+	}
+	offered := []eval.Query{{Query: "convert 5 francs to yen", Expected: []string{"convert_curency"}, Candidates: []string{"send_email"}, HasCandidates: true}}
+	if _, err := eval.Evaluate(ctx, &eval.Setup{Config: cfg, Tools: tools, Queries: offered}); err != nil {
+		t.Errorf("Evaluate(expected tool outside the candidates list) error = %v, want a report", err)
 	}
 }

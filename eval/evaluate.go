@@ -61,6 +61,9 @@ type Result struct {
 // queries within the catalog, fitted on s.Fit first when there are any.
 func Evaluate(ctx context.Context, s *Setup) (*Result, error) {
 	opts := Options{Mode: s.Mode, K: s.K}
+	if err := checkExpected(s.Tools, s.Queries); err != nil {
+		return nil, err
+	}
 	switch {
 	case s.Baseline != "" && s.Baseline != "bm25":
 		return nil, fmt.Errorf("eval: baseline %q: want bm25: %w", s.Baseline, habilis.ErrInvalid)
@@ -79,6 +82,28 @@ func Evaluate(ctx context.Context, s *Setup) (*Result, error) {
 		return nil, err
 	}
 	return &Result{Report: rep, Fit: fit}, nil
+}
+
+// checkExpected refuses a query routed within tools (it has no candidates
+// list) that expects a tool tools lack: no decision could be right, so
+// a misspelt name would only show as a confusion between two tools. A
+// query with a candidates list may expect a tool the list leaves out.
+func checkExpected(tools []habilis.Tool, qs []Query) error {
+	known := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		known[t.Name] = true
+	}
+	for _, q := range qs {
+		if q.HasCandidates {
+			continue
+		}
+		for _, e := range q.Expected {
+			if !known[e] {
+				return fmt.Errorf("eval: query %q expects tool %q, which the catalog does not hold: %w", q.Query, e, habilis.ErrNotFound)
+			}
+		}
+	}
+	return nil
 }
 
 // step returns the progress function of one step, or nil.
