@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/url"
 	"os"
@@ -572,7 +573,7 @@ func (c *toolCtx) habilisTool(m map[string]json.RawMessage) habilis.Tool {
 		t.InputSchema = c.arguments(args, hasArgs, req, hasReq)
 	}
 	t.Margin = c.margin(m)
-	t.Executor = c.executor(m)
+	t.Executor = c.executor(m, t.InputSchema)
 	t.Meta = c.meta(m)
 	return t
 }
@@ -821,7 +822,9 @@ func (c *toolCtx) margin(m map[string]json.RawMessage) *float32 {
 	return &v
 }
 
-func (c *toolCtx) executor(m map[string]json.RawMessage) json.RawMessage {
+// executor reads a tool's executor spec, whose argv templates must name
+// arguments of schema, the tool's arguments.
+func (c *toolCtx) executor(m map[string]json.RawMessage, schema json.RawMessage) json.RawMessage {
 	raw, ok := present(m, "executor")
 	if !ok {
 		return nil
@@ -835,7 +838,7 @@ func (c *toolCtx) executor(m map[string]json.RawMessage) json.RawMessage {
 		c.errorf("executor", "%v", err)
 		return nil
 	}
-	if !c.executorSpec(raw) {
+	if !c.executorSpec(raw, schema) {
 		return nil
 	}
 	b, err := json.Marshal(v)
@@ -849,7 +852,7 @@ func (c *toolCtx) executor(m map[string]json.RawMessage) json.RawMessage {
 // executorSpec reports the problems of an executor spec, so that a catalog
 // whose tool could never run is refused when it is loaded, naming the
 // field, rather than when a request routed to the tool tries to run it.
-func (c *toolCtx) executorSpec(raw json.RawMessage) bool {
+func (c *toolCtx) executorSpec(raw, schema json.RawMessage) bool {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
 		c.errorf("executor", "%v", err)
@@ -859,18 +862,50 @@ func (c *toolCtx) executorSpec(raw json.RawMessage) bool {
 	c.failed = false
 	c.checkFields(m, "executor", fill.ExecutorFields(), true)
 	if !c.failed {
-		if _, err := fill.ParseExecutorSpec(raw); err != nil {
-			var se *fill.ExecutorError
-			if errors.As(err, &se) {
-				c.errorf(joinPath("executor", se.Field), "%s", se.Msg)
-			} else {
-				c.errorf("executor", "%v", err)
-			}
+		spec, err := fill.ParseExecutorSpec(raw)
+		var se *fill.ExecutorError
+		switch {
+		case errors.As(err, &se):
+			c.errorf(joinPath("executor", se.Field), "%s", se.Msg)
+		case err != nil:
+			c.errorf("executor", "%v", err)
+		default:
+			c.argvTemplates(spec, schema)
 		}
 	}
 	ok := !c.failed
 	c.failed = c.failed || failed
 	return ok
+}
+
+// argvTemplates reports an argv template ("{nmae}") that can name no
+// argument the run will have: the schema declares a near miss of it (a
+// typo), or admits no argument it does not declare. The run would stop
+// there, after the request was routed and its arguments filled. Other
+// undeclared names stay allowed: a caller may pass arguments the schema
+// does not list (Invoke's arguments_json).
+func (c *toolCtx) argvTemplates(spec *fill.ExecutorSpec, schema json.RawMessage) {
+	var s struct {
+		Properties           map[string]json.RawMessage `json:"properties"`
+		AdditionalProperties json.RawMessage            `json:"additionalProperties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return
+	}
+	declared := slices.Sorted(maps.Keys(s.Properties))
+	closed := string(bytes.TrimSpace(s.AdditionalProperties)) == "false"
+	for i, a := range spec.Argv {
+		name := fill.TemplateName(a)
+		if name == "" || s.Properties[name] != nil {
+			continue
+		}
+		field := fmt.Sprintf("executor.argv[%d]", i)
+		if near := closest(name, declared); near != "" {
+			c.errorf(field, "%q names no argument of the tool (did you mean %q?)", a, "{"+near+"}")
+		} else if closed {
+			c.errorf(field, "%q names no argument of the tool, and its schema admits no others", a)
+		}
+	}
 }
 
 func (c *toolCtx) meta(m map[string]json.RawMessage) map[string]string {

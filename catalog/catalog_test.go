@@ -325,6 +325,10 @@ func TestParseErrors(t *testing.T) {
 			0, "a", "executor.argv[1]", "a template must be a whole argument"},
 		{"executor bad timeout", `[{"name":"a","description":"d","executor":{"kind":"http","url":"http://h/x","timeout":"soon"}}]`,
 			0, "a", "executor.timeout", "is not a positive duration"},
+		{"executor template misspelt", `[{"name":"a","description":"d","arguments":{"name":"who"},"executor":{"kind":"command","argv":["echo","{nmae}"]}}]`,
+			0, "a", "executor.argv[1]", `"{nmae}" names no argument of the tool (did you mean "{name}"?)`},
+		{"executor template not admitted", `[{"name":"a","description":"d","inputSchema":{"type":"object","properties":{"q":{}},"additionalProperties":false},"executor":{"kind":"command","argv":["x","{city}"]}}]`,
+			0, "a", "executor.argv[1]", "its schema admits no others"},
 		{"executor mcp without server", `[{"name":"a","description":"d","executor":{"kind":"mcp"}}]`, 0, "a", "executor.command", `required for kind "mcp"`},
 		{"meta not object", `[{"name":"a","description":"d","meta":["x"]}]`, 0, "a", "meta", "must be an object of strings, got array"},
 		{"meta value not string", `[{"name":"a","description":"d","meta":{"owner":1}}]`, 0, "a", "meta.owner", "must be a string, got number"},
@@ -578,6 +582,20 @@ func TestParseArgumentsNamedLikeKeywords(t *testing.T) {
 	want := `{"properties":{"properties":{"description":"Extra properties","type":"string"},"type":{"description":"Kind of vehicle","type":"string"}},"type":"object"}`
 	if got := string(tools[0].InputSchema); got != want {
 		t.Errorf("InputSchema = %s, want %s", got, want)
+	}
+}
+
+// TestParseExecutorTemplates: argv templates naming declared arguments,
+// or names a caller may pass beside them (the schema admits others), load.
+func TestParseExecutorTemplates(t *testing.T) {
+	for _, data := range []string{
+		`[{"name":"a","description":"d","arguments":{"city":"c","name":"n"},"executor":{"kind":"command","argv":["x","{city}","{name}"]}}]`,
+		`[{"name":"a","description":"d","arguments":{"city":"c"},"executor":{"kind":"command","argv":["x","{country}"]}}]`,
+		`[{"name":"a","description":"d","executor":{"kind":"command","argv":["x","{country}"]}}]`,
+	} {
+		if _, err := Parse("tools.json", []byte(data)); err != nil {
+			t.Errorf("Parse(%s) error: %v", data, err)
+		}
 	}
 }
 
