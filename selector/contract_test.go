@@ -61,7 +61,8 @@ func checkContract(d *habilis.Decision, query string, opts habilis.SelectOptions
 }
 
 // checkMatches checks d's matches: each once, none denied, every pinned
-// one there and after the ranked ones, at most k ranked ones, best first.
+// one there and after the ranked ones, at most k ranked ones (exactly k
+// of those not denied with fail-open), best first.
 func checkMatches(d *habilis.Decision, opts habilis.SelectOptions, n int) []string {
 	var bad []string
 	seen := map[string]bool{}
@@ -87,8 +88,10 @@ func checkMatches(d *habilis.Decision, opts habilis.SelectOptions, n int) []stri
 	if k == 0 {
 		k = selector.DefaultK
 	}
-	if want := min(k, n-len(opts.Denied)); len(scores) > want {
-		bad = append(bad, fmt.Sprintf("%d ranked matches, want at most %d", len(scores), want))
+	// Without fail-open only the tools that pass are listed; with it, the
+	// k best whatever their scores.
+	if want := min(k, n-len(opts.Denied)); len(scores) > want || (opts.FailOpen && len(scores) != want) {
+		bad = append(bad, fmt.Sprintf("%d ranked matches with fail-open %v, want %d at most or, with fail-open, exactly", len(scores), opts.FailOpen, want))
 	}
 	if !slices.IsSortedFunc(scores, func(a, b float32) int { return -cmpFloat(a, b) }) {
 		bad = append(bad, fmt.Sprintf("ranked matches not best first: %v", scores))
@@ -154,7 +157,8 @@ func cmpFloat(a, b float32) int {
 // whatever they are: a denied tool never returned, a pinned one always,
 // once, after the ranked ones; at most k ranked matches, best first, each
 // passing its gate unless fail-open asked for them; an abstention or an
-// ambiguity with its reason, a clear decision without one.
+// ambiguity with its reason, a clear decision without one; with fail-open,
+// exactly the k best of the tools not denied, as Prefilter hands them over.
 func TestDecisionContract(t *testing.T) {
 	r, _ := loaded(t)
 	var names []string
