@@ -191,5 +191,10 @@ func printMapSummary(w io.Writer, out string, m *toolmap.Map) {
 	if m.Shown != "" {
 		fmt.Fprintf(w, "  showing %s\n", m.Shown)
 	}
-	fmt.Fprintf(w, "  %.0f %% of the tools have their most similar tool among their two nearest on the map\n", 100*m.NeighboursKept)
+	if len(m.Tools) >= 4 {
+		// With three tools or fewer every tool's others are its two
+		// nearest: the share says nothing of the layout (and with one
+		// there is no most similar tool).
+		fmt.Fprintf(w, "  %.0f %% of the tools have their most similar tool among their two nearest on the map\n", 100*m.NeighboursKept)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/toolmap"
 )
 
 // TestMap draws the test catalog in each format through the command and
@@ -100,5 +101,19 @@ func TestMapRefuses(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("refused maps left files behind: %v", entries)
+	}
+}
+
+// TestMapSummaryNeighbours: the share of tools whose most similar tool is
+// among their two nearest on the map is printed only where it can be
+// other than all of them, from four tools on.
+func TestMapSummaryNeighbours(t *testing.T) {
+	for n := 1; n <= 5; n++ {
+		m := &toolmap.Map{Tools: make([]toolmap.Tool, n), NeighboursKept: 1}
+		var b bytes.Buffer
+		printMapSummary(&b, "map.svg", m)
+		if got, want := strings.Contains(b.String(), "two nearest"), n >= 4; got != want {
+			t.Errorf("summary of a map of %d tools:\n%s\nsays how many keep their most similar tool near: %v, want %v", n, b.String(), got, want)
+		}
 	}
 }
