@@ -49,6 +49,7 @@ var figureRows = []struct {
 	{"habilis, centroid", 0, nil, false},
 	{"habilis, hybrid after `fit` on half a", 1, nil, false},
 	{"model, hybrid (default)", 0, nil, true},
+	{"model, hybrid after `fit` on half a", 1, nil, true},
 	{"target", -1, nil, false},
 }
 
