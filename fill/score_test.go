@@ -59,3 +59,51 @@ func TestScoreTotals(t *testing.T) {
 		t.Errorf("ScoreTotals{}.Precision() = %v, want 0", (ScoreTotals{}).Precision())
 	}
 }
+
+// TestAcceptable checks how one gold value is compared with one filled
+// value, as eval --fill scores BFCL rows: strings by BFCL's standard form
+// (case, spaces and ",./-_*^" ignored, ' read as "), numbers by value
+// whatever their Go type or whether one side is a string, booleans
+// exactly, lists item by item in order, objects member by member with
+// BFCL's alternatives and "" for an optional member.
+func TestAcceptable(t *testing.T) {
+	for _, tt := range []struct {
+		want, got any
+		ok        bool
+	}{
+		{"New York", "new york", true},
+		{"New York, NY", "NewYork NY.", true},
+		{"2024-03-05", "2024/03/05", true},
+		{"it's", `it"s`, true},
+		{"New York", "New Jersey", false},
+		{"10", 10.0, true},
+		{"10.5", float32(10.5), true},
+		{"ten", 10, false},
+		{10.0, 10, true},
+		{10.0, int64(10), true},
+		{10.0, uint(10), true},
+		{10.0, json.Number("10.0"), true},
+		{10.0, "10", true},
+		{0.1, 0.1 + 1e-12, true},
+		{10.0, 10.5, false},
+		{10.0, "ten", false},
+		{10.0, true, false},
+		{true, true, true},
+		{true, "true", false},
+		{[]any{"a", "b"}, []any{"A", "b"}, true},
+		{[]any{"a", "b"}, []any{"b", "a"}, false},
+		{[]any{"a", "b"}, []any{"a"}, false},
+		{[]any{"a"}, "a", false},
+		{map[string]any{"mode": []any{"cool", "cold"}, "temp": []any{"", 24.0}}, map[string]any{"mode": "COLD"}, true},
+		{map[string]any{"mode": []any{"cool"}, "temp": []any{"", 24.0}}, map[string]any{"mode": "cool", "temp": 25.0}, false},
+		{map[string]any{"mode": []any{"cool"}}, map[string]any{}, false},
+		{map[string]any{"mode": []any{"cool"}}, map[string]any{"mode": "cool", "fan": "high"}, false},
+		{map[string]any{"mode": "cool"}, map[string]any{"mode": "Cool"}, true},
+		{map[string]any{"mode": "cool"}, "cool", false},
+		{nil, nil, false},
+	} {
+		if got := acceptable(tt.want, tt.got); got != tt.ok {
+			t.Errorf("acceptable(%#v, %#v) = %v, want %v", tt.want, tt.got, got, tt.ok)
+		}
+	}
+}
