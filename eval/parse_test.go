@@ -155,3 +155,23 @@ func FuzzParseQueries(f *testing.F) {
 		}
 	})
 }
+
+// TestWithoutExamples checks that the queries that are examples of the
+// catalog, ignoring case and spacing, are left out of a measurement (a
+// query measured against a catalog holding it as an example tells
+// nothing), and counted.
+func TestWithoutExamples(t *testing.T) {
+	tools := []habilis.Tool{
+		{Name: "get_weather", Description: "d", Examples: []string{"Weather in Paris", "is it raining"}},
+		{Name: "send_email", Description: "d"},
+	}
+	qs := []eval.Query{{Query: "weather  in paris"}, {Query: "weather in Rome"}, {Query: " Is it raining "}, {Query: "is it raining now"}}
+	kept, dropped := eval.WithoutExamples(tools, qs)
+	var got []string
+	for _, q := range kept {
+		got = append(got, q.Query)
+	}
+	if diff := cmp.Diff([]string{"weather in Rome", "is it raining now"}, got); diff != "" || dropped != 2 {
+		t.Errorf("WithoutExamples dropped %d (want 2), kept (-want +got):\n%s", dropped, diff)
+	}
+}
