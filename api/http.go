@@ -1,7 +1,10 @@
 package api
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"strings"
@@ -99,6 +102,36 @@ func connectJSON(h http.Handler) http.Handler {
 				r.Header.Set("Connect-Protocol-Version", "1")
 			}
 		}
+		if isConnectJSON(r) && emptyBody(r) {
+			// The transcoder hands the server no message for an empty
+			// body, which gRPC answers as its own fault (internal, 500:
+			// "cardinality violation"); Connect's own servers refuse a
+			// zero-length JSON payload as the caller's.
+			connect.NewErrorWriter().Write(w, r, connect.NewError(connect.CodeInvalidArgument,
+				errors.New("request body is empty: want the request message in JSON, {} for an empty one")))
+			return
+		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// isConnectJSON reports a unary call of Connect's protocol with a JSON body.
+func isConnectJSON(r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return r.Method == http.MethodPost && r.Header.Get("Connect-Protocol-Version") != "" && err == nil && mt == "application/json"
+}
+
+// emptyBody reports a request without a body, reading at most one byte of
+// one of unknown length, which it puts back.
+func emptyBody(r *http.Request) bool {
+	if r.ContentLength >= 0 {
+		return r.ContentLength == 0
+	}
+	br := bufio.NewReader(r.Body)
+	_, err := br.Peek(1)
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{br, r.Body}
+	return errors.Is(err, io.EOF)
 }

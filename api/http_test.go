@@ -147,6 +147,8 @@ func TestHTTPErrors(t *testing.T) {
 			`request body is not a SelectRequest in JSON: (line 1:22): unknown field "kk"`},
 		{"not JSON", "Select", `{"query": `, auth, 400, "invalid_argument", "",
 			"request body is not a SelectRequest in JSON: unexpected EOF"},
+		{"empty body", "Select", ``, auth, 400, "invalid_argument", "", "request body is empty: want the request message in JSON, {} for an empty one"},
+		{"empty body, no message fields", "ListTools", ``, auth, 400, "invalid_argument", "", "request body is empty: want the request message in JSON, {} for an empty one"},
 		{"unknown tool", "GetTool", `{"name": "teleport"}`, auth, 404, "not_found", `"resourceName":"teleport"`, `name: tool "teleport": not found`},
 		{"fill an unknown tool", "Fill", `{"tool": "teleport", "query": "beam me up"}`, auth, 404, "not_found", `"resourceName":"teleport"`,
 			`tool "teleport": not found`},
@@ -251,7 +253,7 @@ func TestConnectJSON(t *testing.T) {
 		h := connectJSON(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 			got = r.Header.Get("Connect-Protocol-Version")
 		}))
-		req, err := http.NewRequest(tt.method, "/habilis.v1.ToolRouter/Select", nil)
+		req, err := http.NewRequest(tt.method, "/habilis.v1.ToolRouter/Select", strings.NewReader(`{"query": "x"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
