@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -861,5 +862,22 @@ func TestParsePythonTypeNames(t *testing.T) {
 	}
 	if _, err := Parse("tools.json", []byte(`[{"name":"a","description":"d","inputSchema":{"properties":{"x":{"type":["any","string"]}}}}]`)); err == nil {
 		t.Errorf(`Parse(type ["any", "string"]) succeeded, want an error`)
+	}
+}
+
+// TestErrorShortensLongNames checks that an error about a tool whose name
+// is far too long names it shortened, cut at a character's start so the
+// message stays valid UTF-8, and one without a name says so.
+func TestErrorShortensLongNames(t *testing.T) {
+	long := strings.Repeat("€", 100) // 300 bytes, 3 a character
+	for _, tt := range []struct{ data, want string }{
+		{`[{"name":"` + long + `","description":"d"}]`, `t.json: tool 0 "` + strings.Repeat("€", 21) + `…": field "name": is 300 bytes long`},
+		{`[{"name":"` + strings.Repeat("a", 72) + `","description":"d"}]`, `t.json: tool 0 "` + strings.Repeat("a", 72) + `": field "name"`},
+		{`[{"name":"","description":"d"}]`, `t.json: tool 0: field "name": must not be empty`},
+	} {
+		_, err := Parse("t.json", []byte(tt.data))
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !utf8.ValidString(err.Error()) {
+			t.Errorf("Parse(%.40q) error = %v, want valid UTF-8 saying %q", tt.data, err, tt.want)
+		}
 	}
 }
