@@ -48,7 +48,7 @@ with the tool without examples whose description is its nearest when it is that
 tool's nearest too and their similarity reaches --threshold, and receiving
 other tools' examples.
 --min-severity (medium by default: low adds the pairs that only overlap) and
---limit bound what is printed. With --fail-on it exits with
+--limit bound what is printed; --json's "total" counts every collision found. With --fail-on it exits with
 code 3 when a collision at or above that severity exists (printed or not),
 after printing the report, so it can gate a CI job.`,
 		Args: noArgs,
@@ -87,9 +87,12 @@ func runCollisions(ctx context.Context, o *collisionsOptions, stdout io.Writer) 
 	}
 	shown := shownCollisions(cols, minSev, o.limit)
 	if o.g.json {
+		// Total counts every collision found, so that a reader of the
+		// JSON knows what --min-severity and --limit left out.
 		err = writeJSON(stdout, struct {
 			Collisions []habilis.Collision `json:"collisions"`
-		}{shown})
+			Total      int                 `json:"total"`
+		}{shown, len(cols)})
 	} else {
 		if len(shown) == 0 && len(cols) > 0 {
 			fmt.Fprintf(stdout, "no collisions at %s severity or above\n", minSev)

@@ -395,9 +395,14 @@ func checkCollisionBounds(t *testing.T, store string, cols []habilis.Collision) 
 		{[]string{"--min-severity", "high"}, func(c habilis.Collision) bool { return c.Severity == habilis.SeverityHigh }, len(cols)},
 		{[]string{"--min-severity", "low", "--limit", "1"}, func(habilis.Collision) bool { return true }, 1},
 	} {
-		got := decode[struct {
+		out := decode[struct {
 			Collisions []habilis.Collision `json:"collisions"`
-		}](t, mustRun(t, append([]string{"--store", store, "collisions", "--json"}, tt.args...)...)).Collisions
+			Total      *int                `json:"total"`
+		}](t, mustRun(t, append([]string{"--store", store, "collisions", "--json"}, tt.args...)...))
+		got := out.Collisions
+		if out.Total == nil || *out.Total != len(cols) {
+			t.Errorf("collisions %v: total %v, want %d, every collision found", tt.args, out.Total, len(cols))
+		}
 		var want, have [][2]string
 		for _, c := range cols {
 			if tt.want(c) && len(want) < tt.max {
