@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/store/boltstore"
@@ -59,5 +60,41 @@ func TestCompactRefusals(t *testing.T) {
 		if _, err := os.Stat(path + ".compact"); !os.IsNotExist(err) {
 			t.Errorf("Compact(%s) left its copy beside the store: %v", tt.name, err)
 		}
+	}
+}
+
+// TestCheckIndex checks that Check hands the stored index and its patch
+// to CheckOptions.Index and lists what it finds in each, named as the
+// index's or the patch's, and leaves the index alone without the option.
+func TestCheckIndex(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "habilis.db")
+	st := testutil.BoltStore(t, path)
+	recs := storetest.Catalog(4, 2, true, 1)
+	meta, err := st.Write(ctx, &habilis.Batch{Replace: true, Put: recs, Meta: storetest.Meta(0, 1), Index: []byte("the index")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Write(ctx, &habilis.Batch{BaseVersion: meta.Version, Put: recs[:1], Meta: meta, IndexPatch: []byte("a patch")}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	var seen []string
+	check := func(data []byte) []string {
+		seen = append(seen, string(data))
+		return []string{"looked at " + string(data)}
+	}
+	rep, err := boltstore.Check(ctx, path, boltstore.CheckOptions{Index: check})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"index: looked at the index", "index patch: looked at a patch"}, rep.Problems); diff != "" {
+		t.Errorf("Check problems (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"the index", "a patch"}, seen); diff != "" {
+		t.Errorf("Check handed the index check (-want +got):\n%s", diff)
+	}
+	if rep, err := boltstore.Check(ctx, path, boltstore.CheckOptions{}); err != nil || !rep.Sound() {
+		t.Errorf("Check without an index check = %+v, %v; want a sound store", rep, err)
 	}
 }
