@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -67,7 +68,9 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) *
 		return capResult(res, g.opts.maxResult())
 	case errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
 		return errorResult("tool %q on server %q did not answer within %s", name, e.Server, g.opts.callTimeout())
-	case errors.Is(err, mcp.ErrConnectionClosed):
+	case errors.Is(err, mcp.ErrConnectionClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		// A server that exits mid-call ends its output: the SDK reports
+		// that as EOF, and its closing connection as ErrConnectionClosed.
 		return errorResult("tool %q on server %q: the server's connection closed during the call", name, e.Server)
 	}
 	return errorResult("tool %q on server %q: %v", name, e.Server, err)

@@ -64,8 +64,8 @@ func TestUpstreamCrashes(t *testing.T) {
 		t.Errorf("the server's stderr is not in the log:\n%s", f.logs)
 	}
 	res := g.Call(t.Context(), "crash", nil)
-	if !res.IsError {
-		t.Errorf("call that crashes its server = %q, want an error result", text(res))
+	if want := `tool "crash" on server "fragile": the server's connection closed during the call`; !res.IsError || text(res) != want {
+		t.Errorf("call that crashes its server = isError %v %q, want %q", res.IsError, text(res), want)
 	}
 	testutil.WaitFor(t, "the crashed server to be reported down", func() bool {
 		return slices.ContainsFunc(g.Servers(), func(s ServerStatus) bool { return s.Name == "fragile" && s.Status == StatusDown })
