@@ -2,57 +2,20 @@ package api
 
 import (
 	"encoding/json"
-	"reflect"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/fill"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/selector"
 )
 
-// unset returns the paths of v's exported fields left at their zero
-// value, looking into structs, pointers and the elements of slices and
-// maps, so that a value built to have every field set says when a field
-// is added to its type and not to the value (ignore names fields not to
-// look at).
-func unset(v reflect.Value, path string, ignore map[string]bool) []string {
-	if ignore[path] {
-		return nil
-	}
-	if v.IsZero() {
-		return []string{path}
-	}
-	var out []string
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Interface:
-		out = unset(v.Elem(), path, ignore)
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if f := v.Type().Field(i); f.IsExported() {
-				out = append(out, unset(v.Field(i), path+"."+f.Name, ignore)...)
-			}
-		}
-	case reflect.Slice:
-		if v.Len() == 0 {
-			return []string{path}
-		}
-		for i := range v.Len() {
-			out = append(out, unset(v.Index(i), path+"[]", ignore)...)
-		}
-	}
-	return out
-}
-
 // everyField fails the test when a field of v is unset.
-func everyField(t *testing.T, name string, v any, ignore ...string) {
+func everyField(t *testing.T, name string, v any) {
 	t.Helper()
-	skip := map[string]bool{}
-	for _, p := range ignore {
-		skip[p] = true
-	}
-	if u := unset(reflect.ValueOf(v), name, skip); len(u) > 0 {
+	if u := testutil.Unset(v); len(u) > 0 {
 		t.Errorf("%s leaves %v unset: set every field, so that the round trip covers it", name, u)
 	}
 }

@@ -7,6 +7,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/habilis-router/habilis"
 )
 
 func TestGetAndPost(t *testing.T) {
@@ -39,5 +42,22 @@ func TestWaitForAndBuffer(t *testing.T) {
 	<-done
 	if got := b.String(); got != strings.Repeat("x", 100) {
 		t.Errorf("Buffer = %q, want 100 x", got)
+	}
+}
+
+func TestUnset(t *testing.T) {
+	type inner struct{ A string }
+	type outer struct {
+		N     int
+		P     *inner
+		S     []inner
+		V     habilis.Vector
+		Skip  string
+		Empty []string
+	}
+	got := Unset(&outer{N: 1, P: &inner{}, S: []inner{{A: "x"}, {}}, V: habilis.Vector{Dense: []float32{1}}, Empty: []string{}}, "outer.Skip")
+	want := []string{"outer.P", "outer.S[]", "outer.Empty"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Unset (-want +got):\n%s", diff)
 	}
 }

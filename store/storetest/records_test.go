@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/testutil"
 )
 
 func norm(v habilis.Vector) float64 {
@@ -118,5 +119,22 @@ func TestCatalog(t *testing.T) {
 	}
 	if recs[0].Hash == recs[1].Hash {
 		t.Errorf("Catalog() records 0 and 1 share hash %q", recs[0].Hash)
+	}
+}
+
+// TestRecordSetsEveryField checks what Record and Meta promise, that
+// every field a store keeps is set (an even seed and two examples or more
+// for the optional ones), so that the suite's round trips cover each: a
+// field added to a record, a tool or a meta has to be given a value here.
+func TestRecordSetsEveryField(t *testing.T) {
+	for _, sparse := range []bool{false, true} {
+		if u := testutil.Unset(Record("x", 3, sparse, 12)); len(u) > 0 {
+			t.Errorf("Record(sparse %v) leaves %v unset", sparse, u)
+		}
+	}
+	// Version and UpdatedAt are the store's to set; the lexical embedder
+	// has no model and no fixed dimension.
+	if u := testutil.Unset(Meta(8, 3), "CatalogMeta.Version", "CatalogMeta.UpdatedAt", "CatalogMeta.Lexical.Model", "CatalogMeta.Lexical.Dim"); len(u) > 0 {
+		t.Errorf("Meta leaves %v unset", u)
 	}
 }
