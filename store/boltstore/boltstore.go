@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -213,6 +214,9 @@ func openFile(path string, opts Options, memo *walked) (*bolt.DB, error) {
 	case (err != nil || fi.Size() == 0) && !opts.ReadOnly:
 		// A new file: bbolt writes it, there is nothing to walk. An
 		// empty file is new too: it holds nothing that was written.
+		if err := noDirectory(path); err != nil {
+			return nil, err
+		}
 		bopts.ReadOnly, bopts.PageSize = false, pageSize
 		return openWritable(path, bopts)
 	case err == nil:
@@ -236,6 +240,17 @@ func openFile(path string, opts Options, memo *walked) (*bolt.DB, error) {
 	}
 	bopts.ReadOnly = false
 	return openWritable(path, bopts)
+}
+
+// noDirectory returns an error when the directory a new store's file
+// would be created in does not exist: bbolt creates the file, not its
+// directory, and said only "open PATH: no such file or directory".
+func noDirectory(path string) error {
+	dir := filepath.Dir(path)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("directory %s does not exist (opening a store creates its file, not its directory): %w", dir, habilis.ErrNotFound)
+	}
+	return nil
 }
 
 // notAStore says why the file fi describes holds no store to read: it is

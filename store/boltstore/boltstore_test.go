@@ -182,6 +182,21 @@ func TestOpenDirectory(t *testing.T) {
 	}
 }
 
+// TestOpenInMissingDirectory: a store is opened for writing in a directory
+// that does not exist: the error names the directory (bbolt said only
+// "open PATH: no such file or directory"), and nothing is created.
+func TestOpenInMissingDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "absent")
+	path := filepath.Join(dir, "habilis.db")
+	_, err := boltstore.Open(path, boltstore.Options{})
+	if want := "store " + path + ": directory " + dir + " does not exist"; !errors.Is(err, habilis.ErrNotFound) || err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Open(in a missing directory) error = %v, want %v starting %q", err, habilis.ErrNotFound, want)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Open(in a missing directory) left %s: %v", dir, err)
+	}
+}
+
 // writeGarbage writes four pages of bytes that are no bbolt file.
 func writeGarbage(t *testing.T, path string) {
 	b := make([]byte, 16384)
