@@ -43,6 +43,9 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) *
 			}
 			return errorResult("tool %q is not offered yet: %s still starting; retry in a moment, or use search_tools to find the tools offered now", name, servers)
 		}
+		if alts := c.renamed(name); len(alts) > 0 {
+			return errorResult("unknown tool %q: the gateway offers the tools of that name as %s", name, strings.Join(alts, " or "))
+		}
 		return errorResult("unknown tool %q: search_tools finds the tools this gateway offers", name)
 	}
 	args = bytes.TrimSpace(args)
@@ -74,6 +77,20 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) *
 		return errorResult("tool %q on server %q: the server's connection closed during the call", name, e.Server)
 	}
 	return errorResult("tool %q on server %q: %v", name, e.Server, err)
+}
+
+// renamed returns the quoted gateway names of the tools whose name on
+// their server is upstream, when the gateway offers them under another
+// (see nameTools): an agent that knows a tool by that name is told which
+// to call.
+func (c *view) renamed(upstream string) []string {
+	var names []string
+	for _, e := range c.entries {
+		if e.Upstream == upstream && e.Name != upstream {
+			names = append(names, strconv.Quote(e.Name))
+		}
+	}
+	return names
 }
 
 // starting returns the quoted names of the servers still starting.

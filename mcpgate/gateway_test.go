@@ -160,7 +160,12 @@ func TestGatewayCall(t *testing.T) {
 		{"read_file", `{"path":"/nope"}`, true, "no such file", "read_file"},
 		{"weather__search", ``, false, "station 7", "search"},
 		{"files__search_tools", `{}`, false, "a hammer", "search_tools"},
-		{"nope", `{}`, true, `unknown tool "nope"`, ""},
+		{"nope", `{}`, true, `unknown tool "nope": search_tools finds`, ""},
+		// A tool's own name, when the gateway offers it under its
+		// server's (two servers share it, or it is the gateway's own),
+		// is refused naming what to call instead.
+		{"search", `{}`, true, `unknown tool "search": the gateway offers the tools of that name as "files__search" or "weather__search"`, ""},
+		{"search_tools", `{}`, true, `unknown tool "search_tools": the gateway offers the tools of that name as "files__search_tools"`, ""},
 		{"get_forecast", `[1]`, true, "must be a JSON object", ""},
 		{"get_forecast", `{"days":2}`, true, "city: required argument is missing", ""},
 		{"get_forecast", `{"city":"Oslo","days":"two"}`, true, "days: want integer, got string", ""},
