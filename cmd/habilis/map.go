@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,7 +166,10 @@ func mapCollisions(ctx context.Context, r *selector.Router, recs []habilis.Recor
 // earlier file as it was.
 func writeFileAtomic(path string, write func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		// The temporary file's name is no name the user gave.
+		return &fs.PathError{Op: "write", Path: path, Err: pe.Err}
+	} else if err != nil {
 		return err
 	}
 	defer os.Remove(f.Name()) // fails harmlessly once renamed

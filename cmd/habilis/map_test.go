@@ -99,6 +99,13 @@ func TestMapRefuses(t *testing.T) {
 	if !errors.Is(err, habilis.ErrNotFound) || !strings.Contains(err.Error(), "no_such_tool") {
 		t.Errorf("map --tools no_such_tool = %v, want ErrNotFound naming it", err)
 	}
+	// A file in a directory that does not exist: the error names the
+	// file asked for, not the temporary one it would have been written as.
+	missing := filepath.Join(dir, "absent", "map.svg")
+	err = runMap(context.Background(), &mapOptions{g: g, out: missing, mode: "hybrid", maxTools: 300}, &stdout)
+	if want := "map: write " + missing + ": no such file or directory"; err == nil || err.Error() != want {
+		t.Errorf("map --out %s = %v, want %q", missing, err, want)
+	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("refused maps left files behind: %v", entries)
 	}
