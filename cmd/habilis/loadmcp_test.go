@@ -51,7 +51,8 @@ func TestLoadMCP(t *testing.T) {
 	if diff := cmp.Diff(want, rows()); diff != "" {
 		t.Errorf("tools loaded with --mcp (-want +got):\n%s", diff)
 	}
-	mustRun(t, "--store", store, "load", "--mcp-config", testUpstreams(t))
+	config := testUpstreams(t)
+	mustRun(t, "--store", store, "load", "--mcp-config", config)
 	var got []string
 	for _, r := range rows() {
 		got = append(got, r.Name+" on "+r.Server+" as "+r.Tool)
@@ -70,6 +71,7 @@ func TestLoadMCP(t *testing.T) {
 		{[]string{"load"}, exitUsage, "load takes one source"},
 		{[]string{"load", "--mcp", `"unclosed`}, exitUsage, "--mcp"},
 		{[]string{"load", "--mcp", "/nonexistent/server"}, exitError, `mcp server "mcp": connect: fork/exec /nonexistent/server`},
+		{[]string{"load", "--mcp", config}, exitUsage, "for an mcpServers file, use --mcp-config " + config},
 	} {
 		r := habilisRun(t, append([]string{"--store", store}, tc.args...)...)
 		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
