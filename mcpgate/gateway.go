@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/eval"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/memstore"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -88,6 +89,12 @@ type Options struct {
 	Version string
 	// Logger receives the upstreams' stderr and events; nil discards them.
 	Logger *slog.Logger
+	// Record, when set, receives each tool a session calls (through
+	// call_tool or, with ExposeSelected, directly) that its last search
+	// found, with that search's query: a labelled query habilis fit can
+	// learn from. Each tool is recorded once per search. Nil records
+	// nothing.
+	Record *eval.Recorder
 }
 
 func (o *Options) connectTimeout() time.Duration {

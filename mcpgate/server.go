@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/eval"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -86,6 +87,46 @@ type session struct {
 
 	mu      sync.Mutex
 	exposed []string
+
+	last lastSearch
+}
+
+// lastSearch is a session's last search, for Options.Record: its query,
+// the tools it found, and those called since.
+type lastSearch struct {
+	mu            sync.Mutex
+	query         string
+	found, called map[string]bool
+}
+
+// remember makes res the session's last search for query.
+func (l *lastSearch) remember(query string, res *SearchResult) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.query, l.found, l.called = query, make(map[string]bool, len(res.Tools)), map[string]bool{}
+	for _, t := range res.Tools {
+		l.found[t.Name] = true
+	}
+}
+
+// record records that the session called the tool named, if its last
+// search found it and it was not recorded since, and the gateway still
+// offers it.
+func (s *session) record(name string) {
+	rec := s.g.opts.Record
+	if rec == nil || s.g.cur.Load().byName[name] == nil {
+		return
+	}
+	l := &s.last
+	l.mu.Lock()
+	query, ok := l.query, l.found[name] && !l.called[name]
+	if ok {
+		l.called[name] = true
+	}
+	l.mu.Unlock()
+	if ok {
+		rec.Record(eval.SourceMCP, query, name)
+	}
 }
 
 // searchArgs are search_tools' arguments.
@@ -122,6 +163,9 @@ func (s *session) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if s.expose == ExposeSelected {
 		s.show(res.Tools)
 	}
+	if s.g.opts.Record != nil {
+		s.last.remember(a.Query, res)
+	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil
 }
 
@@ -136,6 +180,7 @@ func (s *session) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	if a.Name == "" {
 		return errorResult("call_tool: name: must not be empty"), nil
 	}
+	s.record(a.Name)
 	return s.g.Call(ctx, a.Name, a.Arguments), nil
 }
 
@@ -201,6 +246,7 @@ func (s *session) add(e *entry) (ok bool) {
 	def.Name, def.Description, def.InputSchema = e.Name, e.Description, e.InputSchema
 	name := e.Name
 	s.srv.AddTool(&def, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.record(name)
 		return s.g.Call(ctx, name, req.Params.Arguments), nil
 	})
 	return true

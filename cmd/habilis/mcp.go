@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/habilis-router/habilis/eval"
 	"github.com/habilis-router/habilis/mcpgate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -32,6 +33,9 @@ type mcpOptions struct {
 	maxResult   int
 	grace       time.Duration
 	restart     time.Duration
+	record      string
+	// rec is the open --record file.
+	rec *eval.Recorder
 	// stdin is where serve reads MCP over stdio.
 	stdin io.Reader
 	// query is search's request.
@@ -57,6 +61,7 @@ func (o *mcpOptions) addServeFlags(cmd *cobra.Command) {
 	f.IntVar(&o.maxResult, "max-result", mcpgate.DefaultMaxResult, "largest forwarded result, in bytes of JSON; larger ones are cut, with a note")
 	f.DurationVar(&o.grace, "shutdown-timeout", 10*time.Second, "how long SIGTERM waits for HTTP requests in flight")
 	f.DurationVar(&o.restart, "restart-delay", mcpgate.DefaultRestartDelay, "wait before starting a server that is down again, doubled after each failed attempt up to a minute; 0 never does")
+	f.StringVar(&o.record, "record", "", "append each search's query and the tool the agent then called to FILE, for habilis fit FILE (off by default: the queries are the users' requests)")
 }
 
 func newMCPCmd(g *globalOptions) *cobra.Command {
@@ -81,6 +86,12 @@ its result returned as it came). A tool's name is its server's own unless two
 servers share it; then it is SERVER__NAME (habilis mcp tools shows the
 mapping). With --expose selected, tools/list also holds the tools the last
 search found, and the client is notified when they change.
+
+With --record FILE, each time the agent calls a tool that its last search
+found, the search's query and the tool are appended to FILE as a labelled
+query ({"query", "expected": [TOOL], "source": "mcp", "time"}), which
+habilis fit FILE learns from (after habilis load --mcp-config with the same
+config). Nothing is recorded without it: the queries are the users' requests.
 
 Serving starts once every server has answered, or after 10 seconds: a slower
 server (npx fetching a package) is reported as starting and joins when it
@@ -162,7 +173,7 @@ func (o *mcpOptions) gatewayOptions() ([]mcpgate.Server, mcpgate.Options, error)
 	opts.Logger = o.g.logger
 	opts.Version = currentVersion().Version
 	opts.ConnectTimeout, opts.CallTimeout, opts.MaxResult, opts.K = o.connectTimeout, o.callTimeout, o.maxResult, o.k
-	opts.RestartDelay = o.restart
+	opts.RestartDelay, opts.Record = o.restart, o.rec
 	if o.restart == 0 {
 		opts.RestartDelay = -1 // never
 	}
@@ -191,6 +202,12 @@ func runMCPServe(ctx context.Context, o *mcpOptions, stdout io.Writer) error {
 	expose, err := mcpgate.ParseExpose(o.expose)
 	if err != nil {
 		return usagef("--expose: %v", err)
+	}
+	if o.record != "" {
+		if o.rec, err = eval.OpenRecorder(o.record, o.g.logger); err != nil {
+			return fmt.Errorf("mcp serve: --%w", err)
+		}
+		defer o.rec.Close()
 	}
 	gw, err := o.openGateway(ctx, false)
 	if err != nil {

@@ -1,0 +1,134 @@
+package mcpgate
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/habilis-router/habilis/eval"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// recordedLines reads a record file as the lines it holds: query, the
+// expected tools and source, "|"-separated, after checking each line's
+// keys and time.
+func recordedLines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for line := range strings.Lines(string(b)) {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("record line %q: %v", line, err)
+		}
+		if len(rec) != 4 {
+			t.Errorf("record line %q: want query, expected, source and time", line)
+		}
+		if _, err := time.Parse(time.RFC3339, fmt.Sprint(rec["time"])); err != nil {
+			t.Errorf("record line %q: time: %v", line, err)
+		}
+		lines = append(lines, fmt.Sprintf("%v|%v|%v", rec["query"], rec["expected"], rec["source"]))
+	}
+	return lines
+}
+
+// TestServerRecord drives the gateway with SDK clients and checks each
+// line of the record: a call records the latest search's query when that
+// search found the tool, once per search, through call_tool or a tool
+// exposed by the search; calls with no search, of a tool the search did
+// not find or of a tool the gateway lacks record nothing.
+func TestServerRecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "traffic.jsonl")
+	rec, err := eval.OpenRecorder(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	f := weatherAndFiles()
+	opts := f.options()
+	opts.Record = rec
+	g := f.gateway(t, opts)
+
+	cs := connect(t, g, ExposeSearch, nil)
+	call := func(name string, args map[string]any) {
+		t.Helper()
+		clientCall(t, cs, "call_tool", map[string]any{"name": name, "arguments": args})
+	}
+	search := func(q string) {
+		t.Helper()
+		if res := clientCall(t, cs, "search_tools", map[string]any{"query": q, "k": 1}); res.IsError {
+			t.Fatalf("search_tools %q: %s", q, text(res))
+		}
+	}
+	call("get_forecast", map[string]any{"city": "Oslo"}) // no search yet
+	search("will it rain in Lisbon tomorrow")
+	call("get_forecast", map[string]any{"city": "Lisbon"})
+	call("get_forecast", map[string]any{"city": "Porto"}) // recorded once per search
+	call("read_file", map[string]any{"path": "/x"})       // not found by the search
+	call("no_such_tool", nil)
+	search("read the file notes.txt")
+	call("get_forecast", map[string]any{"city": "Lisbon"}) // the latest search counts
+	call("read_file", map[string]any{"path": "/notes.txt"})
+
+	direct := connect(t, g, ExposeSelected, nil)
+	clientCall(t, direct, "search_tools", map[string]any{"query": "weather forecast for Rome", "k": 1})
+	clientCall(t, direct, "get_forecast", map[string]any{"city": "Rome"})
+
+	want := []string{
+		"will it rain in Lisbon tomorrow|[get_forecast]|mcp",
+		"read the file notes.txt|[read_file]|mcp",
+		"weather forecast for Rome|[get_forecast]|mcp",
+	}
+	if diff := cmp.Diff(want, recordedLines(t, path)); diff != "" {
+		t.Errorf("recorded (-want +got):\n%s", diff)
+	}
+}
+
+// TestServerRecordConcurrent runs sessions at once: each records its own
+// search, whole lines, none lost.
+func TestServerRecordConcurrent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "traffic.jsonl")
+	rec, err := eval.OpenRecorder(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	f := weatherAndFiles()
+	opts := f.options()
+	opts.Record = rec
+	g := f.gateway(t, opts)
+	var want []string
+	var wg sync.WaitGroup
+	for i := range 8 {
+		q := fmt.Sprintf("will it rain in city %d tomorrow", i)
+		want = append(want, q+"|[get_forecast]|mcp")
+		cs := connect(t, g, ExposeSearch, nil)
+		wg.Go(func() {
+			for _, p := range []*mcp.CallToolParams{
+				{Name: "search_tools", Arguments: map[string]any{"query": q, "k": 1}},
+				{Name: "call_tool", Arguments: map[string]any{"name": "get_forecast", "arguments": map[string]any{"city": "x"}}},
+			} {
+				if res, err := cs.CallTool(t.Context(), p); err != nil || res.IsError {
+					t.Errorf("%s: %v %v", p.Name, err, res)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	got := recordedLines(t, path)
+	slices.Sort(got)
+	slices.Sort(want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("recorded by concurrent sessions (-want +got):\n%s", diff)
+	}
+}
