@@ -16,6 +16,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	habilisv1 "github.com/habilis-router/habilis/api/habilis/v1"
+	"github.com/habilis-router/habilis/eval"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/tidwall/sjson"
 )
@@ -91,6 +92,12 @@ type ProxyOptions struct {
 	// Transport sends the requests upstream; nil means
 	// http.DefaultTransport.
 	Transport http.RoundTripper
+	// Record, when set, receives the last user message of each chat
+	// request and the function tool the answer's first choice calls, from
+	// the JSON answer or from a stream's deltas as they pass: a labelled
+	// query habilis fit can learn from. Only a tool of the request that
+	// the server's catalog holds is recorded. Nil records nothing.
+	Record *eval.Recorder
 }
 
 // Proxy is an OpenAI-compatible API in front of another: it forwards every
@@ -147,7 +154,7 @@ func NewProxy(s *Server, opts ProxyOptions) (*Proxy, error) {
 			pr.SetXForwarded()
 		},
 		Transport:      opts.Transport,
-		ModifyResponse: addPlanHeaders,
+		ModifyResponse: p.answer,
 		ErrorHandler:   p.upstreamError,
 		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
@@ -222,11 +229,16 @@ func (p *Proxy) chat(w http.ResponseWriter, r *http.Request) {
 // relays an informational answer (100 Continue, 103 Early Hints).
 type planKey struct{}
 
-// addPlanHeaders adds the habilis headers to the upstream's answer to a
-// chat request.
-func addPlanHeaders(resp *http.Response) error {
-	if plan, ok := resp.Request.Context().Value(planKey{}).(*chatPlan); ok {
-		plan.writeHeaders(resp.Header)
+// answer adds the habilis headers to the upstream's answer to a chat
+// request and, with Record, watches a successful answer for its tool call.
+func (p *Proxy) answer(resp *http.Response) error {
+	plan, ok := resp.Request.Context().Value(planKey{}).(*chatPlan)
+	if !ok {
+		return nil
+	}
+	plan.writeHeaders(resp.Header)
+	if ask := plan.ask; ask != nil && resp.StatusCode == http.StatusOK {
+		tapAnswer(resp, func(tool string) { p.record(ask, tool) })
 	}
 	return nil
 }
@@ -263,6 +275,8 @@ type chatPlan struct {
 	tokensSaved   int64
 	// decision is the router's, when it was asked.
 	decision *habilis.Decision
+	// ask labels the answer's tool call, with ProxyOptions.Record.
+	ask *chatAsk
 }
 
 func (c *chatPlan) writeHeaders(h http.Header) {
@@ -305,6 +319,16 @@ func (p *Proxy) plan(ctx context.Context, body string) *chatPlan {
 	if err != nil {
 		return p.untouched(body, nil, OutcomeError, err)
 	}
+	plan := p.planParsed(ctx, body, req)
+	if p.opts.Record != nil {
+		plan.ask = newChatAsk(req)
+	}
+	return plan
+}
+
+// planParsed decides what to forward for the chat request req, read from
+// body.
+func (p *Proxy) planParsed(ctx context.Context, body string, req *chatRequest) *chatPlan {
 	if len(req.tools) == 0 {
 		return p.untouched(body, req, OutcomeNoTools, nil)
 	}

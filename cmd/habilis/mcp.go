@@ -164,6 +164,12 @@ func (o *mcpOptions) gatewayOptions() ([]mcpgate.Server, mcpgate.Options, error)
 			return nil, opts, fmt.Errorf("--overlay: %w", err)
 		}
 	}
+	if o.record != "" {
+		// Opened once the config reads, so that a bad one creates no file.
+		if o.rec, err = eval.OpenRecorder(o.record, o.g.logger); err != nil {
+			return nil, opts, fmt.Errorf("--%w", err)
+		}
+	}
 	o.g.serving = true
 	if opts.Router, err = o.g.routerConfig(); err != nil {
 		return nil, opts, err
@@ -203,12 +209,11 @@ func runMCPServe(ctx context.Context, o *mcpOptions, stdout io.Writer) error {
 	if err != nil {
 		return usagef("--expose: %v", err)
 	}
-	if o.record != "" {
-		if o.rec, err = eval.OpenRecorder(o.record, o.g.logger); err != nil {
-			return fmt.Errorf("mcp serve: --%w", err)
+	defer func() {
+		if o.rec != nil {
+			o.rec.Close()
 		}
-		defer o.rec.Close()
-	}
+	}()
 	gw, err := o.openGateway(ctx, false)
 	if err != nil {
 		return err

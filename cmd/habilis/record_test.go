@@ -2,6 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis/eval"
+	"github.com/habilis-router/habilis/internal/testutil"
 )
 
 // recordedRows reads a --record file line by line as "query|tool|source",
@@ -107,12 +112,108 @@ func TestMCPServeRecord(t *testing.T) {
 	fitRecorded(t, store, record)
 }
 
-// TestRecordFlagRefused checks that a --record file that cannot be opened
-// stops the command before it serves, naming the file.
+// TestRecordFlagRefused checks that --record stops a command that cannot
+// record before it serves, naming why, and that a command refused for
+// another reason creates no file.
 func TestRecordFlagRefused(t *testing.T) {
-	bad := filepath.Join(t.TempDir(), "missing", "traffic.jsonl")
-	r := habilisRun(t, "mcp", "serve", "--config", testUpstreams(t), "--record", bad)
-	if r.code == 0 || !strings.Contains(r.stderr, bad) {
-		t.Errorf("mcp serve --record %s: exit %d, stderr %q; want a failure naming the file", bad, r.code, r.stderr)
+	dir := t.TempDir()
+	unwritable := filepath.Join(dir, "missing", "traffic.jsonl")
+	record := filepath.Join(dir, "traffic.jsonl")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"mcp", "serve", "--config", testUpstreams(t), "--record", unwritable}, unwritable},
+		{[]string{"mcp", "serve", "--config", filepath.Join(dir, "none.json"), "--record", record}, "none.json"},
+		{[]string{"--store", filepath.Join(dir, "a.db"), "serve", "--addr", "127.0.0.1:0", "--record", record}, "--record needs --upstream"},
+		{[]string{"--store", filepath.Join(dir, "b.db"), "proxy", "--listen", "127.0.0.1:0", "--upstream", "http://127.0.0.1:1/v1", "--record", unwritable}, unwritable},
 	}
+	for _, tt := range tests {
+		r := habilisRun(t, tt.args...)
+		if r.code == 0 || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("habilis %v: exit %d, stderr %q; want a failure saying %q", tt.args, r.code, r.stderr, tt.want)
+		}
+	}
+	if _, err := os.Stat(record); err == nil {
+		t.Errorf("refused commands created %s", record)
+	}
+}
+
+// toolCallingUpstream is an OpenAI-compatible API whose answer to a chat
+// request calls the tool calls names for its last user message: one JSON
+// answer, or a stream whose first delta names the tool and later ones
+// carry its arguments.
+func toolCallingUpstream(t *testing.T, calls map[string]string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct{ Content string } `json:"messages"`
+			Stream   bool                       `json:"stream"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		tool := calls[req.Messages[len(req.Messages)-1].Content]
+		if !req.Stream {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":%q,"arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`, tool)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, delta := range []string{
+			fmt.Sprintf(`{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":%q,"arguments":""}}]}`, tool),
+			`{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]}`,
+		} {
+			fmt.Fprintf(w, "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":%s}]}\n\n", delta)
+			w.(http.Flusher).Flush()
+		}
+		io.WriteString(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
+}
+
+// TestProxyRecordThenFit runs `habilis proxy --record` in front of an API
+// that calls tools, streamed and not, checks the file line by line once
+// the proxy has stopped, then fits the proxy's store on it as it is.
+func TestProxyRecordThenFit(t *testing.T) {
+	asks := []struct {
+		query, tool string
+		stream      bool
+	}{
+		{"will it be sunny in Rome next week", "get_forecast", false},
+		{"is it snowing in Oslo at the moment", "get_weather", true},
+		{"tell Carol the budget is approved", "send_email", true},
+		{"any new messages from HR", "read_inbox", false},
+		{"how much is 30 francs in dollars", "convert_currency", false},
+		{"say good night in Italian", "translate_text", true},
+		{"set up a call with the team Tuesday at 3", "create_event", false},
+	}
+	calls := map[string]string{}
+	for _, a := range asks {
+		calls[a.query] = a.tool
+	}
+	dir := t.TempDir()
+	store, record := filepath.Join(dir, "habilis.db"), filepath.Join(dir, "traffic.jsonl")
+	srv := startServe(t, "--store", store, "proxy", "--listen", "127.0.0.1:0", "--upstream", toolCallingUpstream(t, calls),
+		"--tools", testdata("tools.json"), "--record", record)
+	var want []string
+	for _, a := range asks {
+		body := chatRequest(t, 7, a.query)
+		if a.stream {
+			body = strings.TrimSuffix(body, "}") + `,"stream":true}`
+		}
+		if status, _, answer := testutil.Post(t, "http://"+srv.addr+"/v1/chat/completions", body); status != 200 || !strings.Contains(answer, a.tool) {
+			t.Fatalf("chat %q through the proxy: %d %s", a.query, status, answer)
+		}
+		want = append(want, a.query+"|"+a.tool+"|proxy")
+	}
+	if code, _ := srv.stop(t); code != 0 {
+		t.Fatalf("proxy exited %d:\n%s", code, srv.stderr)
+	}
+	if diff := cmp.Diff(want, recordedRows(t, record)); diff != "" {
+		t.Fatalf("recorded (-want +got):\n%s", diff)
+	}
+	fitRecorded(t, store, record)
 }

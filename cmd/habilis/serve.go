@@ -16,6 +16,7 @@ import (
 	"github.com/habilis-router/habilis/api"
 	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/eval"
 	"github.com/habilis-router/habilis/fill/executor"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/spf13/cobra"
@@ -45,6 +46,9 @@ type serveOptions struct {
 	k          int
 	minTools   int
 	failClosed bool
+	record     string
+	// rec is the open --record file.
+	rec *eval.Recorder
 }
 
 func (o *serveOptions) addFlags(cmd *cobra.Command) {
@@ -76,6 +80,7 @@ func (o *serveOptions) addProxyFlags(cmd *cobra.Command, upstreamNote string) {
 	f.IntVarP(&o.k, "k", "k", selector.DefaultK, "how many tools a proxied chat request keeps, besides those its conversation needs")
 	f.IntVar(&o.minTools, "min-tools", 0, "forward chat requests with fewer tools untouched (default: k+1)")
 	f.BoolVar(&o.failClosed, "fail-closed", false, "when no tool fits, forward only the tools the conversation needs (default: the k best)")
+	f.StringVar(&o.record, "record", "", "append each chat request's last user message and the function tool the answer called (streamed or not) to FILE, for habilis fit FILE (off by default: the messages are the users' requests)")
 }
 
 func newServeCmd(g *globalOptions) *cobra.Command {
@@ -158,6 +163,13 @@ comma-separated), X-Habilis-Tokens-Saved (an estimate) and X-Habilis-Outcome
 (selected, ambiguous, abstained, few-tools, no-tools, error or too-large);
 /metrics counts the same.
 
+With --record FILE, when the answer's first choice calls one function tool of
+the request that the catalog holds, the request's last message (a user's) and
+that tool are appended to FILE as a labelled query ({"query", "expected":
+[TOOL], "source": "proxy", "time"}), which habilis fit FILE learns from.
+Streamed answers are read as their events pass, neither delayed nor changed.
+Nothing is recorded without it: the messages are the users' requests.
+
 The same listener serves habilis' own API: JSON at /habilis.v1.ToolRouter/METHOD
 and gRPC over HTTP/2, so --remote LISTEN manages its catalog (load, tools rm).`,
 		Args: noArgs,
@@ -238,6 +250,12 @@ func runServe(ctx context.Context, o *serveOptions, stdout io.Writer) error {
 		o.g.logger.Info("catalog loaded", "file", o.tools, "tools", rep.Tools, "examples", rep.Examples,
 			"embedded", rep.Embedded, "version", rep.Version, "duration", rep.Duration)
 	}
+	if o.record != "" {
+		if o.rec, err = eval.OpenRecorder(o.record, o.g.logger); err != nil {
+			return fmt.Errorf("%s: --%w", o.cmd, err)
+		}
+		defer o.rec.Close()
+	}
 	srv := api.NewServer(r, opts)
 	ls, err := o.listen(srv, opts.TLS)
 	if err != nil {
@@ -276,6 +294,8 @@ func (o *serveOptions) check() error {
 		return usagef("--follow-interval %v: want a positive duration, or 0 never to check", o.follow)
 	case o.upstream != "" && o.httpAddr == "":
 		return usagef("--upstream needs --http: the chat proxy is served on the HTTP listener")
+	case o.record != "" && o.upstream == "":
+		return usagef("--record needs --upstream: it records what the chat proxy sees")
 	case o.k < 1 || o.k > api.MaxK:
 		return usagef("-k %d: want 1 to %d", o.k, api.MaxK)
 	case o.minTools < 0:
@@ -392,7 +412,7 @@ func (o *serveOptions) httpHandler(srv *api.Server) (http.Handler, error) {
 	mux.Handle("/", services)
 	mux.Handle("/metrics", srv.MetricsHandler())
 	if o.upstream != "" {
-		p, err := api.NewProxy(srv, api.ProxyOptions{Upstream: o.upstream, K: o.k, MinTools: o.minTools, FailClosed: o.failClosed})
+		p, err := api.NewProxy(srv, api.ProxyOptions{Upstream: o.upstream, K: o.k, MinTools: o.minTools, FailClosed: o.failClosed, Record: o.rec})
 		if err != nil {
 			return nil, &usageError{err: err} // it names the upstream
 		}

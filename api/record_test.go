@@ -1,0 +1,256 @@
+package api
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/habilis-router/habilis/embed/lexical"
+	"github.com/habilis-router/habilis/eval"
+)
+
+// toolCaller is an OpenAI-compatible upstream whose answer to a chat
+// request calls the tools its calls map gives for the first message, as
+// one JSON answer (gzipped when the request accepts it) or, when the
+// request streams, as chunks whose tool call deltas carry each name once
+// and the arguments in pieces, with a second choice calling another tool.
+type toolCaller struct {
+	calls map[string][]string
+	// status answers the message its key names; 200 by default.
+	status map[string]int
+	// hang names a message whose stream stops before its end and waits
+	// for the client to go away.
+	hang string
+}
+
+func (u *toolCaller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Messages []struct{ Content json.RawMessage } `json:"messages"`
+		Stream   bool                                `json:"stream"`
+	}
+	b, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(b, &req); err != nil || len(req.Messages) == 0 {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	var first string
+	if json.Unmarshal(req.Messages[0].Content, &first) != nil {
+		var parts []struct{ Text string }
+		json.Unmarshal(req.Messages[0].Content, &parts)
+		first = parts[0].Text
+	}
+	calls := u.calls[first]
+	if req.Stream {
+		w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+		for _, event := range streamedCalls(calls) {
+			if first == u.hang && strings.Contains(event, "[DONE]") {
+				<-r.Context().Done()
+				return
+			}
+			io.WriteString(w, event)
+			w.(http.Flusher).Flush()
+		}
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	answer := []byte(answerCalling(calls))
+	if r.Header.Get("Accept-Encoding") == "gzip" {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		zw.Write(answer)
+		zw.Close()
+		answer = buf.Bytes()
+		w.Header().Set("Content-Encoding", "gzip")
+	}
+	if status := u.status[first]; status != 0 {
+		w.WriteHeader(status)
+	}
+	w.Write(answer)
+}
+
+// toolCalls is an answer's tool_calls array calling names.
+func toolCalls(names []string, withIndex bool) string {
+	var calls []string
+	for i, n := range names {
+		index := ""
+		if withIndex {
+			index = fmt.Sprintf(`"index":%d,`, i)
+		}
+		calls = append(calls, fmt.Sprintf(`{%s"id":"call_%d","type":"function","function":{"name":%q,"arguments":"{}"}}`, index, i, n))
+	}
+	return "[" + strings.Join(calls, ",") + "]"
+}
+
+func answerCalling(names []string) string {
+	msg := `{"role":"assistant","content":"It is sunny."}`
+	if len(names) > 0 {
+		msg = `{"role":"assistant","content":null,"tool_calls":` + toolCalls(names, false) + `}`
+	}
+	return `{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":` + msg + `,"finish_reason":"tool_calls"}]}`
+}
+
+// streamedCalls is a stream's events for an answer calling names.
+func streamedCalls(names []string) []string {
+	chunk := func(choices string) string {
+		return `data: {"id":"c1","object":"chat.completion.chunk","choices":[` + choices + "]}\r\n\r\n"
+	}
+	events := []string{chunk(`{"index":0,"delta":{"role":"assistant","content":null}}`)}
+	for i, n := range names {
+		events = append(events,
+			chunk(fmt.Sprintf(`{"index":0,"delta":{"tool_calls":[{"index":%d,"id":"call_%d","type":"function","function":{"name":%q,"arguments":""}}]}}`, i, i, n)),
+			chunk(fmt.Sprintf(`{"index":0,"delta":{"tool_calls":[{"index":%d,"function":{"arguments":"{\"city\":"}}]}}`, i)),
+			chunk(fmt.Sprintf(`{"index":0,"delta":{"tool_calls":[{"index":%d,"function":{"arguments":"\"Oslo\"}"}}]}}`, i)))
+	}
+	if len(names) == 0 {
+		events = append(events, chunk(`{"index":0,"delta":{"content":"It is sunny."}}`))
+	}
+	return append(events,
+		chunk(`{"index":1,"delta":{"tool_calls":[{"index":0,"id":"call_9","type":"function","function":{"name":"send_email","arguments":"{}"}}]}}`),
+		chunk(`{"index":0,"delta":{},"finish_reason":"tool_calls"}`),
+		"data: [DONE]\r\n\r\n")
+}
+
+// TestProxyRecord sends chat requests through a proxy with Record in
+// front of an upstream that calls tools, and checks the record line by
+// line: the last user message and the tool the first choice calls, from
+// JSON answers (plain or gzipped) and streams alike, and nothing for an
+// answer calling no tool, several, one the request lacks or the catalog
+// lacks, a failed answer, or an answer to a tool result. Streams reach the
+// client unchanged.
+func TestProxyRecord(t *testing.T) {
+	tests := []struct {
+		ask    string
+		calls  []string
+		stream bool
+		gzip   bool
+		status int
+		// afterTool makes the conversation end with a tool result; drop
+		// leaves a tool of the catalog out of the request.
+		afterTool bool
+		drop      string
+		want      bool
+	}{
+		{ask: "will it rain in Oslo on Sunday", calls: []string{"get_forecast"}, want: true},
+		{ask: "is it cold in Bergen today", calls: []string{"get_weather"}, stream: true, want: true},
+		{ask: "mail Bob the <slides> & notes", calls: []string{"send_email"}, gzip: true, want: true},
+		{ask: "put lunch with Ana on Friday at noon in my agenda", calls: []string{"create_event", "create_event"}, stream: true, want: true},
+		{ask: "hello there", calls: nil},
+		{ask: "hello again", calls: nil, stream: true},
+		{ask: "weather and mail", calls: []string{"get_weather", "send_email"}},
+		{ask: "weather and mail, streamed", calls: []string{"get_weather", "send_email"}, stream: true},
+		{ask: "buy some stock", calls: []string{"lookup_stock"}},
+		{ask: "check my inbox", calls: []string{"read_inbox"}, drop: "read_inbox"},
+		{ask: "book a taxi", calls: []string{"book_taxi"}, stream: true},
+		{ask: "translate hello into French", calls: []string{"translate_text"}, status: http.StatusInternalServerError},
+		{ask: "and now in German", calls: []string{"translate_text"}, afterTool: true},
+	}
+	const hang = "what is the weather in Lima"
+	up := &toolCaller{calls: map[string][]string{hang: {"get_weather"}}, status: map[string]int{}, hang: hang}
+	for _, tt := range tests {
+		up.calls[tt.ask], up.status[tt.ask] = tt.calls, tt.status
+	}
+	upstream := httptest.NewServer(up)
+	defer upstream.Close()
+	path := filepath.Join(t.TempDir(), "traffic.jsonl")
+	rec, err := eval.OpenRecorder(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	s := NewServer(newRouter(t, testTools(t)), ServerOptions{InlineEmbedder: lexical.New(lexical.Options{})})
+	p, err := NewProxy(s, ProxyOptions{Upstream: upstream.URL + "/v1", K: 3, Record: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httptest.NewServer(p)
+	var tools []string
+	for _, tool := range s.r.Tools() {
+		tools = append(tools, string(renderTool(&tool, shapeOpenAI)))
+	}
+	tools = append(tools, `{"type":"function","function":{"name":"lookup_stock","description":"Look up a stock price"}}`)
+	var want []string
+	for _, tt := range tests {
+		messages := fmt.Sprintf(`[{"role":"user","content":[{"type":"text","text":%q}]}]`, tt.ask)
+		if tt.afterTool {
+			messages = fmt.Sprintf(`[{"role":"user","content":%q},{"role":"assistant","tool_calls":%s},{"role":"tool","tool_call_id":"call_0","content":"Hallo"}]`,
+				tt.ask, toolCalls([]string{"translate_text"}, false))
+		}
+		extra := ""
+		if tt.stream {
+			extra = `, "stream": true`
+		}
+		sent := slices.DeleteFunc(slices.Clone(tools), func(def string) bool {
+			return tt.drop != "" && strings.Contains(def, `"name":"`+tt.drop+`"`)
+		})
+		body := chatBody(json.RawMessage("["+strings.Join(sent, ",")+"]"), messages, extra)
+		req, err := http.NewRequest(http.MethodPost, proxy.URL+"/v1/chat/completions", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept-Encoding", map[bool]string{true: "gzip", false: "identity"}[tt.gzip])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.ask, err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("%q: %v", tt.ask, err)
+		}
+		if tt.stream && string(got) != strings.Join(streamedCalls(tt.calls), "") {
+			t.Errorf("%q: the stream reached the client as %q, want it unchanged", tt.ask, got)
+		}
+		if tt.want {
+			want = append(want, tt.ask+"|"+tt.calls[0]+"|proxy")
+		}
+	}
+	// A client that goes away before the stream's end: the answer is not
+	// recorded, though its tool call has passed.
+	body := chatBody(json.RawMessage("["+strings.Join(tools, ",")+"]"), fmt.Sprintf(`[{"role":"user","content":%q}]`, hang), `, "stream": true`)
+	resp, err := http.Post(proxy.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(resp.Body, make([]byte, len(strings.Join(streamedCalls([]string{"get_weather"})[:2], "")))); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	proxy.Close() // waits for the handlers, which record as they end
+	if diff := cmp.Diff(want, recordedRows(t, path)); diff != "" {
+		t.Errorf("recorded (-want +got):\n%s", diff)
+	}
+}
+
+// recordedRows reads a record file as "query|tool|source" rows, checking
+// that each line holds the four keys, one tool and an RFC 3339 time.
+func recordedRows(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for line := range strings.Lines(string(b)) {
+		var keys map[string]json.RawMessage
+		var rec eval.Record
+		if json.Unmarshal([]byte(line), &keys) != nil || json.Unmarshal([]byte(line), &rec) != nil || len(keys) != 4 || len(rec.Expected) != 1 {
+			t.Fatalf("record line %q: want {query, expected: [one tool], source, time}", line)
+		}
+		if _, err := time.Parse(time.RFC3339, rec.Time); err != nil {
+			t.Errorf("record line %q: time: %v", line, err)
+		}
+		rows = append(rows, rec.Query+"|"+rec.Expected[0]+"|"+rec.Source)
+	}
+	return rows
+}
