@@ -27,8 +27,8 @@ var contractQueries = []string{
 }
 
 // randomOptions draws a selection's options over the tools: a few denied,
-// a few pinned among the others, any k from the default to past the
-// catalog's size, fail-open or not.
+// a few pinned among the others, sometimes one of them named twice, any k
+// from the default to past the catalog's size, fail-open or not.
 func randomOptions(rng *rand.Rand, tools []string, mode habilis.Mode) habilis.SelectOptions {
 	opts := habilis.SelectOptions{Mode: mode, K: rng.IntN(len(tools) + 3), FailOpen: rng.IntN(2) == 0}
 	for _, i := range rng.Perm(len(tools)) {
@@ -38,6 +38,13 @@ func randomOptions(rng *rand.Rand, tools []string, mode habilis.Mode) habilis.Se
 		case 1:
 			opts.Pinned = append(opts.Pinned, tools[i])
 		}
+	}
+	// A name given twice means it once.
+	if len(opts.Pinned) > 0 && rng.IntN(4) == 0 {
+		opts.Pinned = append(opts.Pinned, opts.Pinned[0])
+	}
+	if len(opts.Denied) > 0 && rng.IntN(4) == 0 {
+		opts.Denied = append(opts.Denied, opts.Denied[0])
 	}
 	return opts
 }
@@ -90,7 +97,11 @@ func checkMatches(d *habilis.Decision, opts habilis.SelectOptions, n int) []stri
 	}
 	// Without fail-open only the tools that pass are listed; with it, the
 	// k best whatever their scores.
-	if want := min(k, n-len(opts.Denied)); len(scores) > want || (opts.FailOpen && len(scores) != want) {
+	denied := map[string]bool{}
+	for _, d := range opts.Denied {
+		denied[d] = true
+	}
+	if want := min(k, n-len(denied)); len(scores) > want || (opts.FailOpen && len(scores) != want) {
 		bad = append(bad, fmt.Sprintf("%d ranked matches with fail-open %v, want %d at most or, with fail-open, exactly", len(scores), opts.FailOpen, want))
 	}
 	if !slices.IsSortedFunc(scores, func(a, b float32) int { return -cmpFloat(a, b) }) {
