@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/catalog"
@@ -43,6 +44,10 @@ func (o *loadOptions) readTools(ctx context.Context) ([]habilis.Tool, error) {
 		argv, err := shell.Fields(o.mcp, o.g.getenv)
 		if err != nil || len(argv) == 0 {
 			return nil, usagef("--mcp %q: want a command line (%v)", o.mcp, err)
+		}
+		if fi, err := os.Stat(argv[0]); len(argv) == 1 && err == nil && fi.Mode().IsRegular() && strings.HasSuffix(argv[0], ".json") {
+			// A servers file, as mcp serve --config takes it, not a server.
+			return nil, usagef("--mcp %q: want the command line that starts a server; for an mcpServers file, use --mcp-config %s", o.mcp, argv[0])
 		}
 		servers = []mcpgate.Server{{Name: "mcp", Transport: mcpgate.TransportStdio, Command: argv[0], Args: argv[1:]}}
 	default:
