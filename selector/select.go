@@ -394,6 +394,11 @@ func (ix *index) queryVectors(ctx context.Context, queries []string) (qs, qls []
 	if len(qs) != len(queries) {
 		return nil, nil, fmt.Errorf("embed the request: %d vectors for %d texts: %w", len(qs), len(queries), habilis.ErrUnavailable)
 	}
+	// A vector of another form than the catalog's scored 0 against every
+	// tool, silently: the catalog's meta says what its vectors are.
+	if err := checkDim(ix.meta.Embedder, qs); err != nil {
+		return nil, nil, fmt.Errorf("embed the request: %w", err)
+	}
 	switch {
 	case ix.lex == nil:
 		qls = make([]habilis.Vector, len(queries))
