@@ -389,6 +389,9 @@ type Listing struct {
 	// carries. GatewayBytes is the same for the gateway's own tools.
 	ListBytes    int `json:"list_bytes"`
 	GatewayBytes int `json:"gateway_bytes"`
+	// OverlayUnmatched are the overlay's tool names that name no tool of
+	// the servers that answered, sorted: a misspelt name adds nothing.
+	OverlayUnmatched []string `json:"overlay_unmatched,omitempty"`
 }
 
 // List connects to every server, lists its tools and disconnects. A
@@ -404,9 +407,11 @@ func List(ctx context.Context, servers []Server, opts Options) (*Listing, error)
 	}
 	statuses, lists, _ := gather(ups)
 	l := &Listing{Tools: []ToolInfo{}, Servers: statuses, GatewayBytes: listBytes([]*mcp.Tool{searchTool, callTool})}
-	for _, e := range nameTools(lists, opts.Overlay, opts.Logger) {
+	entries := nameTools(lists, opts.Overlay, opts.Logger)
+	for _, e := range entries {
 		l.Tools = append(l.Tools, e.ToolInfo)
 	}
+	l.OverlayUnmatched = unmatchedOverlay(opts.Overlay, entries)
 	for _, st := range lists {
 		l.ListBytes += listBytes(st.tools)
 	}

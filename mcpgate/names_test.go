@@ -69,14 +69,16 @@ func TestParseExpose(t *testing.T) {
 }
 
 // TestList lists the fixture's servers and one that fails to start: the
-// tools named as the gateway names them, with the overlay's examples;
+// tools named as the gateway names them, with the overlay's examples (by
+// the gateway's name or the server's), the overlay's names that match no
+// tool;
 // each server's status, the failing one down with its reason; the sizes
 // of the servers' and the gateway's tools/list; and the failure left out
 // of the log, which List's caller reports from the listing.
 func TestList(t *testing.T) {
 	f := weatherAndFiles()
 	opts := f.options()
-	opts.Overlay = Overlay{"read_file": {"show me notes.txt"}}
+	opts.Overlay = Overlay{"read_file": {"show me notes.txt"}, "red_file": {"show me todo.txt"}, "search": {"find notes"}}
 	l, err := List(t.Context(), append(f.configs(), subprocess(t, "github", "fail")), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -89,8 +91,8 @@ func TestList(t *testing.T) {
 	for _, ti := range l.Tools {
 		tools = append(tools, row{ti.Name, ti.Server, len(ti.Examples)})
 	}
-	want := []row{{"files__search", "files", 0}, {"files__search_tools", "files", 0}, {"get_forecast", "weather", 0},
-		{"read_file", "files", 1}, {"weather__search", "weather", 0}}
+	want := []row{{"files__search", "files", 1}, {"files__search_tools", "files", 0}, {"get_forecast", "weather", 0},
+		{"read_file", "files", 1}, {"weather__search", "weather", 1}}
 	if diff := cmp.Diff(want, tools); diff != "" {
 		t.Errorf("List tools (-want +got):\n%s", diff)
 	}
@@ -103,6 +105,9 @@ func TestList(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]string{"files": StatusReady, "weather": StatusReady, "github": StatusDown}, status); diff != "" {
 		t.Errorf("List servers (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"red_file"}, l.OverlayUnmatched); diff != "" {
+		t.Errorf("List overlay names matching no tool (-want +got):\n%s", diff)
 	}
 	if l.GatewayBytes <= 0 || l.ListBytes <= 0 {
 		t.Errorf("List bytes: servers %d, gateway %d; want both counted", l.ListBytes, l.GatewayBytes)

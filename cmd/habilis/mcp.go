@@ -311,6 +311,9 @@ func runMCPTools(ctx context.Context, o *mcpOptions, stdout io.Writer) error {
 			fmt.Fprintf(stdout, "server %s is down: %s\n", s.Name, s.Reason)
 		}
 	}
+	if len(l.OverlayUnmatched) > 0 {
+		fmt.Fprintf(stdout, "--overlay names tools no server that answered has: %s\n", strings.Join(l.OverlayUnmatched, ", "))
+	}
 	fmt.Fprintf(stdout, "%s; their tools/list results hold %d bytes of JSON (about %d tokens), the gateway's own %d (about %d)\n",
 		serversSummary(len(l.Tools), l.Servers), l.ListBytes, tokens(l.ListBytes), l.GatewayBytes, tokens(l.GatewayBytes))
 	return nil

@@ -265,6 +265,18 @@ func TestMCPTools(t *testing.T) {
 			t.Errorf("mcp tools lacks %q:\n%s", want, out)
 		}
 	}
+	// An overlay name that matches no tool (a misspelling) is said.
+	overlay := filepath.Join(t.TempDir(), "overlay.json")
+	if err := os.WriteFile(overlay, []byte(`{"save_note": {"examples": ["jot this down"]}, "save_notes": {"examples": ["remember this"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l = decode[mcpgate.Listing](t, mustRun(t, "mcp", "tools", "--config", config, "--overlay", overlay, "--json"))
+	if diff := cmp.Diff([]string{"save_notes"}, l.OverlayUnmatched); diff != "" {
+		t.Errorf("mcp tools --overlay --json overlay_unmatched (-want +got):\n%s", diff)
+	}
+	if out := mustRun(t, "mcp", "tools", "--config", config, "--overlay", overlay); !strings.Contains(out, "--overlay names tools no server that answered has: save_notes\n") {
+		t.Errorf("mcp tools --overlay does not name the overlay's unknown tool:\n%s", out)
+	}
 	ans := decode[mcpgate.SearchResult](t, mustRun(t, "mcp", "search", "--config", config, "-k", "2", "count the words of this text"))
 	if len(ans.Tools) != 2 || ans.Tools[0].Name != "count_words" {
 		t.Errorf("mcp search = %+v", ans)
