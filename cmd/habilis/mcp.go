@@ -61,7 +61,7 @@ func (o *mcpOptions) addServeFlags(cmd *cobra.Command) {
 	f.IntVar(&o.maxResult, "max-result", mcpgate.DefaultMaxResult, "largest forwarded result, in bytes of JSON; larger ones are cut, with a note")
 	f.DurationVar(&o.grace, "shutdown-timeout", 10*time.Second, "how long SIGTERM waits for HTTP requests in flight")
 	f.DurationVar(&o.restart, "restart-delay", mcpgate.DefaultRestartDelay, "wait before starting a server that is down again, doubled after each failed attempt up to a minute; 0 never does")
-	f.StringVar(&o.record, "record", "", "append each search's query and the tool the agent then called to FILE, for habilis fit FILE (off by default: the queries are the users' requests)")
+	f.StringVar(&o.record, "record", "", "append each search's query and the tool the agent then called to `FILE`, for habilis fit FILE (off by default: the queries are the users' requests)")
 }
 
 func newMCPCmd(g *globalOptions) *cobra.Command {

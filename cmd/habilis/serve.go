@@ -80,7 +80,7 @@ func (o *serveOptions) addProxyFlags(cmd *cobra.Command, upstreamNote string) {
 	f.IntVarP(&o.k, "k", "k", selector.DefaultK, "how many tools a proxied chat request keeps, besides those its conversation needs")
 	f.IntVar(&o.minTools, "min-tools", 0, "forward chat requests with fewer tools untouched (default: k+1)")
 	f.BoolVar(&o.failClosed, "fail-closed", false, "when no tool fits, forward only the tools the conversation needs (default: the k best)")
-	f.StringVar(&o.record, "record", "", "append each chat request's last user message and the function tool the answer called (streamed or not) to FILE, for habilis fit FILE (off by default: the messages are the users' requests)")
+	f.StringVar(&o.record, "record", "", "append each chat request's last user message and the function tool the answer called (streamed or not) to `FILE`, for habilis fit FILE (off by default: the messages are the users' requests)")
 }
 
 func newServeCmd(g *globalOptions) *cobra.Command {
