@@ -293,6 +293,14 @@ func (o *evalOptions) checkCandidates(tools []habilis.Tool, qs, fitQs []eval.Que
 // evalShown bounds each list of the human eval report.
 const evalShown = 10
 
+// figure writes a rate over n queries, "–" when there are none.
+func figure(v float64, n int) string {
+	if n == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
 func printEval(w io.Writer, out *evalOutput) {
 	r := out.Report
 	src := "labelled queries"
@@ -304,18 +312,21 @@ func printEval(w io.Writer, out *evalOutput) {
 		how = fmt.Sprintf("%s baseline deciding at its best single threshold %.3f", r.Baseline, r.Threshold)
 	}
 	fmt.Fprintf(w, "%d queries (%s), %d tools, %s, k=%d\n", r.Queries, src, r.Tools, how, r.K)
+	// Figures over the tool queries, and the AUROC, which needs both
+	// kinds, measure nothing without them: "–", not 0.
+	toolQ := r.Queries - r.NoTool.Queries
 	tw := newTable(w)
-	fmt.Fprintf(tw, "  acc@1\t%.3f\n", r.AccAt1)
-	fmt.Fprintf(tw, "  ranking acc@1\t%.3f\t(before the gate: as a ranker that never abstains)\n", r.RankAccAt1)
-	fmt.Fprintf(tw, "  recall@%d\t%.3f\n", r.K, r.RecallAtK)
-	fmt.Fprintf(tw, "  mrr\t%.3f\n", r.MRR)
+	fmt.Fprintf(tw, "  acc@1\t%s\n", figure(r.AccAt1, toolQ))
+	fmt.Fprintf(tw, "  ranking acc@1\t%s\t(before the gate: as a ranker that never abstains)\n", figure(r.RankAccAt1, toolQ))
+	fmt.Fprintf(tw, "  recall@%d\t%s\n", r.K, figure(r.RecallAtK, toolQ))
+	fmt.Fprintf(tw, "  mrr\t%s\n", figure(r.MRR, toolQ))
 	fmt.Fprintf(tw, "  decision accuracy\t%.3f\n", r.DecisionAccuracy)
 	if r.NoTool.Queries > 0 {
-		fmt.Fprintf(tw, "  no-tool\t%d queries, auroc %.3f, abstain precision %.3f, abstain recall %.3f\n",
-			r.NoTool.Queries, r.NoTool.AUROC, r.NoTool.AbstainPrecision, r.NoTool.AbstainRecall)
+		fmt.Fprintf(tw, "  no-tool\t%d queries, auroc %s, abstain precision %.3f, abstain recall %.3f\n",
+			r.NoTool.Queries, figure(r.NoTool.AUROC, min(toolQ, r.NoTool.Queries)), r.NoTool.AbstainPrecision, r.NoTool.AbstainRecall)
 		fmt.Fprintf(tw, "  accepted no-tool\t%.3f of no-tool queries got a tool\n", r.NoTool.AcceptedRate)
 	}
-	fmt.Fprintf(tw, "  wrong abstentions\t%.3f of tool queries\n", r.NoTool.WrongAbstainRate)
+	fmt.Fprintf(tw, "  wrong abstentions\t%s of tool queries\n", figure(r.NoTool.WrongAbstainRate, toolQ))
 	if r.Baseline == "" {
 		fmt.Fprintf(tw, "  latency\tp50 %.0fµs, p99 %.0fµs\n", r.Latency.P50, r.Latency.P99)
 	}

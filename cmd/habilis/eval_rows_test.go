@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/habilis-router/habilis/eval"
 )
 
 // evalRows are labelled queries for testdata/tools.json: one new request
@@ -122,5 +123,30 @@ func TestEvalRows(t *testing.T) {
 	}
 	if split.FitQueries != a.Queries {
 		t.Errorf("--fit-split fitted on %d queries, want half a's %d", split.FitQueries, a.Queries)
+	}
+}
+
+// TestPrintEvalUndefinedFigures: a report of queries that all expect no
+// tool prints "–" for the figures over tool queries and for the AUROC,
+// which need them, rather than 0.000, which reads as failing them all.
+func TestPrintEvalUndefinedFigures(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		rep          eval.Report
+		dash, number []string
+	}{
+		{"no tool queries", eval.Report{Queries: 3, K: 5, DecisionAccuracy: 1, NoTool: eval.NoTool{Queries: 3, AbstainRecall: 1}},
+			[]string{"acc@1              –", "recall@5           –", "mrr                –", "auroc –", "wrong abstentions  – of tool queries"},
+			[]string{"decision accuracy  1.000"}},
+		{"both kinds", eval.Report{Queries: 4, K: 5, AccAt1: 0.5, NoTool: eval.NoTool{Queries: 2, AUROC: 0.75}},
+			nil, []string{"acc@1              0.500", "auroc 0.750", "wrong abstentions  0.000 of tool queries"}},
+	} {
+		var b strings.Builder
+		printEval(&b, &evalOutput{Result: &eval.Result{Report: &tt.rep}})
+		for _, want := range append(tt.dash, tt.number...) {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("%s: report lacks %q:\n%s", tt.name, want, b.String())
+			}
+		}
 	}
 }
