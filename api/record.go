@@ -96,19 +96,28 @@ func (t *answerTap) Read(b []byte) (int, error) {
 func (t *answerTap) see(b []byte) {
 	if !t.stream {
 		t.buf.Write(b)
-		t.skipped = t.buf.Len() > maxTappedAnswer
+		t.skipIfOver()
 		return
 	}
 	for len(b) > 0 {
 		line, rest, ok := bytes.Cut(b, []byte("\n"))
 		t.buf.Write(line)
 		if !ok {
-			t.skipped = t.buf.Len() > maxTappedAnswer
+			t.skipIfOver()
 			return
 		}
 		t.event(t.buf.Bytes())
 		t.buf.Reset()
 		b = rest
+	}
+}
+
+// skipIfOver stops reading an answer, or a line, past maxTappedAnswer,
+// and lets go of what it kept.
+func (t *answerTap) skipIfOver() {
+	if t.buf.Len() > maxTappedAnswer {
+		t.skipped = true
+		t.buf = bytes.Buffer{}
 	}
 }
 

@@ -254,3 +254,31 @@ func recordedRows(t *testing.T, path string) []string {
 	}
 	return rows
 }
+
+// FuzzAnswerTap reads any answer, JSON or streamed, in two reads split
+// anywhere, without panicking, and the bytes pass unchanged.
+func FuzzAnswerTap(f *testing.F) {
+	f.Add([]byte(answerCalling([]string{"get_weather"})), false, 10)
+	f.Add([]byte(strings.Join(streamedCalls([]string{"send_email"}), "")), true, 100)
+	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":{\"name\":\"x\"}}]}}]}\n"), true, 7)
+	f.Fuzz(func(t *testing.T, answer []byte, stream bool, split int) {
+		resp := &http.Response{Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(answer))}
+		if stream {
+			resp.Header.Set("Content-Type", "text/event-stream")
+		}
+		tapAnswer(resp, func(string) {})
+		buf := make([]byte, max(1, min(len(answer), max(split, 1))))
+		var got []byte
+		for {
+			n, err := resp.Body.Read(buf)
+			got = append(got, buf[:n]...)
+			if err != nil {
+				break
+			}
+		}
+		resp.Body.Close()
+		if !bytes.Equal(got, answer) {
+			t.Errorf("the tap changed the answer: %q, want %q", got, answer)
+		}
+	})
+}
