@@ -370,12 +370,17 @@ func heldOut(recs []habilis.Record, shapes []toolShape, a int, sh *shared, s *sc
 // that collide; larger catalogs use centroid pairs alone.
 const findMaxTools = 500
 
-// collides returns the high-severity collisions of recs, by tool.
-func collides(recs []habilis.Record, cal Calibration, threshold float32) (map[string][]string, error) {
+// collides returns the high-severity collisions of recs, by tool. Tools
+// without examples take part by their description gates under cal, as in
+// Router.Collisions, so that a tool's collides_with (and a decision's
+// ambiguity) names the high pairs the collisions report lists.
+func collides(recs []habilis.Record, cal Calibration, threshold float32, sameLex bool) (map[string][]string, error) {
 	// Above findMaxTools, Pairs keeps to its restricted pass (centroid
 	// pairs above the threshold, found through an inverted index), which
 	// is all a high severity can rest on without the leak analysis.
-	opts := collision.Options{Threshold: threshold, CatalogThreshold: cal.Threshold, GateFloor: cal.NoiseFloor, MaxTools: findMaxTools, HighOnly: true}
+	bare := descriptionGates(recs, cal, sameLex)
+	opts := collision.Options{Threshold: threshold, CatalogThreshold: cal.Threshold, GateFloor: cal.NoiseFloor, MaxTools: findMaxTools, HighOnly: true,
+		Bare: func(rec int) (float32, bool) { g, ok := bare[rec]; return g, ok }}
 	var cols []habilis.Collision
 	var err error
 	if len(recs) <= findMaxTools {
@@ -393,6 +398,25 @@ func collides(recs []habilis.Record, cal Calibration, threshold float32) (map[st
 		}
 	}
 	return collision.ForTool(high), nil
+}
+
+// descriptionGates returns, by position in recs, the description gate of
+// each tool without examples as an index built from recs under cal gates
+// it (index.descriptionGate, index.setBackground): the calibrated
+// threshold, raised to the background's gate with the lexical embedder.
+func descriptionGates(recs []habilis.Record, cal Calibration, sameLex bool) map[int]float32 {
+	gates := make(map[int]float32)
+	for k := range recs {
+		if len(recs[k].Tool.Examples) > 0 {
+			continue
+		}
+		g := cal.DescriptionThreshold
+		if b, ok := cal.Background[recs[k].Tool.Name]; ok && sameLex {
+			g = max(g, b.Gates(len(recs))[bgDescription])
+		}
+		gates[k] = g
+	}
+	return gates
 }
 
 // weighed is hybrid mode's gate score of a tool, its evidence: its

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/selector"
 )
 
 // collisionKeys and leakKeys are the JSON keys of a collision and of one
@@ -67,12 +68,51 @@ func collisionProblem(c habilis.Collision, examples map[string][]string) string 
 }
 
 // TestCollisionsReport checks the collisions the router reports on the
-// test catalog: their JSON keys; each a pair of its tools, once, worst
+// test catalog, and on a catalog whose tool without examples takes one
+// tool's requests: their JSON keys; each a pair of its tools, once, worst
 // first, with counts its tools' examples bound and leaks that are their
 // examples; and the high ones exactly the tools each tool's gate info
 // says it collides with, which decisions call ambiguous.
 func TestCollisionsReport(t *testing.T) {
-	r, _ := loaded(t)
+	t.Run("examples", func(t *testing.T) {
+		r, _ := loaded(t)
+		checkCollisionsReport(t, r)
+	})
+	t.Run("mixed", func(t *testing.T) {
+		r, _ := open(t)
+		if _, err := r.Load(t.Context(), mixedCatalog(), selector.LoadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		high := checkCollisionsReport(t, r)
+		if !slices.Contains(high["get_weather"], "weather_forecast") {
+			t.Errorf("high collisions %v: want get_weather, which has no examples, with weather_forecast, whose requests its description takes", high)
+		}
+	})
+}
+
+// mixedCatalog is a catalog of tools with examples and one without
+// (get_weather), whose description reads as weather_forecast's requests:
+// they are a high collision made by examples routed to a tool without
+// any.
+func mixedCatalog() []habilis.Tool {
+	return []habilis.Tool{
+		{Name: "weather_forecast", Description: "Forecast for the coming days.", Examples: []string{
+			"weather forecast for Paris tomorrow", "will it rain in Oslo tomorrow", "weather forecast for Rome this weekend",
+			"is it going to snow in Bern tomorrow", "weather in Lisbon tomorrow", "forecast for Madrid on Sunday"}},
+		{Name: "get_weather", Description: "Weather forecast for a city: rain, snow and temperature tomorrow and this weekend."},
+		{Name: "send_email", Description: "Send an email.", Examples: []string{
+			"email Bob the report", "send a mail to my boss", "write an email to Anna saying hi",
+			"send an email to the team", "mail the invoice to Carl", "email my landlord about the rent"}},
+		{Name: "play_music", Description: "Play a song.", Examples: []string{
+			"play some jazz", "put on Bohemian Rhapsody", "play my running playlist",
+			"play music by Adele", "start the chill playlist", "play a song by Queen"}},
+	}
+}
+
+// checkCollisionsReport checks r's collisions as TestCollisionsReport
+// says and returns the high ones by tool.
+func checkCollisionsReport(t *testing.T, r *selector.Router) map[string][]string {
+	t.Helper()
 	cols, err := r.Collisions(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -122,6 +162,7 @@ func TestCollisionsReport(t *testing.T) {
 			t.Errorf("Tool(%s).CollidesWith differs from its high collisions (-collisions +tool):\n%s", name, diff)
 		}
 	}
+	return high
 }
 
 func sortedCopy(s []string) []string {

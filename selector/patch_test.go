@@ -203,7 +203,7 @@ func checkDerived(t *testing.T, ctx context.Context, r *Router, snap *habilis.Sn
 	if diff := cmp.Diff(bgs, cal.Background, cmpopts.EquateApprox(0, 1e-4)); diff != "" {
 		t.Errorf("%s: stored backgrounds differ from the whole catalog's (-want +got):\n%s", step, diff)
 	}
-	cols, err := collides(recs, cal, r.cfg.CollisionThreshold)
+	cols, err := collides(recs, cal, r.cfg.CollisionThreshold, true)
 	if err != nil {
 		t.Fatal(err)
 	}

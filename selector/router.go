@@ -579,10 +579,7 @@ func (r *Router) collisions(ctx context.Context, threshold float32, maxLeaks int
 	if threshold == 0 {
 		threshold = r.cfg.CollisionThreshold
 	}
-	bare, err := r.bareGates(snap.Records)
-	if err != nil {
-		return nil, err
-	}
+	bare := descriptionGates(snap.Records, cal, r.sameLex())
 	opts := collision.Options{Threshold: threshold, CatalogThreshold: cal.Threshold, GateFloor: cal.NoiseFloor, MaxTools: maxLeaks,
 		Bare: func(rec int) (float32, bool) { g, ok := bare[rec]; return g, ok }}
 	find := collision.Find
@@ -596,29 +593,6 @@ func (r *Router) collisions(ctx context.Context, threshold float32, maxLeaks int
 		return nil, fmt.Errorf("collisions: %w", err)
 	}
 	return cols, nil
-}
-
-// bareGates returns, by position in recs, the description gate of each
-// tool without examples, as the index in force gates it: the collision
-// analysis pairs such tools by their descriptions. A tool the index does
-// not know as one without examples (a write between the snapshot and now)
-// is left out.
-func (r *Router) bareGates(recs []habilis.Record) (map[int]float32, error) {
-	ix, done, err := r.acquire()
-	defer done()
-	if err != nil {
-		return nil, err
-	}
-	gates := make(map[int]float32)
-	for k := range recs {
-		if len(recs[k].Tool.Examples) > 0 {
-			continue
-		}
-		if i, ok := ix.byName[recs[k].Tool.Name]; ok && ix.tools[i].examples == 0 {
-			gates[k] = ix.descriptionGate(i)
-		}
-	}
-	return gates, nil
 }
 
 // withCentroid counts the records with a centroid: the tools with examples.

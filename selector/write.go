@@ -484,7 +484,7 @@ func (r *Router) derive(ctx context.Context, c *change) error {
 		c.cal.DescriptionThreshold = 0
 	}
 	r.step(StepCollisions)
-	if c.cal.Collides, err = collides(recs, c.cal, r.cfg.CollisionThreshold); err != nil {
+	if c.cal.Collides, err = collides(recs, c.cal, r.cfg.CollisionThreshold, c.emb.sameLex); err != nil {
 		// A catalog too large or too odd for the analysis still serves;
 		// its matches just name no collisions.
 		r.cfg.Logger.Warn("collision analysis skipped", "err", err)
