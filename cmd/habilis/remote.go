@@ -109,21 +109,26 @@ func (b *remoteBackend) wrap(err error) error {
 	if err == nil {
 		return nil
 	}
-	if !b.token && status.Code(err) == codes.Unauthenticated {
-		return &tokenError{addr: b.addr, err: err}
+	if status.Code(err) == codes.Unauthenticated {
+		return &tokenError{addr: b.addr, sent: b.token, err: err}
 	}
 	return fmt.Errorf("remote %s: %w", b.addr, err)
 }
 
-// tokenError is a server refusing a call that carried no token. It tells
-// a CLI user how to give one, where the server's own message tells any
-// gRPC client which header to send.
+// tokenError is a server refusing a call for its bearer token, none or
+// the wrong one (sent). It tells a CLI user where the CLI reads the token
+// from, where the server's own message tells any gRPC client which header
+// to send.
 type tokenError struct {
 	addr string
+	sent bool
 	err  error
 }
 
 func (e *tokenError) Error() string {
+	if e.sent {
+		return fmt.Sprintf("remote %s refused the bearer token: set HABILIS_TOKEN, or the file HABILIS_TOKEN_FILE names, to what the server's --token-file holds", e.addr)
+	}
 	return fmt.Sprintf("remote %s wants a bearer token: set HABILIS_TOKEN to it, or HABILIS_TOKEN_FILE to a file holding it", e.addr)
 }
 

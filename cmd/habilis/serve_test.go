@@ -168,9 +168,11 @@ func checkRemoteCLI(t *testing.T, addr, tokenFile string) {
 		{"HABILIS_TOKEN_FILE=" + tokenFile, 0, `"send_email"`},
 		{"HABILIS_TOKEN_FILE=", exitError, "habilis: select: remote " + addr +
 			" wants a bearer token: set HABILIS_TOKEN to it, or HABILIS_TOKEN_FILE to a file holding it\n"},
+		{"HABILIS_TOKEN=not-the-token", exitError, "habilis: select: remote " + addr +
+			" refused the bearer token: set HABILIS_TOKEN, or the file HABILIS_TOKEN_FILE names, to what the server's --token-file holds\n"},
 	} {
 		sel := exec.Command(binary, "--remote", "http://"+addr, "--json", "select", "mail", "the", "report", "to", "Bob")
-		sel.Env = append(os.Environ(), "HABILIS_TOKEN=", tt.env)
+		sel.Env = append(os.Environ(), "HABILIS_TOKEN=", "HABILIS_TOKEN_FILE=", tt.env)
 		var stdout, stderr strings.Builder
 		sel.Stdout, sel.Stderr = &stdout, &stderr
 		_ = sel.Run()
