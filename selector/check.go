@@ -1,6 +1,7 @@
 package selector
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 
@@ -27,6 +28,29 @@ func CheckSnapshot(snap *habilis.Snapshot) []string {
 	}
 	for i := range snap.Records {
 		out = append(out, checkRecord(&snap.Records[i], snap.Meta.Embedder.Dim)...)
+	}
+	return out
+}
+
+// CheckStates restores with lex, the lexical embedder, the fitted states
+// of the embedders that wrote meta's catalog, as opening the catalog does:
+// a state that does not restore (its checksum fails) makes every command
+// on the store fail, and nothing CheckSnapshot reads shows it. A state of
+// another embedder than lex, or of another version of its algorithm,
+// which opening refuses as a mismatch before reading it, is not checked.
+func CheckStates(meta habilis.CatalogMeta, lex habilis.CorpusEmbedder) []string {
+	var out []string
+	for _, s := range []struct {
+		what  string
+		info  habilis.EmbedderInfo
+		state []byte
+	}{{"embedder state", meta.Embedder, meta.EmbedderState}, {"lexical embedder state", meta.Lexical, meta.LexicalState}} {
+		if s.state == nil || !s.info.Space(lex.Info()) || (s.what != "embedder state" && bytes.Equal(s.state, meta.EmbedderState)) {
+			continue // unchecked, or the main embedder's, checked above
+		}
+		if _, err := lex.Restore(s.state); err != nil {
+			out = append(out, fmt.Sprintf("the stored %s does not decode (%v)", s.what, err))
+		}
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/boltstore"
 	"github.com/spf13/cobra"
@@ -66,7 +67,7 @@ func runStoreCheck(ctx context.Context, o *storeCheckOptions, stdout io.Writer) 
 	if o.limit < 1 {
 		return usagef("store check: --limit %d: want at least 1", o.limit)
 	}
-	rep, err := boltstore.Check(ctx, path, boltstore.CheckOptions{Limit: o.limit, Timeout: storeTimeout, Records: selector.CheckSnapshot,
+	rep, err := boltstore.Check(ctx, path, boltstore.CheckOptions{Limit: o.limit, Timeout: storeTimeout, Records: checkRecords,
 		Index: selector.CheckIndex})
 	if err != nil {
 		return storeFileError("store check", path, err)
@@ -137,7 +138,7 @@ func runStoreCompact(ctx context.Context, o *storeCompactOptions, stdout io.Writ
 	if strings.HasPrefix(path, "qdrant://") {
 		return usagef("store compact: %s: only a bbolt file can be compacted", path)
 	}
-	rep, err := boltstore.Compact(ctx, path, boltstore.CheckOptions{Timeout: storeTimeout, Records: selector.CheckSnapshot, Index: selector.CheckIndex})
+	rep, err := boltstore.Compact(ctx, path, boltstore.CheckOptions{Timeout: storeTimeout, Records: checkRecords, Index: selector.CheckIndex})
 	if err != nil {
 		return storeFileError("store compact", path, err)
 	}
@@ -171,4 +172,11 @@ func storeFileError(cmd, path string, err error) error {
 		return fmt.Errorf("%s: %w (stop the habilis serve that holds it first)", cmd, err)
 	}
 	return fmt.Errorf("%s: %w", cmd, err)
+}
+
+// checkRecords checks a stored catalog as store check and compact do: its
+// records, and the fitted state of the lexical embedder, which every
+// command restores when it opens the store.
+func checkRecords(snap *habilis.Snapshot) []string {
+	return append(selector.CheckSnapshot(snap), selector.CheckStates(snap.Meta, lexical.New(lexical.Options{}))...)
 }

@@ -13,7 +13,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/internal/testutil"
+	"github.com/habilis-router/habilis/store/boltstore"
 )
 
 // TestDamagedStoreCommands damages a store loaded by the binary at every
@@ -270,4 +272,38 @@ func fileSize(t *testing.T, path string) int64 {
 		t.Fatal(err)
 	}
 	return fi.Size()
+}
+
+// TestStoreCheckEmbedderState damages the lexical embedder's stored state,
+// which every command restores on opening the store and which has a
+// checksum of its own: store check must report it, as select does, and
+// compact must refuse the store.
+func TestStoreCheckEmbedderState(t *testing.T) {
+	store := loadedStore(t)
+	st, err := boltstore.Open(store, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := st.Snapshot(t.Context())
+	if err != nil || len(snap.Meta.EmbedderState) == 0 {
+		t.Fatalf("Snapshot: %v, embedder state of %d bytes; want one", err, len(snap.Meta.EmbedderState))
+	}
+	meta := snap.Meta
+	meta.EmbedderState = append([]byte(nil), meta.EmbedderState...)
+	meta.EmbedderState[len(meta.EmbedderState)/2] ^= 0x5a
+	if _, err := st.Write(t.Context(), &habilis.Batch{BaseVersion: meta.Version, Meta: meta}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	const want = "the stored embedder state does not decode"
+	if r := habilisRun(t, "--store", store, "select", "weather in Oslo"); r.code != exitError || !strings.Contains(r.stderr, want) {
+		t.Fatalf("select on the damaged state: exit %d, stderr %q; want 1 and %q", r.code, r.stderr, want)
+	}
+	for _, cmd := range []string{"check", "compact"} {
+		if r := habilisRun(t, "--store", store, "store", cmd); r.code != exitError || !strings.Contains(r.stdout+r.stderr, want) {
+			t.Errorf("store %s on the damaged state: exit %d, stdout %q, stderr %q; want 1 and %q", cmd, r.code, r.stdout, r.stderr, want)
+		}
+	}
 }
