@@ -128,8 +128,8 @@ func runFill(ctx context.Context, o *fillOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if strings.TrimSpace(o.query) == "" {
-		return usagef("fill: the query is empty")
+	if err := checkQuery("fill", o.query); err != nil {
+		return err
 	}
 	b, err := openBackend(ctx, o.g, false)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/fill/executor"
@@ -98,6 +99,20 @@ func (e *usageError) Error() string {
 	return e.err.Error()
 }
 func (e *usageError) Unwrap() error { return e.err }
+
+// checkQuery refuses a request select, fill and run cannot route alike
+// locally and with --remote: empty, or not UTF-8 text, which gRPC's
+// strings cannot carry ("grpc: error while marshaling: string field
+// contains invalid UTF-8").
+func checkQuery(cmd, q string) error {
+	switch {
+	case strings.TrimSpace(q) == "":
+		return usagef("%s: the query is empty", cmd)
+	case !utf8.ValidString(q):
+		return usagef("%s: the query is not UTF-8 text", cmd)
+	}
+	return nil
+}
 
 func usagef(format string, args ...any) error {
 	return &usageError{err: fmt.Errorf(format, args...)}

@@ -104,8 +104,8 @@ func runRun(ctx context.Context, o *runOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if strings.TrimSpace(o.query) == "" {
-		return usagef("run: the query is empty")
+	if err := checkQuery("run", o.query); err != nil {
+		return err
 	}
 
 	out := &runOutput{Query: o.query}

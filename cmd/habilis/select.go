@@ -56,8 +56,8 @@ func runSelect(ctx context.Context, o *selectOptions, stdout io.Writer) error {
 	if o.k < 1 || o.k > selector.MaxK {
 		return usagef("-k %d: want 1 to %d", o.k, selector.MaxK)
 	}
-	if strings.TrimSpace(o.query) == "" {
-		return usagef("select: the query is empty")
+	if err := checkQuery("select", o.query); err != nil {
+		return err
 	}
 	b, err := openBackend(ctx, o.g, false)
 	if err != nil {
