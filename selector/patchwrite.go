@@ -212,6 +212,10 @@ func (r *Router) commitPatch(ctx context.Context, p *patchPlan) (*LoadReport, er
 // report completes the report from the index the write leaves in force.
 func (p *patchPlan) report(ix *index) {
 	rep := p.rep
+	// By name, as a whole write reports them.
+	slices.Sort(rep.Added)
+	slices.Sort(rep.Updated)
+	slices.Sort(rep.Removed)
 	rep.Tools = ix.n()
 	rep.Unchanged = rep.Tools - len(rep.Added) - len(rep.Updated)
 	var counts []int

@@ -114,3 +114,23 @@ func snapshotVersion(t *testing.T, st habilis.Store) uint64 {
 	}
 	return snap.Meta.Version
 }
+
+// TestDeleteNamedTwice checks that a delete naming a tool twice deletes
+// it once, reported once and by name, whether the write is whole or a
+// patch: a patched one handed both names to the store, which refused the
+// batch, and reported the names in the order given.
+func TestDeleteNamedTwice(t *testing.T) {
+	for _, all := range [][]habilis.Tool{testCatalog(t), bigCatalog(t)} {
+		r, _ := open(t)
+		if _, err := r.Load(t.Context(), all, selector.LoadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := r.Delete(t.Context(), []string{"send_email", "lookup_word", "send_email"})
+		if err != nil {
+			t.Fatalf("Delete of a tool named twice, %d tools: %v", len(all), err)
+		}
+		if diff := cmp.Diff([]string{"lookup_word", "send_email"}, rep.Removed); diff != "" || len(r.Tools()) != len(all)-2 {
+			t.Errorf("Delete of a tool named twice, %d tools: %d left, removed (-want +got):\n%s", len(all), len(r.Tools()), diff)
+		}
+	}
+}

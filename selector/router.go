@@ -435,8 +435,11 @@ func (r *Router) update(ctx context.Context, op string, write func(*habilis.Snap
 }
 
 // Delete removes tools by name in one write. Unknown names return
-// ErrNotFound and change nothing.
+// ErrNotFound and change nothing; a name given twice is deleted once.
 func (r *Router) Delete(ctx context.Context, names []string) (*LoadReport, error) {
+	// The store refuses a batch that deletes a tool twice: a patched
+	// write, which hands the names on, failed where a whole one did not.
+	names = distinct(names)
 	if rep, done, err := r.patchWrite(ctx, "delete", writeRequest{deletes: names}); done {
 		return rep, err
 	}
@@ -629,6 +632,20 @@ func (r *Router) check() error {
 		return fmt.Errorf("router: %w", habilis.ErrClosed)
 	}
 	return nil
+}
+
+// distinct returns names without repeats, in the order of their first
+// appearance.
+func distinct(names []string) []string {
+	seen := make(map[string]bool, len(names))
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func nonNil(s []string) []string {
