@@ -107,6 +107,7 @@ func inputErrorCases(t *testing.T, store string) []errorCase {
 	customTool := file("custom.json", `[{"type": "function", "function": {"name": "a", "description": "d"}}, {"type": "custom", "name": "b", "description": "d"}]`)
 	unknownLabel := file("labelled.jsonl", `{"query": "weather in Oslo", "expected": ["nope"]}`+"\n")
 	missingQueries := filepath.Join(dir, "missing.jsonl")
+	noToolOnly := file("notool.jsonl", `{"query": "write me a sonnet about the sea", "expected": []}`+"\n")
 	return []errorCase{
 		{"no store", []string{"--store", missingStore, "select", "weather"}, exitError,
 			"habilis: store " + missingStore + " does not exist: load a catalog first (habilis load FILE) or pass --store: not found\n"},
@@ -126,6 +127,10 @@ func inputErrorCases(t *testing.T, store string) []errorCase {
 			"habilis: load mcp server `/nonexistent/mcp-server`: mcp server \"mcp\": connect: fork/exec /nonexistent/mcp-server: no such file or directory\n"},
 		{"fit to an unknown tool", []string{"--store", store, "fit", unknownLabel}, exitError,
 			"habilis: fit " + unknownLabel + `: query 1 "weather in Oslo" expects tool "nope": not found` + notInCatalog},
+		{"eval to an unknown tool", []string{"eval", "--tools", testdata("tools.json"), "--queries", unknownLabel}, exitError,
+			`habilis: eval: query "weather in Oslo" expects tool "nope", which the catalog does not hold: not found` + "\n"},
+		{"eval --min-acc without tool queries", []string{"eval", "--tools", testdata("tools.json"), "--queries", noToolOnly, "--min-acc", "0.5"}, exitError,
+			"habilis: eval: --min-acc: no query expects a tool, so there is no acc@1 to compare: invalid input\n"},
 		{"missing queries file", []string{"eval", "--tools", testdata("tools.json"), "--queries", missingQueries}, exitError,
 			"habilis: open " + missingQueries + ": no such file or directory\n"},
 		{"eval --fill without gold arguments", []string{"eval", "--fill", "--tools", testdata("tools.json"), "--queries", testdata("queries.jsonl")}, exitError,

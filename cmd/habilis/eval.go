@@ -157,8 +157,18 @@ func runEval(ctx context.Context, o *evalOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if out.AccAt1 < o.minAcc {
-		return &exitCodeError{exitAccuracy, fmt.Errorf("eval: acc_at_1 %.4f is below --min-acc %v", out.AccAt1, o.minAcc)}
+	return checkMinAcc(out.Report, o.minAcc)
+}
+
+// checkMinAcc is --min-acc's gate on rep's acc@1, which is over the queries
+// that expect a tool: without any it measures nothing, and its 0 is no
+// accuracy to gate on.
+func checkMinAcc(rep *eval.Report, minAcc float64) error {
+	switch {
+	case minAcc > 0 && rep.Queries == rep.NoTool.Queries:
+		return fmt.Errorf("eval: --min-acc: no query expects a tool, so there is no acc@1 to compare: %w", habilis.ErrInvalid)
+	case rep.AccAt1 < minAcc:
+		return &exitCodeError{exitAccuracy, fmt.Errorf("eval: acc_at_1 %.4f is below --min-acc %v", rep.AccAt1, minAcc)}
 	}
 	return nil
 }
