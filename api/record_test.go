@@ -121,26 +121,90 @@ func streamedCalls(names []string) []string {
 		"data: [DONE]\r\n\r\n")
 }
 
+// recordCase is one chat request of TestProxyRecord and the answer the
+// upstream gives it.
+type recordCase struct {
+	ask    string
+	calls  []string
+	stream bool
+	gzip   bool
+	status int
+	// afterTool makes the conversation end with a tool result; drop
+	// leaves a tool of the catalog out of the request.
+	afterTool bool
+	drop      string
+	want      bool
+}
+
+// post sends the case's request with tools to the proxy at url and
+// returns the answer's body.
+func (tt recordCase) post(t *testing.T, url string, tools []string) []byte {
+	t.Helper()
+	messages := fmt.Sprintf(`[{"role":"user","content":[{"type":"text","text":%q}]}]`, tt.ask)
+	if tt.afterTool {
+		messages = fmt.Sprintf(`[{"role":"user","content":%q},{"role":"assistant","tool_calls":%s},{"role":"tool","tool_call_id":"call_0","content":"Hallo"}]`,
+			tt.ask, toolCalls([]string{"translate_text"}, false))
+	}
+	extra := ""
+	if tt.stream {
+		extra = `, "stream": true`
+	}
+	sent := slices.DeleteFunc(slices.Clone(tools), func(def string) bool {
+		return tt.drop != "" && strings.Contains(def, `"name":"`+tt.drop+`"`)
+	})
+	body := chatBody(json.RawMessage("["+strings.Join(sent, ",")+"]"), messages, extra)
+	req, err := http.NewRequest(http.MethodPost, url+"/v1/chat/completions", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept-Encoding", map[bool]string{true: "gzip", false: "identity"}[tt.gzip])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%q: %v", tt.ask, err)
+	}
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%q: %v", tt.ask, err)
+	}
+	return got
+}
+
+// recordingProxy serves a proxy recording to a file in front of up, and
+// returns it, the file and the request tools: the catalog's, and one it
+// lacks (lookup_stock).
+func recordingProxy(t *testing.T, up http.Handler) (*httptest.Server, string, []string) {
+	t.Helper()
+	upstream := httptest.NewServer(up)
+	t.Cleanup(upstream.Close)
+	path := filepath.Join(t.TempDir(), "traffic.jsonl")
+	rec, err := eval.OpenRecorder(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rec.Close() })
+	s := NewServer(newRouter(t, testTools(t)), ServerOptions{InlineEmbedder: lexical.New(lexical.Options{})})
+	p, err := NewProxy(s, ProxyOptions{Upstream: upstream.URL + "/v1", K: 3, Record: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []string
+	for _, tool := range s.r.Tools() {
+		tools = append(tools, string(renderTool(&tool, shapeOpenAI)))
+	}
+	tools = append(tools, `{"type":"function","function":{"name":"lookup_stock","description":"Look up a stock price"}}`)
+	return httptest.NewServer(p), path, tools
+}
+
 // TestProxyRecord sends chat requests through a proxy with Record in
 // front of an upstream that calls tools, and checks the record line by
 // line: the last user message and the tool the first choice calls, from
 // JSON answers (plain or gzipped) and streams alike, and nothing for an
 // answer calling no tool, several, one the request lacks or the catalog
-// lacks, a failed answer, or an answer to a tool result. Streams reach the
-// client unchanged.
+// lacks, a failed answer, an answer to a tool result, or a stream the
+// client left. Streams reach the client unchanged.
 func TestProxyRecord(t *testing.T) {
-	tests := []struct {
-		ask    string
-		calls  []string
-		stream bool
-		gzip   bool
-		status int
-		// afterTool makes the conversation end with a tool result; drop
-		// leaves a tool of the catalog out of the request.
-		afterTool bool
-		drop      string
-		want      bool
-	}{
+	tests := []recordCase{
 		{ask: "will it rain in Oslo on Sunday", calls: []string{"get_forecast"}, want: true},
 		{ask: "is it cold in Bergen today", calls: []string{"get_weather"}, stream: true, want: true},
 		{ask: "mail Bob the <slides> & notes", calls: []string{"send_email"}, gzip: true, want: true},
@@ -160,54 +224,10 @@ func TestProxyRecord(t *testing.T) {
 	for _, tt := range tests {
 		up.calls[tt.ask], up.status[tt.ask] = tt.calls, tt.status
 	}
-	upstream := httptest.NewServer(up)
-	defer upstream.Close()
-	path := filepath.Join(t.TempDir(), "traffic.jsonl")
-	rec, err := eval.OpenRecorder(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Close()
-	s := NewServer(newRouter(t, testTools(t)), ServerOptions{InlineEmbedder: lexical.New(lexical.Options{})})
-	p, err := NewProxy(s, ProxyOptions{Upstream: upstream.URL + "/v1", K: 3, Record: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httptest.NewServer(p)
-	var tools []string
-	for _, tool := range s.r.Tools() {
-		tools = append(tools, string(renderTool(&tool, shapeOpenAI)))
-	}
-	tools = append(tools, `{"type":"function","function":{"name":"lookup_stock","description":"Look up a stock price"}}`)
+	proxy, path, tools := recordingProxy(t, up)
 	var want []string
 	for _, tt := range tests {
-		messages := fmt.Sprintf(`[{"role":"user","content":[{"type":"text","text":%q}]}]`, tt.ask)
-		if tt.afterTool {
-			messages = fmt.Sprintf(`[{"role":"user","content":%q},{"role":"assistant","tool_calls":%s},{"role":"tool","tool_call_id":"call_0","content":"Hallo"}]`,
-				tt.ask, toolCalls([]string{"translate_text"}, false))
-		}
-		extra := ""
-		if tt.stream {
-			extra = `, "stream": true`
-		}
-		sent := slices.DeleteFunc(slices.Clone(tools), func(def string) bool {
-			return tt.drop != "" && strings.Contains(def, `"name":"`+tt.drop+`"`)
-		})
-		body := chatBody(json.RawMessage("["+strings.Join(sent, ",")+"]"), messages, extra)
-		req, err := http.NewRequest(http.MethodPost, proxy.URL+"/v1/chat/completions", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Accept-Encoding", map[bool]string{true: "gzip", false: "identity"}[tt.gzip])
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatalf("%q: %v", tt.ask, err)
-		}
-		got, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatalf("%q: %v", tt.ask, err)
-		}
+		got := tt.post(t, proxy.URL, tools)
 		if tt.stream && string(got) != strings.Join(streamedCalls(tt.calls), "") {
 			t.Errorf("%q: the stream reached the client as %q, want it unchanged", tt.ask, got)
 		}
