@@ -157,3 +157,34 @@ func TestRunBM25(t *testing.T) {
 		t.Errorf("RunBM25 threshold %v, decision accuracy %v; want %v and 0.75", rep.Threshold, rep.DecisionAccuracy, blue)
 	}
 }
+
+// TestRunBM25Candidates checks BM25 in candidates mode: each row ranks
+// its own list only (a tool left out of it is never chosen), an inline
+// definition stands in for the catalog's tool of its name, and a row
+// without a list ranks the whole catalog.
+func TestRunBM25Candidates(t *testing.T) {
+	tools := []habilis.Tool{
+		{Name: "alpha", Description: "red red", InputSchema: []byte(`{"type":"object"}`)},
+		{Name: "beta", Description: "blue", InputSchema: []byte(`{"type":"object"}`)},
+	}
+	qs, err := eval.ParseQueries("q.jsonl", strings.NewReader(`{"query": "red", "expected": ["alpha"], "candidates": ["alpha", "beta"]}
+{"query": "red", "expected": [], "candidates": ["beta"]}
+{"query": "blue", "expected": ["alpha"], "candidates": [{"name": "alpha", "description": "blue blue"}, "beta"]}
+{"query": "blue", "expected": ["beta"]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := eval.RunBM25(context.Background(), tools, qs, eval.Options{K: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.RankAccAt1 != 1 || rep.NoTool.Queries != 1 {
+		t.Errorf("RunBM25 in candidates mode: ranking acc@1 %v over %d no-tool queries; want 1 over 1", rep.RankAccAt1, rep.NoTool.Queries)
+	}
+	for _, m := range rep.MissedAbstentions {
+		if m.Chosen == "alpha" {
+			t.Errorf("RunBM25 chose alpha for %q, whose candidates leave it out", m.Query)
+		}
+	}
+}
