@@ -21,6 +21,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/habilis-router/habilis"
@@ -261,6 +262,11 @@ func selectOptions(req selectParams) (habilis.SelectOptions, error) {
 	m, err := habilis.ParseMode(mode)
 	if err != nil {
 		return habilis.SelectOptions{}, invalidf("mode", "%q: want description, centroid, hybrid or empty", mode)
+	}
+	for i, n := range req.GetDenied() {
+		if slices.Contains(req.GetPinned(), n) {
+			return habilis.SelectOptions{}, invalidf(fmt.Sprintf("denied[%d]", i), "%q is pinned too: a tool is pinned or denied, not both", n)
+		}
 	}
 	return habilis.SelectOptions{K: int(k), Mode: m, Pinned: req.GetPinned(), Denied: req.GetDenied(), FailOpen: req.GetFailOpen()}, nil
 }

@@ -737,6 +737,10 @@ func TestBadRequests(t *testing.T) {
 			_, err := raw.Select(ctx, &habilisv1.SelectRequest{Query: "weather", Pinned: []string{"get_weather", "teleport"}})
 			return err
 		}, codes.NotFound, nil, "teleport"},
+		{"pinned and denied", func() error {
+			_, err := raw.Select(ctx, &habilisv1.SelectRequest{Query: "weather", Pinned: []string{"get_weather"}, Denied: []string{"send_email", "get_weather"}})
+			return err
+		}, codes.InvalidArgument, []string{"denied[1]"}, `"get_weather" is pinned too`},
 		{"unknown tool", func() error { _, err := raw.GetTool(ctx, &habilisv1.GetToolRequest{Name: "teleport"}); return err }, codes.NotFound, nil, "teleport"},
 		{"empty batch", func() error { _, err := raw.SelectBatch(ctx, &habilisv1.SelectBatchRequest{}); return err }, codes.InvalidArgument, []string{"queries"}, ""},
 		{"blank batch query", func() error {
