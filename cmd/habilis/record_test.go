@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis/eval"
 	"github.com/habilis-router/habilis/internal/testutil"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // recordedRows reads a --record file line by line as "query|tool|source",
@@ -216,4 +218,53 @@ func TestProxyRecordThenFit(t *testing.T) {
 		t.Fatalf("recorded (-want +got):\n%s", diff)
 	}
 	fitRecorded(t, store, record)
+}
+
+// TestMCPServeRecordHTTP interleaves two sessions of `habilis mcp serve
+// --http --record`: each call records its own session's last search, not
+// the other's later one.
+func TestMCPServeRecordHTTP(t *testing.T) {
+	record := filepath.Join(t.TempDir(), "traffic.jsonl")
+	cmd := habilisCmd("mcp", "serve", "--http", "127.0.0.1:0", "--config", testUpstreams(t), "--record", record)
+	stderr := &testutil.Buffer{}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	addr, ok := strings.CutPrefix(line, "listening on ")
+	if err != nil || !ok {
+		t.Fatalf("habilis mcp serve --http printed %q (%v)\nstderr:\n%s", line, err, stderr)
+	}
+	url, _, _ := strings.Cut(addr, " ")
+	var sessions [2]*mcp.ClientSession
+	for i := range sessions {
+		if sessions[i], err = mcp.NewClient(&mcp.Implementation{Name: "agent"}, nil).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, nil); err != nil {
+			t.Fatalf("connect to %s: %v\nstderr:\n%s", url, err, stderr)
+		}
+		defer sessions[i].Close()
+	}
+	a, b := sessions[0], sessions[1]
+	searchTools(t, a, "what time is it in Tokyo", 5)
+	searchTools(t, b, "jot this down for later: buy milk", 5)
+	callThrough(t, a, "current_time", map[string]any{"timezone": "Asia/Tokyo"})
+	callThrough(t, b, "save_note", map[string]any{"text": "buy milk"})
+	searchTools(t, b, "count the words of my essay", 5)
+	callThrough(t, a, "count_words", map[string]any{"text": "a b"}) // a's last search still the first
+	want := []string{
+		"what time is it in Tokyo|current_time|mcp",
+		"jot this down for later: buy milk|save_note|mcp",
+		"what time is it in Tokyo|count_words|mcp",
+	}
+	if diff := cmp.Diff(want, recordedRows(t, record)); diff != "" {
+		t.Errorf("recorded (-want +got):\n%s\nstderr:\n%s", diff, stderr)
+	}
 }
