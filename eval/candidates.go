@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,7 +17,8 @@ import (
 
 // parseCandidates reads a row's "candidates": an array whose elements are
 // tool names (strings) or tool definitions in any shape catalog.Parse
-// reads (objects); where names the row in errors.
+// reads (objects); where names the row in errors, which name a definition
+// by its place in the list.
 func (q *Query) parseCandidates(where string, raw json.RawMessage) error {
 	q.HasCandidates = true
 	if string(raw) == "null" {
@@ -27,7 +29,9 @@ func (q *Query) parseCandidates(where string, raw json.RawMessage) error {
 	if err := json.Unmarshal(raw, &elems); err != nil {
 		return fmt.Errorf("%s: field \"candidates\": must be an array of tool names or definitions: %w", where, habilis.ErrInvalid)
 	}
-	var defs []json.RawMessage
+	file := where + `: field "candidates"`
+	defined := map[string]int{} // an inline tool's place in the list
+	var errs []error
 	for i, e := range elems {
 		var name string
 		switch {
@@ -37,27 +41,45 @@ func (q *Query) parseCandidates(where string, raw json.RawMessage) error {
 			}
 			q.Candidates = append(q.Candidates, name)
 		case len(e) > 0 && e[0] == '{':
-			defs = append(defs, e)
+			t, err := parseDefinition(file, i, e)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if j, dup := defined[t.Name]; dup {
+				errs = append(errs, &catalog.Error{File: file, Index: i, Tool: t.Name, Field: "name", Msg: fmt.Sprintf("duplicates the name of tool %d", j)})
+				continue
+			}
+			defined[t.Name] = i
+			q.Inline = append(q.Inline, t)
+			q.Candidates = append(q.Candidates, t.Name)
 		default:
 			return fmt.Errorf("%s: field \"candidates\"[%d]: want a tool name or a tool definition: %w", where, i, habilis.ErrInvalid)
 		}
 	}
-	if len(defs) == 0 {
-		return nil
+	return errors.Join(errs...)
+}
+
+// parseDefinition parses the tool definition at place i of a candidates
+// list, its problems named by that place as catalog.Parse names a tool
+// by its place in a catalog.
+func parseDefinition(file string, i int, def json.RawMessage) (habilis.Tool, error) {
+	tools, err := catalog.Parse(file, append(append([]byte{'['}, def...), ']'))
+	if err == nil {
+		return tools[0], nil
 	}
-	list, err := json.Marshal(defs)
-	if err != nil {
-		return fmt.Errorf("%s: field \"candidates\": %v: %w", where, err, habilis.ErrInvalid)
+	var problems []error
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		problems = joined.Unwrap()
+	} else {
+		problems = []error{err}
 	}
-	tools, err := catalog.Parse(where+": candidates", list)
-	if err != nil {
-		return err
+	for _, p := range problems {
+		if ce, ok := p.(*catalog.Error); ok && ce.Index == 0 {
+			ce.Index = i
+		}
 	}
-	for _, t := range tools {
-		q.Inline = append(q.Inline, t)
-		q.Candidates = append(q.Candidates, t.Name)
-	}
-	return nil
+	return habilis.Tool{}, err
 }
 
 // NewRouter returns an empty router to load one catalog into; candidates

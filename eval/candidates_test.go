@@ -83,16 +83,26 @@ func TestRunCandidates(t *testing.T) {
 	}
 }
 
+// TestParseCandidatesErrors checks that a bad candidates list is refused
+// naming the row, and a bad definition in it by its place in the list:
+// they were named by their place among the list's definitions alone
+// ("candidates: tool 0" for the list's second element).
 func TestParseCandidatesErrors(t *testing.T) {
-	for _, row := range []string{
-		`{"query": "x", "expected": [], "candidates": "get_weather"}`,
-		`{"query": "x", "expected": [], "candidates": [""]}`,
-		`{"query": "x", "expected": [], "candidates": [3]}`,
-		`{"query": "x", "expected": [], "candidates": [{"name": "t"}]}`,
+	for _, tt := range []struct{ candidates, want string }{
+		{`"get_weather"`, `q.jsonl:1: field "candidates": must be an array`},
+		{`[""]`, `q.jsonl:1: field "candidates"[0]: empty tool name`},
+		{`[3]`, `q.jsonl:1: field "candidates"[0]: want a tool name or a tool definition`},
+		{`[{"name": "t"}]`, `q.jsonl:1: field "candidates": tool 0 "t": field "description": is required`},
+		{`["get_weather", {"name": "t"}]`, `q.jsonl:1: field "candidates": tool 1 "t": field "description": is required`},
+		{`["a", {"name": "t", "description": "d", "colour": "red"}, {"name": "u"}]`, `q.jsonl:1: field "candidates": tool 1 "t": field "colour": unknown field`},
+		{`["a", {"name": "t", "description": "d", "colour": "red"}, {"name": "u"}]`, `q.jsonl:1: field "candidates": tool 2 "u": field "description"`},
+		{`[{"name": "t", "description": "a"}, "b", {"name": "t", "description": "b"}]`,
+			`q.jsonl:1: field "candidates": tool 2 "t": field "name": duplicates the name of tool 0`},
 	} {
+		row := `{"query": "x", "expected": [], "candidates": ` + tt.candidates + `}`
 		_, err := eval.ParseQueries("q.jsonl", strings.NewReader(row))
-		if !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), "q.jsonl:1") {
-			t.Errorf("ParseQueries(%s) error = %v, want ErrInvalid naming q.jsonl:1", row, err)
+		if !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseQueries(candidates %s) error = %v, want ErrInvalid saying %q", tt.candidates, err, tt.want)
 		}
 	}
 }
