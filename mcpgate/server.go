@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -138,7 +139,7 @@ type searchArgs struct {
 func (s *session) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var a searchArgs
 	if err := json.Unmarshal(orEmpty(req.Params.Arguments), &a); err != nil {
-		return errorResult("search_tools: arguments: want {\"query\": string, \"k\": integer}: %v", err), nil
+		return argsError("search_tools", `{"query": string, "k": integer}`, err), nil
 	}
 	if strings.TrimSpace(a.Query) == "" {
 		return errorResult("search_tools: query: must not be empty"), nil
@@ -169,13 +170,44 @@ func (s *session) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil
 }
 
+// argsError words why the arguments of the gateway's tool do not decode:
+// the field and the JSON it wants ("k: must be an integer, got number
+// 2.5"), not the decoder's Go names, or else the whole shape wanted.
+func argsError(tool, want string, err error) *mcp.CallToolResult {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return errorResult("%s: %s: must be %s, got %s", tool, te.Field, jsonKind(te.Type), te.Value)
+	}
+	return errorResult("%s: arguments: want %s: %v", tool, want, err)
+}
+
+// jsonKind names the JSON values that decode into t.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int64:
+		return "an integer"
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 { // json.RawMessage: any value
+			return "JSON"
+		}
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return t.String()
+}
+
 func (s *session) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var a struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	if err := json.Unmarshal(orEmpty(req.Params.Arguments), &a); err != nil {
-		return errorResult("call_tool: arguments: want {\"name\": string, \"arguments\": object}: %v", err), nil
+		return argsError("call_tool", `{"name": string, "arguments": object}`, err), nil
 	}
 	if a.Name == "" {
 		return errorResult("call_tool: name: must not be empty"), nil

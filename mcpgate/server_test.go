@@ -145,3 +145,25 @@ func TestServerExposeSelectedLists(t *testing.T) {
 		t.Errorf("call_tool of a tool no longer exposed = %q", text(res))
 	}
 }
+
+// TestServerArgumentMessages: arguments of the wrong type are refused
+// naming the field and the JSON it wants, not the decoder's Go names
+// ("cannot unmarshal number 2.5 into Go struct field searchArgs.k").
+func TestServerArgumentMessages(t *testing.T) {
+	f := weatherAndFiles()
+	cs := connect(t, f.gateway(t, f.options()), ExposeSearch, nil)
+	for _, tt := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"search_tools", map[string]any{"query": 3}, "search_tools: query: must be a string, got number"},
+		{"search_tools", map[string]any{"query": "rain", "k": 2.5}, "search_tools: k: must be an integer, got number 2.5"},
+		{"search_tools", map[string]any{"query": "rain", "k": "2"}, "search_tools: k: must be an integer, got string"},
+		{"call_tool", map[string]any{"name": 5}, "call_tool: name: must be a string, got number"},
+	} {
+		if res := clientCall(t, cs, tt.tool, tt.args); !res.IsError || text(res) != tt.want {
+			t.Errorf("%s %v = isError %v %q, want %q", tt.tool, tt.args, res.IsError, text(res), tt.want)
+		}
+	}
+}
