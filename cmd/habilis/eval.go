@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -332,8 +333,10 @@ func printEval(w io.Writer, out *evalOutput) {
 	fmt.Fprintf(tw, "  mrr\t%s\n", figure(r.MRR, toolQ))
 	fmt.Fprintf(tw, "  decision accuracy\t%.3f\n", r.DecisionAccuracy)
 	if r.NoTool.Queries > 0 {
-		fmt.Fprintf(tw, "  no-tool\t%d queries, auroc %s, abstain precision %.3f, abstain recall %.3f\n",
-			r.NoTool.Queries, figure(r.NoTool.AUROC, min(toolQ, r.NoTool.Queries)), r.NoTool.AbstainPrecision, r.NoTool.AbstainRecall)
+		// Abstain precision is over the abstentions, right and wrong.
+		abstained := int(math.Round(r.NoTool.AbstainRecall*float64(r.NoTool.Queries) + r.NoTool.WrongAbstainRate*float64(toolQ)))
+		fmt.Fprintf(tw, "  no-tool\t%d queries, auroc %s, abstain precision %s, abstain recall %.3f\n",
+			r.NoTool.Queries, figure(r.NoTool.AUROC, min(toolQ, r.NoTool.Queries)), figure(r.NoTool.AbstainPrecision, abstained), r.NoTool.AbstainRecall)
 		fmt.Fprintf(tw, "  accepted no-tool\t%.3f of no-tool queries got a tool\n", r.NoTool.AcceptedRate)
 	}
 	fmt.Fprintf(tw, "  wrong abstentions\t%s of tool queries\n", figure(r.NoTool.WrongAbstainRate, toolQ))

@@ -138,8 +138,10 @@ func TestPrintEvalUndefinedFigures(t *testing.T) {
 		{"no tool queries", eval.Report{Queries: 3, K: 5, DecisionAccuracy: 1, NoTool: eval.NoTool{Queries: 3, AbstainRecall: 1}},
 			[]string{"acc@1              –", "recall@5           –", "mrr                –", "auroc –", "wrong abstentions  – of tool queries"},
 			[]string{"decision accuracy  1.000"}},
-		{"both kinds", eval.Report{Queries: 4, K: 5, AccAt1: 0.5, NoTool: eval.NoTool{Queries: 2, AUROC: 0.75}},
-			nil, []string{"acc@1              0.500", "auroc 0.750", "wrong abstentions  0.000 of tool queries"}},
+		{"both kinds, no abstention", eval.Report{Queries: 4, K: 5, AccAt1: 0.5, NoTool: eval.NoTool{Queries: 2, AUROC: 0.75}},
+			[]string{"abstain precision –"}, []string{"acc@1              0.500", "auroc 0.750", "wrong abstentions  0.000 of tool queries"}},
+		{"abstentions", eval.Report{Queries: 4, K: 5, NoTool: eval.NoTool{Queries: 2, AbstainPrecision: 0.5, AbstainRecall: 0.5, WrongAbstainRate: 0.5}},
+			nil, []string{"abstain precision 0.500"}},
 	} {
 		var b strings.Builder
 		printEval(&b, &evalOutput{Result: &eval.Result{Report: &tt.rep}})
