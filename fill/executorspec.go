@@ -92,11 +92,26 @@ func (e *ExecutorError) Unwrap() error { return habilis.ErrInvalid }
 // ExecutorFields returns the fields an executor spec may have, in the
 // order ExecutorSpec declares them.
 func ExecutorFields() []string {
-	t := reflect.TypeFor[ExecutorSpec]()
 	var out []string
+	for _, f := range specFields() {
+		out = append(out, f.name)
+	}
+	return out
+}
+
+// specField is a field of ExecutorSpec by its JSON name.
+type specField struct {
+	name string
+	typ  reflect.Type
+}
+
+// specFields returns ExecutorSpec's JSON fields, in declaration order.
+func specFields() []specField {
+	t := reflect.TypeFor[ExecutorSpec]()
+	var out []specField
 	for i := range t.NumField() {
 		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" {
-			out = append(out, name)
+			out = append(out, specField{name, t.Field(i).Type})
 		}
 	}
 	return out
@@ -126,12 +141,10 @@ func ParseExecutorSpec(raw json.RawMessage) (*ExecutorSpec, error) {
 // specType names in an error the JSON form of the spec's field, whose
 // value or element (of type t) did not decode.
 func specType(field string, t reflect.Type) string {
-	if f, ok := reflect.TypeFor[ExecutorSpec]().FieldByNameFunc(func(n string) bool {
-		sf, _ := reflect.TypeFor[ExecutorSpec]().FieldByName(n)
-		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-		return name == field
-	}); ok {
-		t = f.Type
+	for _, f := range specFields() {
+		if f.name == field {
+			t = f.typ
+		}
 	}
 	switch t.Kind() {
 	case reflect.String:
