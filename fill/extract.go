@@ -103,7 +103,7 @@ func objectArgs(s *Schema) []*arg {
 
 // unambiguous fills a when its kind leaves no doubt about which of the
 // request's words can hold it: enums, booleans, nested objects, e-mail
-// addresses, URLs and dates.
+// addresses, URLs, dates and file paths.
 func (x *extraction) unambiguous(a *arg) {
 	switch {
 	case len(a.s.Enum) > 0:
@@ -122,6 +122,8 @@ func (x *extraction) unambiguous(a *arg) {
 		x.fromMentions(a, x.q.urls, "")
 	case isKind(a, "date"):
 		x.fromMentions(a, x.q.dates, dateLayout(a.s))
+	case isKind(a, "path"):
+		x.fromMentions(a, x.q.paths, "")
 	}
 }
 
@@ -164,6 +166,8 @@ func isKind(a *arg, kind string) bool {
 		return has("url", "uri", "link", "website", "site", "endpoint", "href", "webpage", "homepage")
 	case "date":
 		return has("date", "day", "birthday", "deadline", "dob")
+	case "path":
+		return has("path", "file", "filename", "filepath", "dir", "directory", "folder")
 	}
 	return false
 }

@@ -147,6 +147,24 @@ func TestExtractorFormats(t *testing.T) {
 	})
 }
 
+// TestExtractorPaths: an argument named for a file or a directory takes
+// the path the request names, unquoted (the filesystem MCP server's tools
+// take "path"); a URL or a number is no path.
+func TestExtractorPaths(t *testing.T) {
+	path := `{"properties":{"path":{"type":"string"}},"required":["path"]}`
+	testExtractor(t, []extractorTest{
+		{"absolute", path, "show me what is in the file /etc/hosts", time.Time{}, `{"path":"/etc/hosts"}`},
+		{"after its name", path, "read the file at path /tmp/notes/todo.md.", time.Time{}, `{"path":"/tmp/notes/todo.md"}`},
+		{"relative", path, "list the folder ./src/app please", time.Time{}, `{"path":"./src/app"}`},
+		{"home", path, "what is in ~/Documents/plan.txt?", time.Time{}, `{"path":"~/Documents/plan.txt"}`},
+		{"file name", path, "open notes.txt", time.Time{}, `{"path":"notes.txt"}`},
+		{"windows", path, `open C:\Users\me\a.doc`, time.Time{}, `{"path":"C:\\Users\\me\\a.doc"}`},
+		{"named directory", `{"properties":{"directory":{"type":"string"}}}`, "make the directory build/out", time.Time{}, `{"directory":"build/out"}`},
+		{"a URL is no path", path, "read https://example.com/a.txt", time.Time{}, `{}`},
+		{"a number is no path", path, "read 3.14 of it", time.Time{}, `{}`},
+	})
+}
+
 func TestExtractorBadSchema(t *testing.T) {
 	_, err := (&Extractor{}).Fill(context.Background(), toolWith(`{"type":7}`), "x")
 	if !errors.Is(err, habilis.ErrInvalid) {

@@ -28,7 +28,7 @@ type mention struct {
 }
 
 // query is a user's request analysed once: normalised text, tokens, and the
-// numbers, dates, e-mail addresses and URLs it mentions.
+// numbers, dates, e-mail addresses, URLs and file paths it mentions.
 type query struct {
 	raw     string
 	norm    string
@@ -37,6 +37,7 @@ type query struct {
 	dates   []mention
 	emails  []mention
 	urls    []mention
+	paths   []mention
 }
 
 func analyse(raw string, now time.Time) *query {
@@ -53,6 +54,15 @@ func analyse(raw string, now time.Time) *query {
 			end--
 		}
 		q.urls = append(q.urls, mention{start: m[0], end: end})
+	}
+	for _, m := range pathPattern.FindAllStringSubmatchIndex(raw, -1) {
+		end := m[3]
+		for end > m[2] && strings.ContainsRune(".,;:!?)]}'\"", rune(raw[end-1])) {
+			end--
+		}
+		if !strings.Contains(raw[m[2]:end], "://") {
+			q.paths = append(q.paths, mention{start: m[2], end: end})
+		}
 	}
 	return q
 }
