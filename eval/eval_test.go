@@ -178,6 +178,48 @@ func TestFit(t *testing.T) {
 	}
 }
 
+// TestFitWithoutNoToolQueries checks that queries all for a tool, as
+// recorded traffic is, learn the gates against the built-in background's
+// generic requests, and that queries for no tool leave the background
+// out.
+func TestFitWithoutNoToolQueries(t *testing.T) {
+	var qs []eval.Query
+	for _, q := range []string{"mail the slides to Ann", "email my landlord about the heating", "send Tom a note by email", "drop an email to support",
+		"please email the draft to Lee", "email the team the agenda", "write to Bob by email", "email the invoice to Carl"} {
+		qs = append(qs, eval.Query{Query: q, Expected: []string{"send_email"}})
+	}
+	for _, q := range []string{"convert 5 francs to yen", "what are 80 dollars in pounds", "change 12 euros into kroner", "how much is 3 pounds in dollars",
+		"40 euros in dollars please", "what is 100 yen in euros"} {
+		qs = append(qs, eval.Query{Query: q, Expected: []string{"convert_currency"}})
+	}
+	for _, tt := range []struct {
+		name       string
+		qs         []eval.Query
+		background int
+	}{
+		{"tool queries alone", qs, len(selector.BackgroundRequests())},
+		{"with queries for no tool", append(slices.Clone(qs), eval.Query{Query: "paint my fence blue"}, eval.Query{Query: "knit a scarf pattern"},
+			eval.Query{Query: "sing me a lullaby"}, eval.Query{Query: "what is the capital of Peru"}), 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, _ := router(t)
+			rep, err := eval.Fit(t.Context(), r, tt.qs, eval.FitOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.BackgroundQueries != tt.background {
+				t.Errorf("Fit learned against %d background requests, want %d", rep.BackgroundQueries, tt.background)
+			}
+			// The gates were learned (fit's margin), not kept from the
+			// examples, and the tuning half measured abstentions.
+			if rep.After.MarginSource != "fit" || rep.Tuning.AbstainRecall == 0 {
+				t.Errorf("Fit: margin from %q, tuning half abstains on %v of no-tool queries; want the gates learned from requests for no tool, some refused",
+					rep.After.MarginSource, rep.Tuning.AbstainRecall)
+			}
+		})
+	}
+}
+
 func TestFitRefuses(t *testing.T) {
 	r, _ := router(t)
 	ctx := context.Background()

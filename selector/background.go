@@ -24,6 +24,12 @@ func backgroundRequests() []string {
 	return strings.Split(strings.TrimSpace(backgroundText), "\n")
 }
 
+// BackgroundRequests returns the built-in generic requests that no
+// catalog's tool is meant for, which every catalog's gates are measured
+// against: what fit separates labelled requests from when it is given no
+// request for no tool.
+func BackgroundRequests() []string { return backgroundRequests() }
+
 // Background is how generic requests (the background) score at one tool:
 // the mean and standard deviation of each gate score over them, in the
 // order description, centroid, evidence. A tool's gates never sit below

@@ -30,7 +30,9 @@ Unless --no-examples is given, each single-tool query also becomes an example
 of its tool (up to 200 per tool), so the stored catalog then holds more
 examples than the file it was loaded from: loading that file again drops them.
 Settings are chosen on half of the queries against a trial catalog that holds
-the other half as examples, so no query is scored against itself.`,
+the other half as examples, so no query is scored against itself. When that
+half holds no query for no tool (traffic recorded with --record holds none),
+the thresholds are learned against the built-in generic requests instead.`,
 		Args: rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.file = args[0]
@@ -75,6 +77,9 @@ func runFit(ctx context.Context, o *fitOptions, stdout io.Writer) error {
 func printFit(w io.Writer, rep *eval.FitReport) {
 	fmt.Fprintf(w, "  queries: %d (%d for a tool, %d for none); %d added as examples; catalog version %d\n",
 		rep.Queries, rep.ToolQueries, rep.NoToolQueries, rep.AddedExamples, rep.Version)
+	if rep.BackgroundQueries > 0 {
+		fmt.Fprintf(w, "  no query for no tool in the tuning half: the gates were learned against the %d built-in generic requests\n", rep.BackgroundQueries)
+	}
 	b, a := rep.Before, rep.After
 	tw := newTable(w)
 	fmt.Fprintln(tw, "  SETTING\tBEFORE\tAFTER")
