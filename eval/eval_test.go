@@ -3,6 +3,7 @@ package eval_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math"
 	"os"
@@ -184,22 +185,26 @@ func TestFit(t *testing.T) {
 // out.
 func TestFitWithoutNoToolQueries(t *testing.T) {
 	var qs []eval.Query
-	for _, q := range []string{"mail the slides to Ann", "email my landlord about the heating", "send Tom a note by email", "drop an email to support",
-		"please email the draft to Lee", "email the team the agenda", "write to Bob by email", "email the invoice to Carl"} {
-		qs = append(qs, eval.Query{Query: q, Expected: []string{"send_email"}})
+	for _, who := range []string{"Ann", "Bob", "Carl", "Dana", "Lee", "my landlord", "the team", "support", "Tom", "my boss"} {
+		for _, what := range []string{"email %s the slides", "send %s a note by email", "mail the invoice to %s", "write to %s by email"} {
+			qs = append(qs, eval.Query{Query: fmt.Sprintf(what, who), Expected: []string{"send_email"}})
+		}
 	}
-	for _, q := range []string{"convert 5 francs to yen", "what are 80 dollars in pounds", "change 12 euros into kroner", "how much is 3 pounds in dollars",
-		"40 euros in dollars please", "what is 100 yen in euros"} {
-		qs = append(qs, eval.Query{Query: q, Expected: []string{"convert_currency"}})
+	for _, amount := range []string{"5 francs", "80 dollars", "12 euros", "3 pounds", "40 kroner", "100 yen", "7 rupees", "60 pesos"} {
+		for _, into := range []string{"convert %s to yen", "what are %s in pounds", "how much is %s in dollars"} {
+			qs = append(qs, eval.Query{Query: fmt.Sprintf(into, amount), Expected: []string{"convert_currency"}})
+		}
 	}
 	for _, tt := range []struct {
 		name       string
 		qs         []eval.Query
 		background int
+		learned    bool
 	}{
-		{"tool queries alone", qs, len(selector.BackgroundRequests())},
+		{"tool queries alone", qs, len(selector.BackgroundRequests()), true},
+		{"too few to learn gates from", qs[:12], 0, false},
 		{"with queries for no tool", append(slices.Clone(qs), eval.Query{Query: "paint my fence blue"}, eval.Query{Query: "knit a scarf pattern"},
-			eval.Query{Query: "sing me a lullaby"}, eval.Query{Query: "what is the capital of Peru"}), 0},
+			eval.Query{Query: "sing me a lullaby"}, eval.Query{Query: "what is the capital of Peru"}), 0, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r, _ := router(t)
@@ -211,10 +216,11 @@ func TestFitWithoutNoToolQueries(t *testing.T) {
 				t.Errorf("Fit learned against %d background requests, want %d", rep.BackgroundQueries, tt.background)
 			}
 			// The gates were learned (fit's margin), not kept from the
-			// examples, and the tuning half measured abstentions.
-			if rep.After.MarginSource != "fit" || rep.Tuning.AbstainRecall == 0 {
-				t.Errorf("Fit: margin from %q, tuning half abstains on %v of no-tool queries; want the gates learned from requests for no tool, some refused",
-					rep.After.MarginSource, rep.Tuning.AbstainRecall)
+			// examples, and the tuning half measured abstentions; or,
+			// from too few queries, kept.
+			if learned := rep.After.MarginSource == "fit"; learned != tt.learned || (learned && rep.Tuning.AbstainRecall == 0) {
+				t.Errorf("Fit: margin from %q, tuning half abstains on %v of no-tool queries; want gates learned %v, some requests for no tool refused",
+					rep.After.MarginSource, rep.Tuning.AbstainRecall, tt.learned)
 			}
 		})
 	}

@@ -136,6 +136,13 @@ func Fit(ctx context.Context, r *selector.Router, qs []Query, opts FitOptions) (
 	return rep, nil
 }
 
+// minGateQueries is how many tuning queries for a tool fit needs to learn
+// the gates from: a cut at the share MinPass of fewer is one query's
+// score, which a small file of recorded traffic would make the gate of the
+// whole catalog. With fewer, the catalog keeps the gates its examples
+// calibrate.
+const minGateQueries = 20
+
 // withNegatives returns the tuning queries qs and, when none of them is
 // for no tool (traffic recorded from tool calls holds none), the built-in
 // background's generic requests as requests for no tool, with how many
@@ -147,10 +154,15 @@ func Fit(ctx context.Context, r *selector.Router, qs []Query, opts FitOptions) (
 // a's 76 requests for no tool; against the background, 12.7 % as well
 // (docs/proxy.md, learning from traffic).
 func withNegatives(qs []Query) ([]Query, int) {
+	tool := 0
 	for _, q := range qs {
 		if len(q.Expected) == 0 {
 			return qs, 0
 		}
+		tool++
+	}
+	if tool < minGateQueries {
+		return qs, 0 // too few to learn gates from (see tune)
 	}
 	bg := selector.BackgroundRequests()
 	out := slices.Grow(slices.Clip(qs), len(bg))
@@ -277,7 +289,9 @@ func tune(ctx context.Context, r *selector.Router, qs []Query, c map[string]int)
 	var strength float32
 	var tops []int
 	cal.Weights, strength, figs.RankAccAt1, tops = chooseFusion(rows, c)
-	cal.LearnGates(gateScores(rows, tops))
+	if posEv, negEv, posGate, negGate := gateScores(rows, tops); len(posEv) >= minGateQueries {
+		cal.LearnGates(posEv, negEv, posGate, negGate)
+	}
 	figs.decisions(rows, tops, cal)
 	return cal, figs, strength, nil
 }

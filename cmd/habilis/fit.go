@@ -32,7 +32,8 @@ examples than the file it was loaded from: loading that file again drops them.
 Settings are chosen on half of the queries against a trial catalog that holds
 the other half as examples, so no query is scored against itself. When that
 half holds no query for no tool (traffic recorded with --record holds none),
-the thresholds are learned against the built-in generic requests instead.`,
+the thresholds are learned against the built-in generic requests instead;
+with fewer than 20 queries for a tool in it, they are kept as they were.`,
 		Args: rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.file = args[0]
