@@ -104,6 +104,14 @@ func gatewayOverStdio(t *testing.T, args ...string) (*mcp.ClientSession, *testut
 // session, the gateway's stderr, and the gateway's process.
 func gatewayOverHTTP(t *testing.T, args ...string) (*mcp.ClientSession, *testutil.Buffer, *exec.Cmd) {
 	t.Helper()
+	url, stderr, cmd := startGatewayHTTP(t, args...)
+	return connectHTTP(t, url, stderr), stderr, cmd
+}
+
+// startGatewayHTTP starts `habilis mcp serve --http` with args and returns
+// the URL it serves, its stderr and its process, killed when t ends.
+func startGatewayHTTP(t *testing.T, args ...string) (string, *testutil.Buffer, *exec.Cmd) {
+	t.Helper()
 	cmd := habilisCmd(append([]string{"mcp", "serve", "--http", "127.0.0.1:0"}, args...)...)
 	stderr := &testutil.Buffer{}
 	cmd.Stderr = stderr
@@ -124,12 +132,19 @@ func gatewayOverHTTP(t *testing.T, args ...string) (*mcp.ClientSession, *testuti
 		t.Fatalf("habilis mcp serve --http printed %q (%v)\nstderr:\n%s", line, err, stderr)
 	}
 	url, _, _ := strings.Cut(addr, " ")
+	return url, stderr, cmd
+}
+
+// connectHTTP connects a client session to the gateway at url, closed when
+// t ends.
+func connectHTTP(t *testing.T, url string, stderr *testutil.Buffer) *mcp.ClientSession {
+	t.Helper()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent"}, nil).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
 	if err != nil {
 		t.Fatalf("connect to %s: %v\nstderr:\n%s", url, err, stderr)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return cs, stderr, cmd
+	return cs
 }
 
 // searchTools calls search_tools and decodes its answer, checking that

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,7 +16,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis/eval"
 	"github.com/habilis-router/habilis/internal/testutil"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // recordedRows reads a --record file line by line as "query|tool|source",
@@ -225,34 +223,8 @@ func TestProxyRecordThenFit(t *testing.T) {
 // the other's later one.
 func TestMCPServeRecordHTTP(t *testing.T) {
 	record := filepath.Join(t.TempDir(), "traffic.jsonl")
-	cmd := habilisCmd("mcp", "serve", "--http", "127.0.0.1:0", "--config", testUpstreams(t), "--record", record)
-	stderr := &testutil.Buffer{}
-	cmd.Stderr = stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	addr, ok := strings.CutPrefix(line, "listening on ")
-	if err != nil || !ok {
-		t.Fatalf("habilis mcp serve --http printed %q (%v)\nstderr:\n%s", line, err, stderr)
-	}
-	url, _, _ := strings.Cut(addr, " ")
-	var sessions [2]*mcp.ClientSession
-	for i := range sessions {
-		if sessions[i], err = mcp.NewClient(&mcp.Implementation{Name: "agent"}, nil).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, nil); err != nil {
-			t.Fatalf("connect to %s: %v\nstderr:\n%s", url, err, stderr)
-		}
-		defer sessions[i].Close()
-	}
-	a, b := sessions[0], sessions[1]
+	url, stderr, _ := startGatewayHTTP(t, "--config", testUpstreams(t), "--record", record)
+	a, b := connectHTTP(t, url, stderr), connectHTTP(t, url, stderr)
 	searchTools(t, a, "what time is it in Tokyo", 5)
 	searchTools(t, b, "jot this down for later: buy milk", 5)
 	callThrough(t, a, "current_time", map[string]any{"timezone": "Asia/Tokyo"})
