@@ -42,22 +42,29 @@ func recordedLines(t *testing.T, path string) []string {
 	return lines
 }
 
+// recordingGateway returns a gateway over the weather and files servers
+// that records its traffic, and the record's path.
+func recordingGateway(t *testing.T) (*Gateway, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "traffic.jsonl")
+	rec, err := eval.OpenRecorder(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rec.Close() })
+	f := weatherAndFiles()
+	opts := f.options()
+	opts.Record = rec
+	return f.gateway(t, opts), path
+}
+
 // TestServerRecord drives the gateway with SDK clients and checks each
 // line of the record: a call records the latest search's query when that
 // search found the tool, once per search, through call_tool or a tool
 // exposed by the search; calls with no search, of a tool the search did
 // not find or of a tool the gateway lacks record nothing.
 func TestServerRecord(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "traffic.jsonl")
-	rec, err := eval.OpenRecorder(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Close()
-	f := weatherAndFiles()
-	opts := f.options()
-	opts.Record = rec
-	g := f.gateway(t, opts)
+	g, path := recordingGateway(t)
 
 	cs := connect(t, g, ExposeSearch, nil)
 	call := func(name string, args map[string]any) {
@@ -97,16 +104,7 @@ func TestServerRecord(t *testing.T) {
 // TestServerRecordConcurrent runs sessions at once: each records its own
 // search, whole lines, none lost.
 func TestServerRecordConcurrent(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "traffic.jsonl")
-	rec, err := eval.OpenRecorder(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Close()
-	f := weatherAndFiles()
-	opts := f.options()
-	opts.Record = rec
-	g := f.gateway(t, opts)
+	g, path := recordingGateway(t)
 	var want []string
 	var wg sync.WaitGroup
 	for i := range 8 {
