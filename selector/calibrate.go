@@ -375,6 +375,11 @@ const findMaxTools = 500
 // Router.Collisions, so that a tool's collides_with (and a decision's
 // ambiguity) names the high pairs the collisions report lists.
 func collides(recs []habilis.Record, cal Calibration, threshold float32, sameLex bool) (map[string][]string, error) {
+	if !hasExamples(recs) {
+		// Pairs of two tools without examples are low whatever their
+		// similarity: nothing to look for.
+		return nil, nil
+	}
 	// Above findMaxTools, Pairs keeps to its restricted pass (centroid
 	// pairs above the threshold, found through an inverted index), which
 	// is all a high severity can rest on without the leak analysis.
