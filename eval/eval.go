@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/jsonform"
 	"github.com/habilis-router/habilis/selector"
 )
 
@@ -151,7 +152,7 @@ func rowError(file string, line int, err error) error {
 	case errors.As(err, &te):
 		want := map[string]string{"query": "a non-empty string", "arguments": "an object of argument values"}[te.Field]
 		if want == "" {
-			want = te.Type.String()
+			want = jsonform.Of(te.Type)
 		}
 		return fmt.Errorf("%s:%d: field %q: must be %s, got %s: %w", file, line, te.Field, want, te.Value, habilis.ErrInvalid)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/jsonform"
 )
 
 // Executor kinds.
@@ -146,17 +147,7 @@ func specType(field string, t reflect.Type) string {
 			t = f.typ
 		}
 	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Int:
-		return "an integer"
-	case reflect.Slice:
-		return "an array of strings"
-	case reflect.Map:
-		return "an object of strings"
-	}
-	return t.String()
+	return jsonform.Of(t)
 }
 
 // RunTimeout is the spec's timeout, 0 when it sets none.

@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/eval"
+	"github.com/habilis-router/habilis/internal/jsonform"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -176,29 +176,9 @@ func (s *session) search(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 func argsError(tool, want string, err error) *mcp.CallToolResult {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
-		return errorResult("%s: %s: must be %s, got %s", tool, te.Field, jsonKind(te.Type), te.Value)
+		return errorResult("%s: %s: must be %s, got %s", tool, te.Field, jsonform.Of(te.Type), te.Value)
 	}
 	return errorResult("%s: arguments: want %s: %v", tool, want, err)
-}
-
-// jsonKind names the JSON values that decode into t.
-func jsonKind(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Pointer:
-		return jsonKind(t.Elem())
-	case reflect.String:
-		return "a string"
-	case reflect.Int, reflect.Int64:
-		return "an integer"
-	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 { // json.RawMessage: any value
-			return "JSON"
-		}
-		return "an array"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	}
-	return t.String()
 }
 
 func (s *session) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
