@@ -649,8 +649,8 @@ func (c *toolCtx) mcpTool(m map[string]json.RawMessage) habilis.Tool {
 
 // optionalDescription reads the description of an OpenAI or MCP tool,
 // whose formats make it optional. Without one (absent, null or blank) the
-// tool is described by its title, or else its name in words, as the MCP
-// gateway describes such tools (mcpgate's describe): refusing it refused a
+// tool is described by its title, or else its name in words (Describe, as
+// the MCP gateway describes such tools): refusing it refused a
 // server's whole tools/list, and made the chat proxy forward every tool of
 // a request one of whose tools had none. habilis' own shape requires it.
 func (c *toolCtx) optionalDescription(m map[string]json.RawMessage, prefix, name, title string) string {
@@ -659,8 +659,18 @@ func (c *toolCtx) optionalDescription(m map[string]json.RawMessage, prefix, name
 			return c.description(m, prefix)
 		}
 	}
-	if title != "" {
-		return title
+	return Describe(name, title)
+}
+
+// Describe returns the description of a tool named name that has none:
+// the first of texts (its title, say) that is not blank, trimmed, or else
+// its name in words ("get_file-info" reads "get file info"). The catalog
+// and the MCP gateway describe such tools alike.
+func Describe(name string, texts ...string) string {
+	for _, s := range texts {
+		if s = strings.TrimSpace(s); s != "" {
+			return s
+		}
 	}
 	if words := strings.TrimSpace(nameWords.Replace(name)); words != "" {
 		return words

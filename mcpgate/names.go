@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/fill"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -123,15 +124,11 @@ func newEntry(name, server string, t *mcp.Tool, overlay Overlay) *entry {
 // describe returns what a tool does in words: its description, or, for a
 // tool that has none, its title or name, so that routing has some text.
 func describe(t *mcp.Tool) string {
-	for _, s := range []string{t.Description, t.Title} {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
-		}
+	annotated := ""
+	if t.Annotations != nil {
+		annotated = t.Annotations.Title
 	}
-	if t.Annotations != nil && strings.TrimSpace(t.Annotations.Title) != "" {
-		return strings.TrimSpace(t.Annotations.Title)
-	}
-	return strings.NewReplacer("_", " ", "-", " ", ".", " ").Replace(t.Name)
+	return catalog.Describe(t.Name, t.Description, t.Title, annotated)
 }
 
 // objectSchema returns a tool's input schema as JSON: the upstream's when
