@@ -130,10 +130,10 @@ func NewProxy(s *Server, opts ProxyOptions) (*Proxy, error) {
 		return nil, fmt.Errorf("upstream %q: want an http or https base URL such as http://127.0.0.1:11434/v1: %w", opts.Upstream, habilis.ErrInvalid)
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
-	switch {
-	case opts.K < 0 || opts.K > MaxK:
-		return nil, fmt.Errorf("k %d: want 1 to %d, or 0 for %d: %w", opts.K, MaxK, selector.DefaultK, habilis.ErrInvalid)
-	case opts.MinTools < 0:
+	if err := selector.CheckK(opts.K); err != nil {
+		return nil, fmt.Errorf("%w: %w", err, habilis.ErrInvalid) // as its other refusals read
+	}
+	if opts.MinTools < 0 {
 		return nil, fmt.Errorf("min tools %d: must not be negative: %w", opts.MinTools, habilis.ErrInvalid)
 	}
 	if opts.K == 0 {

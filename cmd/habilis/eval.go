@@ -266,9 +266,10 @@ func (o *evalOptions) checkSources() error {
 // checkSettings refuses values out of range and settings that exclude
 // each other.
 func (o *evalOptions) checkSettings() error {
+	if err := checkKFlag(o.k); err != nil {
+		return err
+	}
 	switch {
-	case o.k < 1 || o.k > selector.MaxK:
-		return usagef("-k %d: want 1 to %d", o.k, selector.MaxK)
 	case o.minAcc < 0:
 		return usagef("--min-acc %v: want a non-negative accuracy", o.minAcc)
 	case o.half != "" && o.half != "a" && o.half != "b":

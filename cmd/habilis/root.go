@@ -12,6 +12,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/fill/executor"
+	"github.com/habilis-router/habilis/selector"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -266,6 +267,15 @@ func flagMessage(err error) string {
 		return ""
 	}
 	return fmt.Sprintf("%s %q: want %s", name, ive.GetValue(), want)
+}
+
+// checkKFlag refuses a -k outside 1 to selector.MaxK, the limit a server
+// (api.MaxK) holds to as well.
+func checkKFlag(k int) error {
+	if k < 1 || k > selector.MaxK {
+		return usagef("-k %d: want 1 to %d", k, selector.MaxK)
+	}
+	return nil
 }
 
 // modeFlag reads --mode.

@@ -53,8 +53,8 @@ func runSelect(ctx context.Context, o *selectOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if o.k < 1 || o.k > selector.MaxK {
-		return usagef("-k %d: want 1 to %d", o.k, selector.MaxK)
+	if err := checkKFlag(o.k); err != nil {
+		return err
 	}
 	if err := checkQuery("select", o.query); err != nil {
 		return err

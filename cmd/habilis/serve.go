@@ -287,6 +287,9 @@ func (o *serveOptions) check() error {
 	if err := o.g.noRemote(o.cmd); err != nil {
 		return err
 	}
+	if err := checkKFlag(o.k); err != nil {
+		return err
+	}
 	switch {
 	case o.grace <= 0:
 		return usagef("--shutdown-timeout %v: want a positive duration", o.grace)
@@ -296,8 +299,6 @@ func (o *serveOptions) check() error {
 		return usagef("--upstream needs --http: the chat proxy is served on the HTTP listener")
 	case o.record != "" && o.upstream == "":
 		return usagef("--record needs --upstream: it records what the chat proxy sees")
-	case o.k < 1 || o.k > api.MaxK:
-		return usagef("-k %d: want 1 to %d", o.k, api.MaxK)
 	case o.minTools < 0:
 		return usagef("--min-tools %d: must not be negative", o.minTools)
 	}
