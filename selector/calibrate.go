@@ -383,9 +383,8 @@ func collides(recs []habilis.Record, cal Calibration, threshold float32, sameLex
 	// Above findMaxTools, Pairs keeps to its restricted pass (centroid
 	// pairs above the threshold, found through an inverted index), which
 	// is all a high severity can rest on without the leak analysis.
-	bare := descriptionGates(recs, cal, sameLex)
-	opts := collision.Options{Threshold: threshold, CatalogThreshold: cal.Threshold, GateFloor: cal.NoiseFloor, MaxTools: findMaxTools, HighOnly: true,
-		Bare: func(rec int) (float32, bool) { g, ok := bare[rec]; return g, ok }}
+	opts := collisionOptions(recs, cal, threshold, findMaxTools, sameLex)
+	opts.HighOnly = true
 	var cols []habilis.Collision
 	var err error
 	if len(recs) <= findMaxTools {
@@ -403,6 +402,15 @@ func collides(recs []habilis.Record, cal Calibration, threshold float32, sameLex
 		}
 	}
 	return collision.ForTool(high), nil
+}
+
+// collisionOptions are the collision analysis' options for recs under
+// cal: its gates, and tools without examples standing in by their
+// description gates (descriptionGates).
+func collisionOptions(recs []habilis.Record, cal Calibration, threshold float32, maxTools int, sameLex bool) collision.Options {
+	bare := descriptionGates(recs, cal, sameLex)
+	return collision.Options{Threshold: threshold, CatalogThreshold: cal.Threshold, GateFloor: cal.NoiseFloor, MaxTools: maxTools,
+		Bare: func(rec int) (float32, bool) { g, ok := bare[rec]; return g, ok }}
 }
 
 // descriptionGates returns, by position in recs, the description gate of

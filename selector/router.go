@@ -582,9 +582,7 @@ func (r *Router) collisions(ctx context.Context, threshold float32, maxLeaks int
 	if threshold == 0 {
 		threshold = r.cfg.CollisionThreshold
 	}
-	bare := descriptionGates(snap.Records, cal, r.sameLex())
-	opts := collision.Options{Threshold: threshold, CatalogThreshold: cal.Threshold, GateFloor: cal.NoiseFloor, MaxTools: maxLeaks,
-		Bare: func(rec int) (float32, bool) { g, ok := bare[rec]; return g, ok }}
+	opts := collisionOptions(snap.Records, cal, threshold, maxLeaks, r.sameLex())
 	find := collision.Find
 	if n := withCentroid(snap.Records); n > maxLeaks {
 		r.cfg.Logger.Warn("collisions: too many tools to score every example against every tool: centroid pairs only, without example leaks",
