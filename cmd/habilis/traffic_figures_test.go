@@ -25,7 +25,7 @@ import (
 // otherwise nothing ("shown") or the first forwarded tool ("first"); the
 // catalog fitted on the record, and on the "shown" record with half a's
 // no-tool queries added, is measured on half b. It needs the data
-// (../shared/data beside the repository) and about five minutes.
+// (../shared/data beside the repository) and about a minute.
 func TestTrafficFigures(t *testing.T) {
 	data := os.Getenv("HABILIS_SHARED_DATA")
 	if data == "" {
