@@ -154,14 +154,12 @@ const minGateQueries = 20
 // a's 76 requests for no tool; against the background, 12.7 % as well
 // (docs/proxy.md, learning from traffic).
 func withNegatives(qs []Query) ([]Query, int) {
-	tool := 0
 	for _, q := range qs {
 		if len(q.Expected) == 0 {
 			return qs, 0
 		}
-		tool++
 	}
-	if tool < minGateQueries {
+	if len(qs) < minGateQueries {
 		return qs, 0 // too few to learn gates from (see tune)
 	}
 	bg := selector.BackgroundRequests()
