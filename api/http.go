@@ -2,18 +2,23 @@ package api
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	"connectrpc.com/connect"
 	"connectrpc.com/vanguard"
 	"connectrpc.com/vanguard/vanguardgrpc"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
 )
 
 // HTTPHandler returns the server's services (ToolRouter, health and
@@ -30,7 +35,11 @@ import (
 // JSON error, {"code": "invalid_argument", "message": ..., "details": [...]},
 // with the HTTP status Connect gives the code (400, 401, 404, 503, ...); the
 // details are the gRPC status's (ErrorInfo, BadRequest, ResourceInfo), each
-// with a "debug" object that spells it out.
+// with a "debug" object that spells it out. Two answers are HTTP's rather
+// than Connect's: a request over the size limit is 413 (code
+// resource_exhausted, which Connect would send as 429, Too Many Requests),
+// and a method's path asked with anything but POST is 405 with an Allow
+// header (the transcoder took a GET for a REST route and answered 404).
 //
 // Vanguard hands every call to the gRPC server itself, so the bearer token
 // (an "Authorization: Bearer TOKEN" header), the message size limit, the
@@ -58,10 +67,46 @@ func (s *Server) HTTPHandler() (http.Handler, error) {
 	// Only the services' paths reach the transcoder: what it does not
 	// know, it would answer after rewriting the request's headers.
 	mux := http.NewServeMux()
-	for name := range s.grpc.GetServiceInfo() {
+	for name, info := range s.grpc.GetServiceInfo() {
 		mux.Handle("/"+name+"/", connectJSON(h))
+		for _, m := range info.Methods {
+			if !getAllowed(name + "." + m.Name) {
+				mux.Handle("/"+name+"/"+m.Name, postOnly(connectJSON(h)))
+			}
+		}
 	}
 	return mux, nil
+}
+
+// getAllowed reports a method that Connect may call with GET: one the
+// .proto marks free of side effects (idempotency_level). Every other call
+// of every protocol the transcoder speaks is a POST.
+func getAllowed(method string) bool {
+	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(method))
+	if err != nil {
+		return false
+	}
+	md, ok := d.(protoreflect.MethodDescriptor)
+	if !ok {
+		return false
+	}
+	opts, ok := md.Options().(*descriptorpb.MethodOptions)
+	return ok && opts.GetIdempotencyLevel() == descriptorpb.MethodOptions_NO_SIDE_EFFECTS
+}
+
+// postOnly answers a request to a method's path with a method other than
+// POST with 405 and "Allow: POST", as Connect's own handlers do, where the
+// transcoder took a GET for a REST route and answered 404.
+func postOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			http.Error(w, fmt.Sprintf("method %s is not allowed on %s: POST the request message in JSON", r.Method, r.URL.Path),
+				http.StatusMethodNotAllowed)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // jsonCodec is protojson with the options HTTPHandler sets; a request body
@@ -111,9 +156,62 @@ func connectJSON(h http.Handler) http.Handler {
 				errors.New("request body is empty: want the request message in JSON, {} for an empty one")))
 			return
 		}
+		if isConnectJSON(r) {
+			ctx, reached := withReached(r.Context())
+			w, r = tooLargeStatus{w, reached}, r.WithContext(ctx)
+		}
 		h.ServeHTTP(w, r)
 	})
 }
+
+// reachedKey keys, in the context of an HTTP call, the flag the service's
+// unary interceptor sets once the call's request message has been read
+// (see markReached).
+type reachedKey struct{}
+
+// withReached returns ctx carrying a flag for markReached, and the flag.
+func withReached(ctx context.Context) (context.Context, *atomic.Bool) {
+	reached := new(atomic.Bool)
+	return context.WithValue(ctx, reachedKey{}, reached), reached
+}
+
+// markReached sets the flag of withReached in ctx, if it carries one.
+// gRPC hands a call's context to the interceptor only after the request
+// message was read within the transcoder's buffer and the server's
+// MaxRecvMsgSize.
+func markReached(ctx context.Context) {
+	if reached, ok := ctx.Value(reachedKey{}).(*atomic.Bool); ok {
+		reached.Store(true)
+	}
+}
+
+// tooLargeStatus sends a resource_exhausted answer to a call that never
+// reached the service as 413 Payload Too Large: before the service the
+// only exhausted resources are the bounds on the request's size (the
+// transcoder's buffer, MaxRecvMsgSize, either after decompression).
+// After it, the answer keeps Connect's 429: a response over the
+// transcoder's buffer is no fault of the request's size.
+type tooLargeStatus struct {
+	http.ResponseWriter
+	reached *atomic.Bool
+}
+
+func (w tooLargeStatus) WriteHeader(code int) {
+	if code == http.StatusTooManyRequests && !w.reached.Load() {
+		code = http.StatusRequestEntityTooLarge
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Flush is the transcoder's need: it refuses a writer without it.
+func (w tooLargeStatus) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w tooLargeStatus) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // isConnectJSON reports a unary call of Connect's protocol with a JSON body.
 func isConnectJSON(r *http.Request) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -264,6 +265,93 @@ func TestConnectJSON(t *testing.T) {
 		h.ServeHTTP(nil, req)
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%s %s with version %q: Connect-Protocol-Version (-want +got):\n%s", tt.method, tt.contentType, tt.version, diff)
+		}
+	}
+}
+
+// TestHTTPRequestTooLarge checks that a request over the size limits is
+// answered 413 with Connect's resource_exhausted error, whichever bound
+// refuses it and whether its length is known or not, while a response
+// over the transcoder's buffer keeps Connect's 429: it is no fault of the
+// request's size.
+func TestHTTPRequestTooLarge(t *testing.T) {
+	// The transcoder buffers 4 times the server's message limit of JSON.
+	_, base := jsonFixture(t, ServerOptions{MaxRecvMsgSize: 1000})
+	url := base + "/habilis.v1.ToolRouter/Select"
+	query := func(n int) string { return `{"query": "` + strings.Repeat("a", n) + `"}` }
+	tests := []struct {
+		name, body string
+		chunked    bool
+		status     int
+		code       string
+	}{
+		{"within the limits", query(900), false, http.StatusOK, ""},
+		{"message over MaxRecvMsgSize", query(2000), false, http.StatusRequestEntityTooLarge, "resource_exhausted"},
+		{"body over the transcoder's buffer", query(5000), false, http.StatusRequestEntityTooLarge, "resource_exhausted"},
+		{"body of unknown length over the buffer", query(5000), true, http.StatusRequestEntityTooLarge, "resource_exhausted"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var body io.Reader = strings.NewReader(tt.body)
+			if tt.chunked {
+				body = io.MultiReader(body) // hides the length
+			}
+			req, err := http.NewRequest(http.MethodPost, url, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			status, _, data := testutil.Do(t, req)
+			var got map[string]any
+			if err := json.Unmarshal([]byte(data), &got); err != nil {
+				t.Fatalf("status %d, body %q is not a JSON object: %v", status, data, err)
+			}
+			if status != tt.status || (tt.code != "" && got["code"] != tt.code) {
+				t.Errorf("status %d, %v; want %d %s", status, got, tt.status, tt.code)
+			}
+		})
+	}
+
+	_, small := jsonFixture(t, ServerOptions{MaxRecvMsgSize: 100})
+	if status, got := postJSON(t, small+"/habilis.v1.ToolRouter/ListTools", `{}`); status != http.StatusTooManyRequests || got["code"] != "resource_exhausted" {
+		t.Errorf("ListTools answer over the transcoder's buffer: status %d, %v; want 429 resource_exhausted", status, got)
+	}
+}
+
+// TestHTTPMethodNotAllowed checks that a method's path asked with anything
+// but POST is answered 405 with "Allow: POST", and that paths which are no
+// method stay 404.
+func TestHTTPMethodNotAllowed(t *testing.T) {
+	_, base := jsonFixture(t, ServerOptions{})
+	tests := []struct {
+		method, path string
+		status       int
+		allow        string
+	}{
+		{http.MethodGet, "/habilis.v1.ToolRouter/Select", http.StatusMethodNotAllowed, "POST"},
+		{http.MethodGet, "/habilis.v1.ToolRouter/ListTools?encoding=json&message=%7B%7D", http.StatusMethodNotAllowed, "POST"},
+		{http.MethodPut, "/habilis.v1.ToolRouter/UpsertTools", http.StatusMethodNotAllowed, "POST"},
+		{http.MethodHead, "/habilis.v1.ToolRouter/GetTool", http.StatusMethodNotAllowed, "POST"},
+		{http.MethodGet, "/grpc.health.v1.Health/Check", http.StatusMethodNotAllowed, "POST"},
+		{http.MethodGet, "/habilis.v1.ToolRouter/Teleport", http.StatusNotFound, ""},
+		{http.MethodGet, "/habilis.v1.Nothing/Select", http.StatusNotFound, ""},
+	}
+	for _, tt := range tests {
+		req, err := http.NewRequest(tt.method, base+tt.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		status, hdr, _ := testutil.Do(t, req)
+		if status != tt.status || hdr.Get("Allow") != tt.allow {
+			t.Errorf("%s %s: status %d, Allow %q; want %d, %q", tt.method, tt.path, status, hdr.Get("Allow"), tt.status, tt.allow)
+		}
+	}
+}
+
+func TestGetAllowed(t *testing.T) {
+	for _, method := range []string{"habilis.v1.ToolRouter.Select", "grpc.health.v1.Health.Check", "habilis.v1.ToolRouter", "no.such.Method"} {
+		if getAllowed(method) {
+			t.Errorf("getAllowed(%q) = true, want false: the method declares no idempotency_level", method)
 		}
 	}
 }

@@ -22,6 +22,7 @@ const healthPrefix = "/grpc.health.v1.Health/"
 // (errorTable) and records the call in metrics and logs.
 func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	start := time.Now()
+	markReached(ctx)
 	var resp any
 	err := s.authorize(ctx, info.FullMethod)
 	if err == nil {
