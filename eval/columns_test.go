@@ -2,11 +2,13 @@ package eval
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/embed/lexical"
@@ -248,5 +250,34 @@ func TestFitImproves(t *testing.T) {
 	}
 	if before.AccAt1 >= after.AccAt1 || before.DecisionAccuracy >= after.DecisionAccuracy {
 		t.Errorf("fit improved nothing: acc@1 %v → %v, decision accuracy %v → %v", before.AccAt1, after.AccAt1, before.DecisionAccuracy, after.DecisionAccuracy)
+	}
+}
+
+// TestReportKeepsEveryQuery checks that a report lists every misrouted
+// query, wrong and missed abstention by default, in order, and at most
+// MaxExamples of each when it is set.
+func TestReportKeepsEveryQuery(t *testing.T) {
+	const n = 40
+	for _, tt := range []struct {
+		maxExamples, want int
+	}{{0, n}, {2, 2}} {
+		tl := newTally(Options{K: 2, MaxExamples: tt.maxExamples})
+		for i := range n {
+			q := fmt.Sprint("q", i)
+			tl.add(Query{Query: q, Expected: []string{}}, "a", false, []string{"a"}, 0.9)
+			tl.add(Query{Query: q, Expected: []string{"a"}}, "", true, []string{"a"}, 0.1)
+			tl.add(Query{Query: q, Expected: []string{"b"}}, "a", false, []string{"a"}, 0.9)
+		}
+		rep := tl.report(2, "hybrid")
+		if len(rep.Confusions) != 1 || rep.Confusions[0].Count != n {
+			t.Fatalf("MaxExamples %d: confusions %+v, want b -> a %d times", tt.maxExamples, rep.Confusions, n)
+		}
+		got := []int{len(rep.Confusions[0].Queries), len(rep.WrongAbstentions), len(rep.MissedAbstentions)}
+		if diff := cmp.Diff([]int{tt.want, tt.want, tt.want}, got); diff != "" {
+			t.Errorf("MaxExamples %d: queries kept of the confusion, wrong and missed abstentions (-want +got):\n%s", tt.maxExamples, diff)
+		}
+		if ms := rep.MissedAbstentions; len(ms) > 0 && ms[len(ms)-1].Query != fmt.Sprint("q", len(ms)-1) {
+			t.Errorf("MaxExamples %d: missed abstentions %v, want the first ones, in order", tt.maxExamples, ms)
+		}
 	}
 }

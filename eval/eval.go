@@ -195,7 +195,10 @@ type Options struct {
 	K int
 	// Progress, when set, is called after each query.
 	Progress func(done, total int)
-	// MaxExamples bounds how many misrouted queries a confusion keeps.
+	// MaxExamples bounds how many misrouted queries a confusion keeps, and
+	// how many queries each list of wrong or missed abstentions keeps;
+	// zero keeps every one, so that two runs' reports can be compared
+	// query by query (the text report shows the first few).
 	MaxExamples int
 }
 
@@ -228,7 +231,8 @@ type Report struct {
 	// and Threshold is the score it decided at.
 	Baseline  string  `json:"baseline,omitempty"`
 	Threshold float64 `json:"threshold,omitempty"`
-	// Confusions are the most frequent misroutes, worst first.
+	// Confusions are the misroutes, the most frequent first, each with its
+	// queries.
 	Confusions []Confusion `json:"confusions"`
 	// WrongAbstentions are queries that expected a tool but got none.
 	WrongAbstentions []Miss `json:"wrong_abstentions"`
@@ -344,9 +348,6 @@ func (opts Options) resolve() (Options, habilis.Mode, error) {
 	if opts.K <= 0 {
 		opts.K = selector.DefaultK
 	}
-	if opts.MaxExamples <= 0 {
-		opts.MaxExamples = 3
-	}
 	mode, err := habilis.ParseMode(string(opts.Mode))
 	return opts, mode, err
 }
@@ -409,7 +410,7 @@ func (t *tally) add(q Query, top string, abstained bool, ranking []string, confi
 			t.abstainRight++
 			t.decided++
 		} else {
-			t.missedAbstns = appendMiss(t.missedAbstns, Miss{Query: q.Query, Expected: []string{}, Chosen: top}, t.opts.MaxExamples*10)
+			t.missedAbstns = appendUpTo(t.missedAbstns, Miss{Query: q.Query, Expected: []string{}, Chosen: top}, t.opts.MaxExamples)
 		}
 		return
 	}
@@ -422,7 +423,7 @@ func (t *tally) add(q Query, top string, abstained bool, ranking []string, confi
 	}
 	if abstained {
 		t.wrongAbstain++
-		t.wrongAbstentions = appendMiss(t.wrongAbstentions, Miss{Query: q.Query, Expected: q.Expected}, t.opts.MaxExamples*10)
+		t.wrongAbstentions = appendUpTo(t.wrongAbstentions, Miss{Query: q.Query, Expected: q.Expected}, t.opts.MaxExamples)
 	}
 	t.addRanking(q, ranking)
 	t.addTools(q, top, hit)
@@ -470,9 +471,7 @@ func (t *tally) addTools(q Query, top string, hit bool) {
 			t.conf[key] = c
 		}
 		c.Count++
-		if len(c.Queries) < t.opts.MaxExamples {
-			c.Queries = append(c.Queries, q.Query)
-		}
+		c.Queries = appendUpTo(c.Queries, q.Query, t.opts.MaxExamples)
 	}
 }
 
@@ -548,11 +547,13 @@ func (rep *Report) Order() {
 	})
 }
 
-func appendMiss(ms []Miss, m Miss, limit int) []Miss {
-	if len(ms) >= limit {
-		return ms
+// appendUpTo appends v to s unless s holds limit values already; a limit
+// of zero bounds nothing.
+func appendUpTo[T any](s []T, v T, limit int) []T {
+	if limit > 0 && len(s) >= limit {
+		return s
 	}
-	return append(ms, m)
+	return append(s, v)
 }
 
 // AUROC returns the area under the ROC curve of scores with pos as

@@ -61,3 +61,16 @@ func TestMergeReports(t *testing.T) {
 		t.Errorf("merge (-want +got):\n%s", diff)
 	}
 }
+
+// TestMergeKeepsEveryQuery checks that merged folds keep every misrouted
+// query of each fold, as each fold's report does.
+func TestMergeKeepsEveryQuery(t *testing.T) {
+	fold := func(qs ...string) *Report {
+		return &Report{Queries: len(qs), Confusions: []Confusion{{Expected: "y", Chosen: "x", Count: len(qs), Queries: qs}}}
+	}
+	got := merge([]*Report{fold("q1", "q2", "q3"), fold("q4", "q5")}, 2).Confusions
+	want := []Confusion{{Expected: "y", Chosen: "x", Count: 5, Queries: []string{"q1", "q2", "q3", "q4", "q5"}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("merge's confusions (-want +got):\n%s", diff)
+	}
+}

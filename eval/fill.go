@@ -20,9 +20,6 @@ const (
 	SkipSchemaMismatch = "gold_argument_not_in_schema"
 )
 
-// fillShown bounds the misses a FillReport keeps.
-const fillShown = 10
-
 // FillReport is the outcome of scoring argument filling. Rates are in
 // [0, 1].
 type FillReport struct {
@@ -52,7 +49,7 @@ type FillReport struct {
 	// Skipped counts rows not scored, by reason in SkippedBy.
 	Skipped   int            `json:"skipped"`
 	SkippedBy map[string]int `json:"skipped_by"`
-	// Misses are the first rows not filled exactly.
+	// Misses are the rows not filled exactly, in order.
 	Misses []FillMiss `json:"misses"`
 }
 
@@ -161,7 +158,7 @@ func (f *filling) row(ctx context.Context, i int, q Query) error {
 	scored := fill.Score(gold, got, q.Query, s)
 	f.totals.Add(scored)
 	f.baseline.Add(fill.Score(gold, map[string]any{}, q.Query, s))
-	if !scored.Exact && len(f.rep.Misses) < fillShown {
+	if !scored.Exact {
 		f.rep.Misses = append(f.rep.Misses, FillMiss{Query: q.Query, Tool: tool.Name, Got: got, Gold: gold})
 	}
 	return nil

@@ -136,3 +136,20 @@ func TestFillRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestFillKeepsEveryMiss checks that the report lists every row not filled
+// exactly, in order.
+func TestFillKeepsEveryMiss(t *testing.T) {
+	const n = 25
+	var rows strings.Builder
+	for i := range n {
+		fmt.Fprintf(&rows, "{\"query\": \"weather in town %d\", \"expected\": [\"get_weather\"], \"arguments\": {\"city\": \"town %d\"}}\n", i, i)
+	}
+	rep, err := eval.Fill(t.Context(), fillTools, fillRows(t, rows.String()), eval.FillOptions{Fillers: []fill.Filler{cannedFiller{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Misses) != n || rep.Misses[n-1].Query != fmt.Sprint("weather in town ", n-1) {
+		t.Errorf("Fill kept %d misses, want all %d, in order", len(rep.Misses), n)
+	}
+}

@@ -59,11 +59,7 @@ func (m *merger) add(r *Report) {
 			m.conf[key] = s
 		}
 		s.Count += c.Count
-		for _, q := range c.Queries {
-			if len(s.Queries) < 3 {
-				s.Queries = append(s.Queries, q)
-			}
-		}
+		s.Queries = append(s.Queries, c.Queries...)
 	}
 	out.WrongAbstentions = append(out.WrongAbstentions, r.WrongAbstentions...)
 	out.MissedAbstentions = append(out.MissedAbstentions, r.MissedAbstentions...)

@@ -68,7 +68,9 @@ func newEvalCmd(g *globalOptions) *cobra.Command {
 		Short: "Measure routing accuracy on labelled queries",
 		Long: `Eval loads the catalog into a throwaway store (never --store), runs every labelled
 query and reports top-1 accuracy, recall@k, MRR, decision accuracy, no-tool
-detection, latency, the worst tools and the most frequent confusions.
+detection, latency, the worst tools and the most frequent confusions. It shows
+the first few of each list; --json lists every misrouted query and every wrong
+and missed abstention, to compare two runs query by query.
 
 --self evaluates on the catalog's own examples instead: in 5 folds, every fifth
 example of each tool is held out of it and becomes a query expecting that tool.
@@ -302,8 +304,19 @@ func (o *evalOptions) checkCandidates(tools []habilis.Tool, qs, fitQs []eval.Que
 	return nil
 }
 
-// evalShown bounds each list of the human eval report.
-const evalShown = 10
+// evalShown bounds each list of the human eval report, and
+// confusionShown the queries it shows of a confusion; --json carries
+// every one, for comparing two runs query by query.
+const (
+	evalShown      = 10
+	confusionShown = 3
+)
+
+// shown is the header of a list of which the report shows the first
+// evalShown of n: "(10 of 57 shown)".
+func shown(n int) string {
+	return fmt.Sprintf("(%d of %d shown)", min(evalShown, n), n)
+}
 
 // figure writes a rate over n queries, "–" when there are none.
 func figure(v float64, n int) string {
@@ -363,19 +376,19 @@ func printEval(w io.Writer, out *evalOutput) {
 		fmt.Fprintln(w, "\ntop confusions (expected -> chosen):")
 		for _, c := range r.Confusions[:min(evalShown, len(r.Confusions))] {
 			fmt.Fprintf(w, "  %s -> %s: %d\n", c.Expected, c.Chosen, c.Count)
-			for _, q := range c.Queries {
+			for _, q := range c.Queries[:min(confusionShown, len(c.Queries))] {
 				fmt.Fprintf(w, "      %q\n", truncate(q, 80))
 			}
 		}
 	}
 	if len(r.WrongAbstentions) > 0 {
-		fmt.Fprintf(w, "\nabstained on tool queries (%d shown):\n", min(evalShown, len(r.WrongAbstentions)))
+		fmt.Fprintf(w, "\nabstained on tool queries %s:\n", shown(len(r.WrongAbstentions)))
 		for _, m := range r.WrongAbstentions[:min(evalShown, len(r.WrongAbstentions))] {
 			fmt.Fprintf(w, "  %q expected %s\n", truncate(m.Query, 80), strings.Join(m.Expected, ", "))
 		}
 	}
 	if len(r.MissedAbstentions) > 0 {
-		fmt.Fprintf(w, "\nchose a tool for no-tool queries (%d shown):\n", min(evalShown, len(r.MissedAbstentions)))
+		fmt.Fprintf(w, "\nchose a tool for no-tool queries %s:\n", shown(len(r.MissedAbstentions)))
 		for _, m := range r.MissedAbstentions[:min(evalShown, len(r.MissedAbstentions))] {
 			fmt.Fprintf(w, "  %q got %s\n", truncate(m.Query, 80), m.Chosen)
 		}

@@ -268,8 +268,8 @@ func printFillReport(w io.Writer, r *eval.FillReport) {
 		}
 	}
 	if len(r.Misses) > 0 {
-		fmt.Fprintf(w, "\nnot exact (%d shown):\n", len(r.Misses))
-		for _, m := range r.Misses {
+		fmt.Fprintf(w, "\nnot exact %s:\n", shown(len(r.Misses)))
+		for _, m := range r.Misses[:min(evalShown, len(r.Misses))] {
 			got, _ := json.Marshal(m.Got)
 			gold, _ := json.Marshal(m.Gold)
 			fmt.Fprintf(w, "  %q -> %s\n      got  %s\n      gold %s\n", truncate(m.Query, 80), m.Tool, truncate(string(got), 100), truncate(string(gold), 100))
