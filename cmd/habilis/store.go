@@ -46,7 +46,9 @@ matches its hash and each vector is unit length; and the selector's index stored
 with the catalog, against its checksums.
 
 It exits 0 when the store is sound and 1 when it is not, listing one problem a
-line (up to --limit). A writer holding the file (habilis serve) must stop first.`,
+line (up to --limit). A file that is no habilis store (not a bbolt file, or a
+bbolt file without habilis' buckets) is named as such, also with exit 1, and
+nothing is listed. A writer holding the file (habilis serve) must stop first.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runStoreCheck(cmd.Context(), o, cmd.OutOrStdout())

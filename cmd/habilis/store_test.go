@@ -160,6 +160,9 @@ func TestStoreCheck(t *testing.T) {
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.db")
 	writeStore(t, empty, nil)
+	// A file of another program's: SQLite's header, then its first pages.
+	sqlite := filepath.Join(dir, "app.sqlite")
+	writeStore(t, sqlite, append([]byte("SQLite format 3\x00\x10\x00\x01\x01"), make([]byte, 8192)...))
 	for _, tt := range []struct {
 		args []string
 		code int
@@ -169,6 +172,8 @@ func TestStoreCheck(t *testing.T) {
 		{[]string{"--store", dir, "store", "check"}, exitError, "store " + dir + ": a directory, not a habilis store"},
 		{[]string{"--store", empty, "store", "check"}, exitError, "store " + empty + ": not a habilis store (an empty file)"},
 		{[]string{"--store", empty, "store", "compact"}, exitError, "store " + empty + ": not a habilis store (an empty file)"},
+		{[]string{"--store", sqlite, "store", "check"}, exitError, "habilis: store check: store " + sqlite + ": not a habilis store (not a bbolt file): invalid input\n"},
+		{[]string{"--store", sqlite, "store", "check", "--json"}, exitError, "habilis: store check: store " + sqlite + ": not a habilis store (not a bbolt file): invalid input\n"},
 		{[]string{"--store", "qdrant://localhost:6334/x", "store", "check"}, exitUsage, "bbolt file"},
 		{[]string{"--store", store, "store", "check", "--limit", "0"}, exitUsage, "--limit"},
 	} {

@@ -324,7 +324,11 @@ func boltOpen(path string, opts *bolt.Options) (*bolt.DB, error) {
 	switch {
 	case errors.Is(err, bolterrors.ErrTimeout):
 		return nil, fmt.Errorf("in use by another process: %w", habilis.ErrUnavailable)
-	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrVersionMismatch), errors.Is(err, bolterrors.ErrChecksum):
+	case errors.Is(err, bolterrors.ErrInvalid):
+		// bbolt's "invalid database": neither meta page starts with its
+		// magic number.
+		return nil, fmt.Errorf("not a habilis store (not a bbolt file): %w", habilis.ErrInvalid)
+	case errors.Is(err, bolterrors.ErrVersionMismatch), errors.Is(err, bolterrors.ErrChecksum):
 		return nil, fmt.Errorf("not a habilis store (%v): %w", err, habilis.ErrInvalid)
 	}
 	return db, err
@@ -341,7 +345,7 @@ func explain(path string, err error) error {
 		errors.Is(err, fs.ErrPermission):
 		return err
 	case !looksBolt(path):
-		return fmt.Errorf("not a habilis store (%v): %w", err, habilis.ErrInvalid)
+		return fmt.Errorf("not a habilis store (not a bbolt file: %v): %w", err, habilis.ErrInvalid)
 	}
 	if _, problems, werr := walkFile(path, 1); werr == nil && len(problems) > 0 {
 		return &DamageError{Path: path, Err: errors.New(problems[0])}
@@ -466,7 +470,7 @@ func checkFormat(tx *bolt.Tx) error {
 		case habilisBuckets:
 			return fmt.Errorf("no %q bucket: %w", bucketMeta, errCorrupt)
 		case other != nil:
-			return fmt.Errorf("not a habilis store (bucket %q but no %q): %w", other, bucketMeta, habilis.ErrInvalid)
+			return fmt.Errorf("not a habilis store (a bbolt file without habilis' buckets: it has bucket %q): %w", other, habilis.ErrInvalid)
 		case txid > 1:
 			return fmt.Errorf("no buckets, though the file was written (transaction %d): %w", txid, errCorrupt)
 		}

@@ -120,10 +120,10 @@ func TestOpenForeignFiles(t *testing.T) {
 			setup: func(t *testing.T, path string) {
 				writeFile(t, path, []byte("this is not a database\n"))
 			},
-			want: "not a habilis store",
+			want: "not a habilis store (not a bbolt file",
 		},
-		{name: "random page", setup: writeGarbage, want: "not a habilis store"},
-		{name: "other bolt database", setup: writeAccounts, want: `not a habilis store (bucket "accounts"`},
+		{name: "random page", setup: writeGarbage, want: "not a habilis store (not a bbolt file)"},
+		{name: "other bolt database", setup: writeAccounts, want: `not a habilis store (a bbolt file without habilis' buckets: it has bucket "accounts")`},
 		{
 			name: "meta without format",
 			setup: func(t *testing.T, path string) {
@@ -164,6 +164,12 @@ func TestOpenForeignFiles(t *testing.T) {
 				if !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 					t.Errorf("Open(%s, ReadOnly %v) error = %v, want %v containing %q", tc.name, ro, err, habilis.ErrInvalid, tc.want)
 				}
+			}
+			// Check says the same, naming the file: such a file holds
+			// nothing to be damaged.
+			rep, err := boltstore.Check(context.Background(), path, boltstore.CheckOptions{})
+			if !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), "store "+path+": ") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Check(%s) = %+v, %v; want %v naming the file, containing %q", tc.name, rep, err, habilis.ErrInvalid, tc.want)
 			}
 			if !bytes.Equal(readFile(t, path), before) {
 				t.Errorf("Open(%s) changed the file it refused", tc.name)

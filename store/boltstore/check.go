@@ -60,9 +60,11 @@ func (r *CheckReport) Sound() bool { return len(r.Problems) == 0 }
 // unsafe or its findings noise.
 //
 // It returns an error only when the file cannot be examined at all: it
-// does not exist, a writer holds it (ErrUnavailable), or it is a
-// directory or an empty file (ErrInvalid), which hold nothing to be
-// damaged.
+// does not exist, a writer holds it (ErrUnavailable), or it is no habilis
+// store that this version reads (ErrInvalid): a directory, an empty file,
+// a file that is not a bbolt file, a bbolt file without habilis' buckets,
+// a store of a newer format. Those hold nothing to be damaged, and
+// restoring them from a backup would be the wrong advice.
 func Check(ctx context.Context, path string, opts CheckOptions) (*CheckReport, error) {
 	c := &checker{rep: &CheckReport{Path: path, Problems: []string{}}, limit: opts.Limit}
 	if c.limit <= 0 {
@@ -79,7 +81,9 @@ func Check(ctx context.Context, path string, opts CheckOptions) (*CheckReport, e
 	case errors.As(err, &de):
 		c.add(de.Err.Error()) // the report names the file
 		return c.rep, nil
-	case errors.Is(err, habilis.ErrInvalid), errors.Is(err, habilis.ErrDamaged):
+	case errors.Is(err, habilis.ErrInvalid):
+		return nil, fmt.Errorf("store %s: %w", path, err)
+	case errors.Is(err, habilis.ErrDamaged):
 		c.add(err.Error())
 		return c.rep, nil
 	case err != nil:
@@ -141,7 +145,8 @@ func openForCheck(path string, timeout time.Duration) (*bolt.DB, error) {
 
 // structure walks the file's pages, then runs bbolt's check, then decodes
 // every record, each step only while the ones before found nothing. It
-// returns an error only when the file cannot be walked at all.
+// returns an error only when the file cannot be walked at all, or is a
+// sound bbolt file that holds no habilis store (ErrInvalid).
 func (c *checker) structure(ctx context.Context, path string, db *bolt.DB) error {
 	st, problems, err := walkFile(path, c.limit+1)
 	if err != nil {
@@ -149,9 +154,14 @@ func (c *checker) structure(ctx context.Context, path string, db *bolt.DB) error
 	}
 	c.rep.PageSize, c.rep.Pages, c.rep.FreePages = st.PageSize, st.Pages, st.Free
 	c.add(problems...)
+	var foreign error
 	steps := []func(*bolt.Tx) []string{
 		func(tx *bolt.Tx) []string { return txCheck(tx, c.limit+1) },
-		func(tx *bolt.Tx) []string { return checkRecords(ctx, tx, c.limit+1) },
+		func(tx *bolt.Tx) []string {
+			problems, err := checkRecords(ctx, tx, c.limit+1)
+			foreign = err
+			return problems
+		},
 	}
 	for _, step := range steps {
 		if !c.rep.Sound() {
@@ -165,6 +175,9 @@ func (c *checker) structure(ctx context.Context, path string, db *bolt.DB) error
 		})
 		if err != nil {
 			c.add(err.Error())
+		}
+		if foreign != nil {
+			return fmt.Errorf("store %s: %w", path, foreign)
 		}
 	}
 	return nil
@@ -216,12 +229,16 @@ func txCheck(tx *bolt.Tx, limit int) []string {
 }
 
 // checkRecords decodes every record on its own and returns up to limit
-// problems, going on past the first.
-func checkRecords(ctx context.Context, tx *bolt.Tx, limit int) []string {
-	if err := checkFormat(tx); errors.Is(err, errFresh) {
-		return nil // a new file: nothing to check
-	} else if err != nil {
-		return []string{err.Error()}
+// problems, going on past the first, or ErrInvalid for a file that holds
+// no habilis store this version reads.
+func checkRecords(ctx context.Context, tx *bolt.Tx, limit int) ([]string, error) {
+	switch err := checkFormat(tx); {
+	case errors.Is(err, errFresh):
+		return nil, nil // a new file: nothing to check
+	case errors.Is(err, habilis.ErrInvalid):
+		return nil, err
+	case err != nil:
+		return []string{err.Error()}, nil
 	}
 	var out []string
 	meta, err := readMeta(tx)
@@ -244,7 +261,7 @@ func checkRecords(ctx context.Context, tx *bolt.Tx, limit int) []string {
 			out = append(out, fmt.Sprintf("examples of tool %q: stored as in format %d, the store is of format %d", k, 3-format, format))
 		}
 	}
-	return out
+	return out, nil
 }
 
 // checkTools checks every tool and returns how many there are and up to

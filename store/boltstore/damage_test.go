@@ -333,8 +333,9 @@ func checkGenerated(snap *habilis.Snapshot) []string {
 }
 
 // FuzzOpen writes arbitrary bytes as a store file and opens, reads and
-// checks it: nothing may panic or fault, and every failure to read is
-// ErrDamaged or ErrInvalid (not a habilis store), naming the file.
+// checks it: nothing may panic or fault, every failure to read is
+// ErrDamaged or ErrInvalid (not a habilis store), naming the file, and
+// Check reports damage or says the file is not a habilis store.
 func FuzzOpen(f *testing.F) {
 	dir := f.TempDir()
 	seed := filepath.Join(dir, "seed.db")
@@ -384,8 +385,9 @@ func FuzzOpen(f *testing.F) {
 				t.Errorf("Open and Snapshot (read-only %v) error = %v, want it to name %s", ro, err, path)
 			}
 		}
-		if _, err := boltstore.Check(context.Background(), path, boltstore.CheckOptions{}); err != nil {
-			t.Errorf("Check() error = %v, want a report", err)
+		if _, err := boltstore.Check(context.Background(), path, boltstore.CheckOptions{}); err != nil &&
+			(!errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), path)) {
+			t.Errorf("Check() error = %v, want a report, or %v (not a habilis store) naming %s", err, habilis.ErrInvalid, path)
 		}
 	})
 }
@@ -473,8 +475,8 @@ func TestCheck(t *testing.T) {
 
 	foreign := filepath.Join(dir, "foreign.db")
 	writeFile(t, foreign, []byte("not a database"))
-	if rep, err := boltstore.Check(ctx, foreign, boltstore.CheckOptions{}); err != nil || rep.Sound() {
-		t.Errorf("Check(foreign file) = %+v, %v; want a problem", rep, err)
+	if rep, err := boltstore.Check(ctx, foreign, boltstore.CheckOptions{}); !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), foreign+": not a habilis store") {
+		t.Errorf("Check(foreign file) = %+v, %v; want %v: not a habilis store, naming it", rep, err, habilis.ErrInvalid)
 	}
 	if _, err := boltstore.Check(ctx, filepath.Join(dir, "absent.db"), boltstore.CheckOptions{}); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Check(absent file) error = %v, want %v", err, os.ErrNotExist)
