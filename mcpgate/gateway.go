@@ -89,6 +89,17 @@ type Options struct {
 	Version string
 	// Logger receives the upstreams' stderr and events; nil discards them.
 	Logger *slog.Logger
+	// Fit, when set, returns the labelled queries (a queries file's rows,
+	// such as Record appends) that each index is fitted on once built, as
+	// habilis fit would (eval.Fit: fusion weights, prior, thresholds, the
+	// single-tool queries as examples). It is called at every build (at
+	// start, when a server joins or goes, when its tools change), so that
+	// lines appended to a file it reads count from the next one: FitFile
+	// reads a file. Rows expecting a tool the index lacks are skipped. An
+	// error wrapping fs.ErrNotExist is nothing to learn yet; any other
+	// fails New, and at a later build is logged, the index serving
+	// unfitted.
+	Fit func(context.Context) ([]eval.Query, error)
 	// Record, when set, receives each tool a session calls (through
 	// call_tool or, with ExposeSelected, directly) that its last search
 	// found, with that search's query: a labelled query habilis fit can
@@ -123,7 +134,9 @@ type ServerStatus struct {
 // view is the gateway's view of its upstreams as of one rebuild:
 // immutable, swapped whole.
 type view struct {
-	router  *selector.Router
+	router *selector.Router
+	// store holds the catalog as built, before fitting: what the next
+	// rebuild starts from.
 	store   *memstore.Store
 	entries []*entry // sorted by name
 	byName  map[string]*entry
@@ -153,7 +166,8 @@ type Gateway struct {
 // fetching a package) does not keep the gateway from answering its own
 // client. A server that cannot be reached within the connect timeout is
 // down, which Servers and every search report: the others serve. New
-// fails only on bad options or when the index cannot be built.
+// fails only on bad options, labelled queries (Fit) that cannot be read,
+// or when the index cannot be built.
 func New(ctx context.Context, servers []Server, opts Options) (*Gateway, error) {
 	if opts.Router.Embedder == nil {
 		return nil, fmt.Errorf("no embedder: %w", habilis.ErrInvalid)
@@ -170,6 +184,7 @@ func New(ctx context.Context, servers []Server, opts Options) (*Gateway, error) 
 	for _, u := range ups {
 		g.upstreams[u.cfg.Name] = u
 	}
+	began := time.Now()
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	g.cancel = cancel
 	started := make(chan *upstream, len(ups))
@@ -181,15 +196,57 @@ func New(ctx context.Context, servers []Server, opts Options) (*Gateway, error) 
 		g.Close()
 		return nil, err
 	}
-	if err := g.rebuild(ctx); err != nil {
+	g.mu.Lock()
+	first, qs, err := g.build(ctx)
+	if err == nil {
+		g.cur.Store(first)
+	}
+	g.mu.Unlock()
+	if err != nil {
 		g.Close()
 		return nil, err
 	}
 	close(built)
-	if names := unmatchedOverlay(opts.Overlay, g.cur.Load().entries); len(names) > 0 {
+	if names := unmatchedOverlay(opts.Overlay, first.entries); len(names) > 0 {
 		opts.Logger.Warn("overlay names tools no server has", "names", names)
 	}
+	g.fitFirst(ctx, wctx, first, qs, began)
 	return g, nil
+}
+
+// fitFirst fits the first index on qs in the background, swapping the
+// fitted one in when it is ready, and waits for it until the start wait
+// has passed since New began: fitting takes time in proportion to the
+// labelled queries (about half a second for 1,000 with the lexical
+// embedder, BenchmarkFit; a model embedder embeds each), which must not
+// keep the gateway from answering its client. The unfitted index serves
+// meanwhile.
+func (g *Gateway) fitFirst(ctx, wctx context.Context, first *view, qs []eval.Query, began time.Time) {
+	if len(qs) == 0 {
+		return
+	}
+	done := make(chan struct{})
+	g.wg.Go(func() {
+		defer close(done)
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.cur.Load() != first {
+			return // a later build was fitted itself
+		}
+		if r := g.fitted(wctx, first.store, first.entries, qs); r != nil {
+			v := *first
+			v.router = r // first's router is left open: searches may be reading it
+			g.cur.Store(&v)
+		}
+	})
+	wait := time.NewTimer(g.opts.startWait() - time.Since(began))
+	defer wait.Stop()
+	select {
+	case <-done:
+	case <-wait.C:
+		g.opts.Logger.Info("mcp gateway: the start wait is over before fitting the index ended; it serves unfitted until then")
+	case <-ctx.Done():
+	}
 }
 
 // follow starts one upstream and, once the first index is built, keeps
@@ -321,11 +378,33 @@ func gather(ups []*upstream) ([]ServerStatus, []serverTools, map[string][]string
 	return statuses, lists, lost
 }
 
-// rebuild makes a new catalog from the upstreams as they are now and
-// swaps it in. On failure the previous catalog stays.
+// rebuild makes a new catalog from the upstreams as they are now, fits
+// it (Options.Fit) and swaps it in. On failure the previous catalog
+// stays.
 func (g *Gateway) rebuild(ctx context.Context) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	v, qs, err := g.build(ctx)
+	if err != nil {
+		return err
+	}
+	if r := g.fitted(ctx, v.store, v.entries, qs); r != nil {
+		v.router.Close() // never searched
+		v.router = r
+	}
+	// The previous catalog's router is left open: searches in flight may
+	// still be reading it.
+	g.cur.Store(v)
+	return nil
+}
+
+// build makes an unfitted view of the upstreams as they are now, and
+// returns it with the labelled queries to fit it on. g.mu must be held.
+func (g *Gateway) build(ctx context.Context) (*view, []eval.Query, error) {
+	qs, err := g.fitQueries(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	statuses, lists, lostByServer := gather(g.ups)
 	entries := nameTools(lists, g.opts.Overlay, g.opts.Logger)
 	tools := make([]habilis.Tool, len(entries))
@@ -336,14 +415,14 @@ func (g *Gateway) rebuild(ctx context.Context) error {
 	}
 	st, err := g.seededStore(ctx)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	r, err := selector.New(ctx, st, g.opts.Router)
 	if err != nil {
-		return fmt.Errorf("index the servers' tools: %w", err)
+		return nil, nil, fmt.Errorf("index the servers' tools: %w", err)
 	}
 	if _, err := r.Load(ctx, tools, selector.LoadOptions{}); err != nil {
-		return fmt.Errorf("index the servers' tools: %w", err)
+		return nil, nil, fmt.Errorf("index the servers' tools: %w", err)
 	}
 	lost := map[string]string{}
 	for server, names := range lostByServer {
@@ -351,32 +430,17 @@ func (g *Gateway) rebuild(ctx context.Context) error {
 			lost[n], lost[prefixed(server, n)] = server, server
 		}
 	}
-	// The previous catalog's router is left open: searches in flight may
-	// still be reading it.
-	g.cur.Store(&view{router: r, store: st, entries: entries, byName: byName, servers: statuses, lost: lost})
-	return nil
+	return &view{router: r, store: st, entries: entries, byName: byName, servers: statuses, lost: lost}, qs, nil
 }
 
 // seededStore returns a new store holding the current catalog's records,
 // so that tools that did not change keep their vectors instead of being
 // embedded again (which costs a model embedder a round trip).
 func (g *Gateway) seededStore(ctx context.Context) (*memstore.Store, error) {
-	st := memstore.New()
-	prev := g.cur.Load()
-	if prev == nil {
-		return st, nil
+	if prev := g.cur.Load(); prev != nil {
+		return copyStore(ctx, prev.store)
 	}
-	snap, err := prev.store.Snapshot(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("index the servers' tools: %w", err)
-	}
-	if snap.Meta.Version == 0 {
-		return st, nil
-	}
-	if _, err := st.Write(ctx, &habilis.Batch{Replace: true, Put: snap.Records, Meta: snap.Meta}); err != nil {
-		return nil, fmt.Errorf("index the servers' tools: %w", err)
-	}
-	return st, nil
+	return memstore.New(), nil
 }
 
 // Listing is the tools of a set of servers, named as the gateway names
