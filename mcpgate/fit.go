@@ -1,10 +1,12 @@
 package mcpgate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"slices"
 
 	"github.com/habilis-router/habilis"
@@ -14,11 +16,26 @@ import (
 )
 
 // FitFile returns an Options.Fit that reads the labelled queries of the
-// JSONL file at path (eval.ReadQueries) at every build, so that lines
+// JSONL file at path (eval.ParseQueries) at every build, so that lines
 // appended since the last one, by Options.Record or anyone, count. A
-// file that does not exist yet is nothing to learn yet.
+// file that does not exist yet, or is empty (as Record creates it), is
+// nothing to learn yet. A last line that does not parse and has no
+// newline yet is one being appended as the file is read: it is left for
+// the next build.
 func FitFile(path string) func(context.Context) ([]eval.Query, error) {
-	return func(context.Context) ([]eval.Query, error) { return eval.ReadQueries(path) }
+	return func(context.Context) ([]eval.Query, error) {
+		data, err := os.ReadFile(path)
+		if err != nil || len(bytes.TrimSpace(data)) == 0 {
+			return nil, err // "open PATH: ..." names the file
+		}
+		qs, err := eval.ParseQueries(path, bytes.NewReader(data))
+		if end := bytes.LastIndexByte(data, '\n') + 1; err != nil && end > 0 && end < len(data) {
+			if whole, werr := eval.ParseQueries(path, bytes.NewReader(data[:end])); werr == nil {
+				return whole, nil
+			}
+		}
+		return qs, err
+	}
 }
 
 // fitQueries returns Options.Fit's labelled queries, or none when there is
@@ -31,8 +48,11 @@ func (g *Gateway) fitQueries(ctx context.Context) ([]eval.Query, error) {
 	}
 	qs, err := g.opts.Fit(ctx)
 	switch {
-	case err == nil:
+	case err == nil && len(qs) > 0:
 		return qs, nil
+	case err == nil:
+		g.opts.Logger.Info("mcp gateway: no labelled queries to fit on yet; the index serves unfitted")
+		return nil, nil
 	case errors.Is(err, fs.ErrNotExist):
 		g.opts.Logger.Info("mcp gateway: no labelled queries to fit on yet; the index serves unfitted", "error", err)
 		return nil, nil

@@ -144,11 +144,14 @@ func TestGatewayFitAfterStartWait(t *testing.T) {
 	opts.Fit = FitFile(path)
 	opts.StartWait = time.Nanosecond
 	g := f.gateway(t, opts)
-	testutil.WaitFor(t, "the fitted index", func() bool {
-		res, err := g.Search(t.Context(), umbrellaQuery, 1)
-		return err == nil && !res.Abstained && res.Tools[0].Name == "get_forecast"
+	testutil.WaitFor(t, "the fitted index of both servers", func() bool {
+		for q, want := range map[string]string{umbrellaQuery: "get_forecast", notesQuery: "files__search"} {
+			if res, err := g.Search(t.Context(), q, 1); err != nil || res.Abstained || res.Tools[0].Name != want {
+				return false
+			}
+		}
+		return true
 	})
-	wantRouted(t, g)
 }
 
 // TestFitRows checks which rows are kept and how their tools are named:
@@ -185,15 +188,18 @@ func TestFitRows(t *testing.T) {
 	}
 }
 
-// TestGatewayFitNothingYet checks that a file that does not exist yet, or
-// holds no row for a tool of the gateway, serves the index unfitted and
-// says so.
+// TestGatewayFitNothingYet checks that a file that does not exist yet, is
+// empty (as Record creates it) or holds no row for a tool of the gateway
+// serves the index unfitted and says so.
 func TestGatewayFitNothingYet(t *testing.T) {
 	dir := t.TempDir()
 	unknown := filepath.Join(dir, "other.jsonl")
 	appendLines(t, unknown, `{"query": "post it to slack", "expected": ["post_message"]}`, `{"query": "hi", "expected": []}`)
+	empty := filepath.Join(dir, "empty.jsonl")
+	appendLines(t, empty)
 	for _, tc := range []struct{ path, log string }{
 		{filepath.Join(dir, "missing.jsonl"), "no labelled queries to fit on yet"},
+		{empty, "no labelled queries to fit on yet"},
 		{unknown, "no labelled query names a tool of the index"},
 	} {
 		f := weatherAndFiles()
@@ -203,6 +209,32 @@ func TestGatewayFitNothingYet(t *testing.T) {
 		if !strings.Contains(f.logs.String(), tc.log) {
 			t.Errorf("%s: the log does not say %q:\n%s", tc.path, tc.log, f.logs)
 		}
+	}
+}
+
+// TestFitFileLineBeingWritten checks that a last line cut short without
+// its newline, as a read in the middle of Record's write sees it, is left
+// for the next read, and that a damaged line before it is not.
+func TestFitFileLineBeingWritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "traffic.jsonl")
+	weatherTraffic(t, path)
+	partial := `{"query": "is it wind`
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(data, partial...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	qs, err := FitFile(path)(t.Context())
+	if err != nil || len(qs) != 5 {
+		t.Errorf("FitFile with a line being written: %d queries, %v; want the 5 whole ones", len(qs), err)
+	}
+	if err := os.WriteFile(path, append(append(data, "not json\n"...), partial...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := FitFile(path)(t.Context()); err == nil || !strings.Contains(err.Error(), path+":6:") {
+		t.Errorf("FitFile with a damaged line before one being written: error %v, want one naming line 6", err)
 	}
 }
 

@@ -95,10 +95,10 @@ type Options struct {
 	// single-tool queries as examples). It is called at every build (at
 	// start, when a server joins or goes, when its tools change), so that
 	// lines appended to a file it reads count from the next one: FitFile
-	// reads a file. Rows expecting a tool the index lacks are skipped. An
-	// error wrapping fs.ErrNotExist is nothing to learn yet; any other
-	// fails New, and at a later build is logged, the index serving
-	// unfitted.
+	// reads a file. Rows expecting a tool the index lacks are skipped. No
+	// rows, or an error wrapping fs.ErrNotExist, is nothing to learn yet;
+	// any other error fails New, and at a later build is logged, the index
+	// serving unfitted.
 	Fit func(context.Context) ([]eval.Query, error)
 	// Record, when set, receives each tool a session calls (through
 	// call_tool or, with ExposeSelected, directly) that its last search
@@ -217,8 +217,8 @@ func New(ctx context.Context, servers []Server, opts Options) (*Gateway, error) 
 // fitFirst fits the first index on qs in the background, swapping the
 // fitted one in when it is ready, and waits for it until the start wait
 // has passed since New began: fitting takes time in proportion to the
-// labelled queries (about half a second for 1,000 with the lexical
-// embedder, BenchmarkFit; a model embedder embeds each), which must not
+// labelled queries (0.23-0.8 s for 1,000 with the lexical embedder and
+// 60 tools, BenchmarkFit; a model embedder embeds each), which must not
 // keep the gateway from answering its client. The unfitted index serves
 // meanwhile.
 func (g *Gateway) fitFirst(ctx, wctx context.Context, first *view, qs []eval.Query, began time.Time) {
