@@ -34,6 +34,8 @@ type mcpOptions struct {
 	grace       time.Duration
 	restart     time.Duration
 	record      string
+	// serve and search
+	fit string
 	// rec is the open --record file.
 	rec *eval.Recorder
 	// stdin is where serve reads MCP over stdio.
@@ -53,6 +55,10 @@ func (o *mcpOptions) addSearchFlags(cmd *cobra.Command) {
 	cmd.Flags().IntVarP(&o.k, "k", "k", mcpgate.DefaultK, "how many tools a search returns when it does not say")
 }
 
+func (o *mcpOptions) addFitFlag(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.fit, "fit", "", "fit the index on the labelled queries of `FILE` (JSONL, as --record writes it) each time it is built; a file that does not exist yet is nothing to learn yet")
+}
+
 func (o *mcpOptions) addServeFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.httpAddr, "http", "", "serve streamable HTTP on this address, at /mcp (default: serve over stdio)")
@@ -61,7 +67,7 @@ func (o *mcpOptions) addServeFlags(cmd *cobra.Command) {
 	f.IntVar(&o.maxResult, "max-result", mcpgate.DefaultMaxResult, "largest forwarded result, in bytes of JSON; larger ones are cut, with a note")
 	f.DurationVar(&o.grace, "shutdown-timeout", 10*time.Second, "how long SIGTERM waits for HTTP requests in flight")
 	f.DurationVar(&o.restart, "restart-delay", mcpgate.DefaultRestartDelay, "wait before starting a server that is down again, doubled after each failed attempt up to a minute; 0 never does")
-	f.StringVar(&o.record, "record", "", "append each search's query and the tool the agent then called to `FILE`, for habilis fit FILE (off by default: the queries are the users' requests)")
+	f.StringVar(&o.record, "record", "", "append each search's query and the tool the agent then called to `FILE`, for --fit FILE or habilis fit FILE (off by default: the queries are the users' requests)")
 }
 
 func newMCPCmd(g *globalOptions) *cobra.Command {
@@ -89,9 +95,22 @@ search found, and the client is notified when they change.
 
 With --record FILE, each time the agent calls a tool that its last search
 found, the search's query and the tool are appended to FILE as a labelled
-query ({"query", "expected": [TOOL], "source": "mcp", "time"}), which
-habilis fit FILE learns from (after habilis load --mcp-config with the same
-config). Nothing is recorded without it: the queries are the users' requests.
+query ({"query", "expected": [TOOL], "source": "mcp", "time"}), which --fit
+FILE learns from, as does habilis fit FILE a store loaded with habilis load
+--mcp-config. Nothing is recorded without it: the queries are the users'
+requests.
+
+With --fit FILE, each time the gateway builds its index (at start, when a
+server joins or goes, when a server's tools change) it reads FILE again and
+fits the index on its labelled queries, as habilis fit does a store: fusion
+weights, prior, thresholds, the single-tool queries as examples of their
+tools. --record FILE --fit FILE makes the gateway learn from its own use
+across restarts; lines recorded since start count from the next build. Rows
+naming tools the index lacks (a server down, a tool renamed) are skipped and
+counted in the log; a FILE that does not exist yet is nothing to learn yet.
+A FILE that cannot be read stops the gateway at start, naming the line; at a
+later build the error is logged and the index serves unfitted. A fit that
+outlasts the start wait goes on while the unfitted index serves.
 
 Serving starts once every server has answered, or after 10 seconds: a slower
 server (npx fetching a package) is reported as starting and joins when it
@@ -108,6 +127,7 @@ info), never to stdout, which carries the protocol in stdio mode.`,
 	}
 	o.addFlags(cmd)
 	o.addSearchFlags(cmd)
+	o.addFitFlag(cmd)
 	o.addServeFlags(cmd)
 	return cmd
 }
@@ -139,6 +159,7 @@ func newMCPSearchCmd(g *globalOptions) *cobra.Command {
 	}
 	o.addFlags(cmd)
 	o.addSearchFlags(cmd)
+	o.addFitFlag(cmd)
 	return cmd
 }
 
@@ -159,16 +180,8 @@ func (o *mcpOptions) gatewayOptions() ([]mcpgate.Server, mcpgate.Options, error)
 	if err != nil {
 		return nil, opts, fmt.Errorf("--config: %w", err)
 	}
-	if o.overlay != "" {
-		if opts.Overlay, err = mcpgate.ReadOverlay(o.overlay); err != nil {
-			return nil, opts, fmt.Errorf("--overlay: %w", err)
-		}
-	}
-	if o.record != "" {
-		// Opened once the config reads, so that a bad one creates no file.
-		if o.rec, err = eval.OpenRecorder(o.record, o.g.logger); err != nil {
-			return nil, opts, fmt.Errorf("--%w", err)
-		}
+	if err := o.files(&opts); err != nil {
+		return nil, opts, err
 	}
 	o.g.serving = true
 	if opts.Router, err = o.g.routerConfig(); err != nil {
@@ -184,6 +197,26 @@ func (o *mcpOptions) gatewayOptions() ([]mcpgate.Server, mcpgate.Options, error)
 		opts.RestartDelay = -1 // never
 	}
 	return servers, opts, nil
+}
+
+// files sets the options the --overlay, --record and --fit files give,
+// once the config reads, so that a bad one creates no --record file.
+func (o *mcpOptions) files(opts *mcpgate.Options) error {
+	var err error
+	if o.overlay != "" {
+		if opts.Overlay, err = mcpgate.ReadOverlay(o.overlay); err != nil {
+			return fmt.Errorf("--overlay: %w", err)
+		}
+	}
+	if o.record != "" {
+		if o.rec, err = eval.OpenRecorder(o.record, o.g.logger); err != nil {
+			return fmt.Errorf("--%w", err)
+		}
+	}
+	if o.fit != "" {
+		opts.Fit = mcpgate.FitFile(o.fit) // read at each build of the index
+	}
+	return nil
 }
 
 // openGateway starts a gateway over the config's servers (it logs the
