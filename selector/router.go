@@ -485,6 +485,21 @@ func (r *Router) Trial(ctx context.Context, tools []habilis.Tool) (*Router, erro
 // Calibration returns the calibration in force.
 func (r *Router) Calibration() Calibration { return r.cur.Load().calibration() }
 
+// StoredCalibrationError returns the error (ErrDamaged) of the catalog's
+// stored calibration when it does not decode, else nil. A router opened
+// from a stored index serves the index's copy of the calibration, which
+// its checksum vouches for, and reads the catalog's own only to write
+// (which refuses it), for Collisions and in CheckSnapshot: commands that
+// show the calibration without those ask here, to warn.
+func (r *Router) StoredCalibrationError() error {
+	ix := r.cur.Load()
+	if !ix.stored {
+		return nil // built from the records, after decoding it
+	}
+	_, err := decodeCalibration(ix.meta.Calibration)
+	return err
+}
+
 // Version returns the catalog version the router serves.
 func (r *Router) Version() uint64 { return r.cur.Load().meta.Version }
 

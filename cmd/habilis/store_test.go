@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	bbinary "encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -309,6 +310,51 @@ func TestStoreCheckEmbedderState(t *testing.T) {
 	for _, cmd := range []string{"check", "compact"} {
 		if r := habilisRun(t, "--store", store, "store", cmd); r.code != exitError || !strings.Contains(r.stdout+r.stderr, want) {
 			t.Errorf("store %s on the damaged state: exit %d, stdout %q, stderr %q; want 1 and %q", cmd, r.code, r.stdout, r.stderr, want)
+		}
+	}
+}
+
+// TestToolsShowDamagedCalibration damages the catalog's stored calibration
+// in the file, beside an intact stored index: tools show still shows the
+// tool from the index's copy, and says on stderr, in one line naming the
+// file, that the store's own copy is damaged and what to do.
+func TestToolsShowDamagedCalibration(t *testing.T) {
+	store := loadedStore(t)
+	if r := habilisRun(t, "--store", store, "tools", "show", "get_weather"); r.code != 0 || r.stderr != "" {
+		t.Fatalf("tools show on a sound store = exit %d, stderr %q; want 0 and nothing", r.code, r.stderr)
+	}
+	st, err := boltstore.Open(store, boltstore.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := st.Snapshot(t.Context())
+	st.Close()
+	if err != nil || len(snap.Meta.Calibration) == 0 {
+		t.Fatalf("Snapshot: %v, calibration of %d bytes; want one", err, len(snap.Meta.Calibration))
+	}
+	b, err := os.ReadFile(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, snap.Meta.Calibration)
+	if i < 0 || bytes.Count(b, snap.Meta.Calibration) != 1 {
+		t.Fatalf("the stored calibration is %d times in the file, want once", bytes.Count(b, snap.Meta.Calibration))
+	}
+	b[i] = '[' // "[...}": no longer JSON
+	writeStore(t, store, b)
+
+	const want = "the stored calibration does not decode"
+	if r := habilisRun(t, "--store", store, "store", "check"); r.code != exitError || !strings.Contains(r.stdout, want) {
+		t.Fatalf("store check = exit %d, stdout %q; want 1 and %q: the damage this test means to make", r.code, r.stdout, want)
+	}
+	for _, args := range [][]string{{"tools", "show", "get_weather"}, {"--json", "tools", "show", "get_weather"}} {
+		r := habilisRun(t, append([]string{"--store", store}, args...)...)
+		if r.code != 0 || !strings.Contains(r.stdout, "get_weather") {
+			t.Errorf("habilis %v = exit %d, stdout %q; want 0 and the tool", args, r.code, r.stdout)
+		}
+		if !strings.HasPrefix(r.stderr, "habilis: warning: store "+store+": "+want) || !strings.HasSuffix(r.stderr, damagedHint+"\n") ||
+			strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("habilis %v: stderr %q; want one warning line naming %s, %q and what to do", args, r.stderr, store, want)
 		}
 	}
 }

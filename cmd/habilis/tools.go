@@ -108,6 +108,11 @@ func runToolsShow(ctx context.Context, o *toolsOptions, stdout io.Writer) error 
 	if err != nil {
 		return toolErr("tools show", err)
 	}
+	if lb, ok := b.(*localBackend); ok {
+		if err := lb.r.StoredCalibrationError(); err != nil {
+			fmt.Fprintf(o.g.stderr, "habilis: warning: store %s: %v; showing the gates of the stored index's copy; %s\n", lb.store, err, damagedHint)
+		}
+	}
 	if o.g.json {
 		return writeJSON(stdout, info)
 	}
