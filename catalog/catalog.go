@@ -737,11 +737,22 @@ func (c *toolCtx) toolName(m map[string]json.RawMessage, prefix string) string {
 	case len(s) > maxNameLen:
 		c.errorf(field, "is %d bytes long; the limit is %d", len(s), maxNameLen)
 	case !toolNameRE.MatchString(s):
-		c.errorf(field, "must use only letters, digits, '_', '-', '.' and '&'")
+		c.errorf(field, "must use only ASCII letters (A-Z, a-z), digits (0-9), '_', '-', '.' and '&'; %q is none of them", firstNotInName(s))
 	default:
 		c.nameOK = true
 	}
 	return s
+}
+
+// firstNotInName returns the first character of s that toolNameRE
+// refuses, or utf8.RuneError when there is none.
+func firstNotInName(s string) rune {
+	for _, r := range s {
+		if !toolNameRE.MatchString(string(r)) {
+			return r
+		}
+	}
+	return utf8.RuneError
 }
 
 func (c *toolCtx) description(m map[string]json.RawMessage, prefix string) string {

@@ -135,7 +135,7 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// validCatalog accepts letters, digits and '-'. An underscore is refused so
+// validCatalog accepts ASCII letters, digits and '-'. An underscore is refused so
 // that no catalog's prefix "habilis_<catalog>_" can be the start of another
 // catalog's collection names.
 func validCatalog(s string) error {
@@ -144,7 +144,7 @@ func validCatalog(s string) error {
 	}
 	for _, r := range s {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
-			return fmt.Errorf("catalog %q: only letters, digits and '-' are allowed: %w", s, habilis.ErrInvalid)
+			return fmt.Errorf("catalog %q: only ASCII letters (A-Z, a-z), digits (0-9) and '-' are allowed; %q is none of them: %w", s, r, habilis.ErrInvalid)
 		}
 	}
 	return nil

@@ -130,3 +130,19 @@ func TestConfigInvalid(t *testing.T) {
 		t.Errorf("loaded key: %v", err)
 	}
 }
+
+// TestValidCatalogMessage checks that a catalog name's error says which
+// letters are meant and which character is refused.
+func TestValidCatalogMessage(t *testing.T) {
+	for in, want := range map[string]string{
+		"météo": `catalog "météo": only ASCII letters (A-Z, a-z), digits (0-9) and '-' are allowed; 'é' is none of them: invalid input`,
+		"a_b":   `catalog "a_b": only ASCII letters (A-Z, a-z), digits (0-9) and '-' are allowed; '_' is none of them: invalid input`,
+	} {
+		if err := validCatalog(in); err == nil || err.Error() != want {
+			t.Errorf("validCatalog(%q) = %v, want %s", in, err, want)
+		}
+	}
+	if err := validCatalog("Prod-2"); err != nil {
+		t.Errorf("validCatalog(Prod-2) = %v, want nil", err)
+	}
+}

@@ -837,7 +837,7 @@ func (x *PrefilterResponse) GetCatalogVersion() uint64 {
 // Tool is a catalog entry in habilis' normalised form.
 type Tool struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// name is unique in the catalog: letters, digits, '_', '-', '.', '&', 1
+	// name is unique in the catalog: ASCII letters and digits, '_', '-', '.', '&', 1
 	// to 64 characters.
 	Name        string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
