@@ -140,6 +140,19 @@ type Options struct {
 	// candidates to check (about half the time on 10,000 synthetic lexical
 	// tools). The zero value reports every pair from Threshold on.
 	HighOnly bool
+	// DescriptionWeight, when set, is the weight of a tool's description
+	// in its Rocchio vector (its examples' sum plus that many times its
+	// description) given how many examples the vector sums, as the
+	// selector ranks; nil weighs it as one example.
+	DescriptionWeight func(examples int) float32
+}
+
+// descriptionWeight is o.DescriptionWeight of n, 1 without one.
+func (o Options) descriptionWeight(n int) float64 {
+	if o.DescriptionWeight == nil {
+		return 1
+	}
+	return float64(o.DescriptionWeight(n))
 }
 
 // resolved returns o with defaults filled in, or an error for values that

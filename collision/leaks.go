@@ -35,7 +35,7 @@ func (c *catalog) leaks(ps pairSet, opts Options) error {
 	if c.sparse {
 		ix, open = c.newIndex(), c.openGates()
 	}
-	roc := c.rocchioNorms()
+	roc := c.rocchioNorms(opts)
 	nw := par.Workers(n)
 	found := make([]pairSet, nw)
 	scratch := make([]*leakScratch, nw)
@@ -81,6 +81,9 @@ func (c *catalog) toolLeaks(a int, ix *index, open []int, roc []rocchio, s *leak
 		return
 	}
 	ss := c.sumExamples(rec, s)
+	// The description's weight in a's Rocchio vector once an example is
+	// left out of it.
+	m := opts.descriptionWeight(nonzero(rec.ExampleVectors) - 1)
 	for k, ev := range rec.ExampleVectors {
 		if zero(ev) {
 			continue
@@ -92,7 +95,7 @@ func (c *catalog) toolLeaks(a int, ix *index, open []int, roc []rocchio, s *leak
 		if den2 := ss - 2*es + ee; den2 > 1e-9*max(ss, 1) {
 			own = float32((es - ee) / math.Sqrt(den2))
 		}
-		ownRoc := ownRocchio(ev, rec.DescriptionVector, own, ss, es, ee, roc[a])
+		ownRoc := ownRocchio(ev, rec.DescriptionVector, own, ss, es, ee, m, roc[a])
 		candidates := c.exampleScores(ev, ix, s)
 		r := c.routeOf(a, ev, candidates, s.scores, roc, ownRoc)
 		leak := habilis.Leak{From: c.tools[a].name, Example: exampleText(rec, k), OwnScore: own}
@@ -177,16 +180,27 @@ func (c *catalog) againstSum(ev habilis.Vector, s *leakScratch) (es, ee float64)
 }
 
 // ownRocchio is the Rocchio score of example e at its own tool left out of
-// it (the other examples' sum with the description u as one more example),
-// from own, its score at the leave-one-out centroid, and the sums
-// sumExamples and againstSum computed: own itself without a description.
-func ownRocchio(ev, u habilis.Vector, own float32, ss, es, ee float64, r rocchio) float32 {
+// it (the other examples' sum with the description u weighed m), from own,
+// its score at the leave-one-out centroid, and the sums sumExamples and
+// againstSum computed: own itself without a description.
+func ownRocchio(ev, u habilis.Vector, own float32, ss, es, ee, m float64, r rocchio) float32 {
 	if zero(u) {
 		return own
 	}
-	eu := vec.DotVectors(ev, u)
-	den2 := ss - 2*es + ee + 2*(r.su-float64(eu)) + 1
-	return float32((es - ee + float64(eu)) / math.Sqrt(max(den2, 1e-12)))
+	eu := float64(vec.DotVectors(ev, u))
+	den2 := ss - 2*es + ee + 2*m*(r.su-eu) + m*m
+	return float32((es - ee + m*eu) / math.Sqrt(max(den2, 1e-12)))
+}
+
+// nonzero counts the vectors of vs that are not zero.
+func nonzero(vs []habilis.Vector) int {
+	n := 0
+	for _, v := range vs {
+		if !zero(v) {
+			n++
+		}
+	}
+	return n
 }
 
 // exampleScores puts the example's score at every tool's centroid that
@@ -292,12 +306,12 @@ func exampleText(rec *habilis.Record, k int) string {
 }
 
 // rocchio holds what a tool's Rocchio score (its examples' sum S with its
-// description u as one more example, normalised) needs besides a query's
-// centroid and description scores: ‖S‖ (sum), S·u (su) and ‖S + u‖
-// (norm). A tool without a description vector has norm 0 and scores by its
-// centroid alone.
+// description u weighed m, normalised) needs besides a query's centroid
+// and description scores: ‖S‖ (sum), S·u (su), m and ‖S + m·u‖ (norm). A
+// tool without a description vector has norm 0 and scores by its centroid
+// alone.
 type rocchio struct {
-	sum, su, norm float64
+	sum, su, m, norm float64
 }
 
 // score is the Rocchio score of a query with centroid score cent and
@@ -306,11 +320,11 @@ func (r rocchio) score(cent, desc float32) float32 {
 	if r.norm == 0 {
 		return cent
 	}
-	return float32((r.sum*float64(cent) + float64(desc)) / r.norm)
+	return float32((r.sum*float64(cent) + r.m*float64(desc)) / r.norm)
 }
 
-// rocchioNorms returns every tool's rocchio.
-func (c *catalog) rocchioNorms() []rocchio {
+// rocchioNorms returns every tool's rocchio under opts.
+func (c *catalog) rocchioNorms(opts Options) []rocchio {
 	out := make([]rocchio, len(c.tools))
 	par.For(len(c.tools), func(_, t int) {
 		rec := &c.recs[c.tools[t].rec]
@@ -321,7 +335,8 @@ func (c *catalog) rocchioNorms() []rocchio {
 			r.su += float64(vec.DotVectors(v, u))
 		}
 		if !zero(u) {
-			r.norm = math.Sqrt(max(r.sum*r.sum+2*r.sum*float64(vec.DotVectors(rec.Centroid, u))+1, 1e-12))
+			r.m = opts.descriptionWeight(nonzero(rec.ExampleVectors))
+			r.norm = math.Sqrt(max(r.sum*r.sum+2*r.m*r.sum*float64(vec.DotVectors(rec.Centroid, u))+r.m*r.m, 1e-12))
 		}
 		out[t] = r
 	})

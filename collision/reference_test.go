@@ -3,6 +3,7 @@ package collision
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -285,6 +286,77 @@ func TestHighOnly(t *testing.T) {
 		}
 		if diff := gocmp.Diff(canonical(want), canonical(got), cmpopts.EquateEmpty()); diff != "" {
 			t.Fatalf("round %d: Pairs(HighOnly) mismatch (-want +got):\n%s", round, diff)
+		}
+	}
+}
+
+// TestRocchioDescriptionWeight checks the Rocchio scores the analysis
+// ranks examples by against q·(S + m·u)/‖S + m·u‖ by hand, S the sum of
+// the examples (without the one left out, for its own tool) and m the
+// description's weight for that many examples.
+func TestRocchioDescriptionWeight(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	randUnit := func() []float32 {
+		v := make([]float64, 6)
+		for d := range v {
+			v[d] = r.NormFloat64()
+		}
+		return unit(v...)
+	}
+	weight := func(n int) float32 { return float32(max(1, 6-n)) }
+	byHand := func(q []float32, vs [][]float32, u []float32, m float64) float64 {
+		x := make([]float64, len(q))
+		for k := range x {
+			for _, v := range vs {
+				x[k] += float64(v[k])
+			}
+			x[k] += m * float64(u[k])
+		}
+		var d, n float64
+		for k := range x {
+			d += float64(q[k]) * x[k]
+			n += x[k] * x[k]
+		}
+		return d / math.Sqrt(n)
+	}
+	for _, n := range []int{1, 2, 3, 6} {
+		var exs []ex
+		var vs [][]float32
+		for k := range n {
+			v := randUnit()
+			exs, vs = append(exs, ex{fmt.Sprint(k), v}), append(vs, v)
+		}
+		rec := denseTool("t", 0, exs...)
+		u := randUnit()
+		rec.DescriptionVector = habilis.Vector{Dense: u}
+		c := &catalog{recs: []habilis.Record{rec}, tools: []tool{{rec: 0}}}
+		roc := c.rocchioNorms(Options{DescriptionWeight: weight})[0]
+		q := randUnit()
+		got := roc.score(vec.Dot(q, rec.Centroid.Dense), vec.Dot(q, u))
+		if want := byHand(q, vs, u, float64(weight(n))); math.Abs(float64(got)-want) > 1e-5 {
+			t.Errorf("%d examples: Rocchio score %v, by hand %v", n, got, want)
+		}
+		if n < 2 {
+			continue
+		}
+		// Example 0 at its own tool, left out of it.
+		e := vs[0]
+		var ss, es, ee float64
+		sum := make([]float64, len(e))
+		for _, v := range vs {
+			for k := range sum {
+				sum[k] += float64(v[k])
+			}
+		}
+		for k := range sum {
+			ss += sum[k] * sum[k]
+			es += float64(e[k]) * sum[k]
+			ee += float64(e[k]) * float64(e[k])
+		}
+		m := float64(weight(n - 1))
+		got = ownRocchio(habilis.Vector{Dense: e}, rec.DescriptionVector, 0, ss, es, ee, m, roc)
+		if want := byHand(e, vs[1:], u, m); math.Abs(float64(got)-want) > 1e-5 {
+			t.Errorf("%d examples: Rocchio score of an example left out %v, by hand %v", n, got, want)
 		}
 	}
 }

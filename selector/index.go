@@ -162,6 +162,26 @@ func (ix *index) descriptionGate(i int) float32 {
 	return max(ix.cal.DescriptionThreshold, ix.bg[i][bgDescription])
 }
 
+// MinHeldOutExamples is the fewest examples a tool needs for calibration
+// to hold them out one at a time. A tool with fewer examples adds nothing
+// to the calibrated gates, and hybrid mode lets through what it would let
+// through without them (index.bareGate, hybridSignals).
+const MinHeldOutExamples = 3
+
+// bareGate returns the score and gate hybrid mode would gate tool i on
+// had it no examples, its signals being sg: its evidence against the
+// background's gate at the description share when bareEvidence, its
+// description score against its description gate otherwise.
+func (ix *index) bareGate(i int, sg signals) (score, gate float32) {
+	switch {
+	case ix.bareEvidence(i) && ix.tools[i].examples == 0:
+		return ix.evidence(sg.roc, sg.doc), ix.hybridGate(i)
+	case ix.bareEvidence(i):
+		return ix.evidence(sg.roc, sg.doc), ix.background[i].bareEvidenceGate(ix.n())
+	}
+	return sg.desc, ix.descriptionGate(i)
+}
+
 // hybridGate is tool i's gate in hybrid mode, on its evidence, for a tool
 // with examples or one that bareEvidence gates there; a tool without
 // examples has only the background's gate.

@@ -542,7 +542,8 @@ type ToolInfo struct {
 	// mode (but in hybrid mode on its evidence with a model embedder that
 	// weighs the lexical document); one with examples on its description
 	// score in description mode, its centroid score in centroid mode and
-	// its evidence in hybrid mode.
+	// its evidence in hybrid mode. With fewer than MinHeldOutExamples
+	// examples, hybrid mode also lets through what it would without them.
 	Gates        map[habilis.Mode]float32 `json:"gates"`
 	CollidesWith []string                 `json:"collides_with"`
 }

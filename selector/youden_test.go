@@ -1,6 +1,7 @@
 package selector
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -195,37 +196,74 @@ func shareAtOrAbove(xs []float32, t float32) float64 {
 
 // TestLeaveOneOut compares leaveOneOut's Gram-matrix identities with the
 // plain computation: example i against the normalised sum of the others,
-// and against that sum with the description added.
+// and against that sum with the description added at its weight for the
+// examples left (descriptionWeight), for few examples and for many.
 func TestLeaveOneOut(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
-	recs := denseRecords(rng, 1, 8)
-	u := recs[0].DescriptionVector.Dense
-	var vs []habilis.Vector
-	for range 5 {
-		vs = append(vs, denseRecords(rng, 1, 8)[0].DescriptionVector)
-	}
-	held, roc := leaveOneOut(vs, habilis.Vector{Dense: u})
-	if len(held) != len(vs) || len(roc) != len(vs) {
-		t.Fatalf("leaveOneOut of %d examples = %d and %d scores", len(vs), len(held), len(roc))
-	}
-	for i, v := range vs {
-		others := make([]float64, len(u))
-		for j, o := range vs {
-			for k := range others {
-				if j != i {
-					others[k] += float64(o.Dense[k])
+	for _, n := range []int{3, 4, 5, 6, 9} {
+		u := denseRecords(rng, 1, 8)[0].DescriptionVector.Dense
+		var vs []habilis.Vector
+		for range n {
+			vs = append(vs, denseRecords(rng, 1, 8)[0].DescriptionVector)
+		}
+		held, roc := leaveOneOut(vs, habilis.Vector{Dense: u})
+		if len(held) != len(vs) || len(roc) != len(vs) {
+			t.Fatalf("leaveOneOut of %d examples = %d and %d scores", len(vs), len(held), len(roc))
+		}
+		m := float64(descriptionWeight(n - 1))
+		for i, v := range vs {
+			others := make([]float64, len(u))
+			for j, o := range vs {
+				for k := range others {
+					if j != i {
+						others[k] += float64(o.Dense[k])
+					}
 				}
 			}
+			withDesc := make([]float64, len(u))
+			for k := range withDesc {
+				withDesc[k] = others[k] + m*float64(u[k])
+			}
+			if want := cosine(v.Dense, others); math.Abs(float64(held[i])-want) > 1e-5 {
+				t.Errorf("%d examples: example %d against the others' centroid: %v, by hand %v", n, i, held[i], want)
+			}
+			if want := cosine(v.Dense, withDesc); math.Abs(float64(roc[i])-want) > 1e-5 {
+				t.Errorf("%d examples: example %d's Rocchio score without it: %v, by hand %v", n, i, roc[i], want)
+			}
 		}
-		withDesc := make([]float64, len(u))
-		for k := range withDesc {
-			withDesc[k] = others[k] + float64(u[k])
+	}
+}
+
+// TestRocchioScore checks the Rocchio score the index computes from a
+// tool's centroid and description scores against q·(Σv + m·u)/‖Σv + m·u‖
+// by hand, m being the description's weight: five for one example, four
+// for two, one from five examples on.
+func TestRocchioScore(t *testing.T) {
+	if got := []float32{descriptionWeight(1), descriptionWeight(2), descriptionWeight(5), descriptionWeight(40)}; !slices.Equal(got, []float32{5, 4, 1, 1}) {
+		t.Fatalf("description weights for 1, 2, 5 and 40 examples = %v, want [5 4 1 1]", got)
+	}
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, n := range []int{1, 2, 3, 5, 8} {
+		rec := denseRecords(rng, 1, 8)[0]
+		rec.Tool.Examples, rec.ExampleVectors = nil, nil
+		for k := range n {
+			rec.Tool.Examples = append(rec.Tool.Examples, fmt.Sprint(k))
+			rec.ExampleVectors = append(rec.ExampleVectors, denseRecords(rng, 1, 8)[0].DescriptionVector)
 		}
-		if want := cosine(v.Dense, others); math.Abs(float64(held[i])-want) > 1e-5 {
-			t.Errorf("example %d against the others' centroid: %v, by hand %v", i, held[i], want)
+		shape(&rec)
+		q := denseRecords(rng, 1, 8)[0].DescriptionVector
+		sum, norm := rocchioNorms(&rec)
+		got := rocchioScore(sum, norm, dot(q, rec.Centroid), dot(q, rec.DescriptionVector))
+		m := float64(descriptionWeight(n))
+		x := make([]float64, len(q.Dense))
+		for k := range x {
+			for _, v := range rec.ExampleVectors {
+				x[k] += float64(v.Dense[k])
+			}
+			x[k] += m * float64(rec.DescriptionVector.Dense[k])
 		}
-		if want := cosine(v.Dense, withDesc); math.Abs(float64(roc[i])-want) > 1e-5 {
-			t.Errorf("example %d's Rocchio score without it: %v, by hand %v", i, roc[i], want)
+		if want := cosine(q.Dense, x); math.Abs(float64(got)-want) > 1e-5 {
+			t.Errorf("%d examples: Rocchio score %v, by hand %v", n, got, want)
 		}
 	}
 }

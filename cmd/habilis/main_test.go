@@ -418,6 +418,27 @@ func checkCollisionBounds(t *testing.T, store string, cols []habilis.Collision) 
 	}
 }
 
+// TestToolsShowFewExamples checks that tools show says when a tool has
+// too few examples to be gated on them alone.
+func TestToolsShowFewExamples(t *testing.T) {
+	dir := t.TempDir()
+	catalog := filepath.Join(dir, "tools.json")
+	tools := `[{"name": "echo", "description": "Echoes back the input.", "examples": ["repeat after me: hello"]},
+		{"name": "get_sum", "description": "Adds two numbers.", "examples": ["add 2 and 3", "what is 4 plus 5", "sum of 7 and 8"]}]`
+	if err := os.WriteFile(catalog, []byte(tools), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(dir, "habilis.db")
+	mustRun(t, "--store", store, "load", catalog)
+	const note = "fewer than 3 examples: hybrid mode also lets through what it would without them"
+	if out := mustRun(t, "--store", store, "tools", "show", "echo"); !strings.Contains(out, note) {
+		t.Errorf("tools show echo (one example) lacks %q:\n%s", note, out)
+	}
+	if out := mustRun(t, "--store", store, "tools", "show", "get_sum"); strings.Contains(out, "fewer than") {
+		t.Errorf("tools show get_sum (three examples) says it has too few:\n%s", out)
+	}
+}
+
 func TestTools(t *testing.T) {
 	store := loadedStore(t)
 	before := listTools(t, store)

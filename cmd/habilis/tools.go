@@ -141,6 +141,9 @@ func printToolInfo(w io.Writer, info *selector.ToolInfo) {
 			fmt.Fprintf(w, "  %-12s %.3f on the %s\n", m, g, scores[m])
 		}
 	}
+	if n := len(t.Examples); n > 0 && n < selector.MinHeldOutExamples {
+		fmt.Fprintf(w, "  (fewer than %d examples: hybrid mode also lets through what it would without them)\n", selector.MinHeldOutExamples)
+	}
 	if len(info.CollidesWith) > 0 {
 		fmt.Fprintf(w, "collides:    %s\n", strings.Join(info.CollidesWith, ", "))
 	} else {
