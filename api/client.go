@@ -151,7 +151,9 @@ func (c *Client) SelectBatch(ctx context.Context, queries []string, opts habilis
 	return out, nil
 }
 
-// Message is one message of a conversation given to Prefilter.
+// Message is one message of a conversation given to Prefilter. Role is
+// one of OpenAI's chat roles: system, developer, user, assistant, tool or
+// function.
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`

@@ -267,8 +267,31 @@ type source struct {
 	*rendered
 }
 
+// chatRoles are the roles of OpenAI's chat messages, which Prefilter's
+// messages take (ignoring case): the query is the last "user" one's.
+var chatRoles = []string{"system", "developer", "user", "assistant", "tool", "function"}
+
+// checkRoles refuses a message of a role not in chatRoles, naming it:
+// Prefilter would pass over it in looking for the last user message, so
+// that a client's own word for the user ("human") would route an older
+// message, or none, without a word. The chat proxy does not check: the
+// upstream model server owns the roles it takes (some take more, as
+// Llama's "ipython"), and the request goes on to it whatever habilis
+// makes of them.
+func checkRoles(msgs []*habilisv1.ChatMessage) error {
+	for i, m := range msgs {
+		if !slices.ContainsFunc(chatRoles, func(r string) bool { return strings.EqualFold(r, m.GetRole()) }) {
+			return invalidf(fmt.Sprintf("messages[%d].role", i), "%q is not a chat role: want one of %s", m.GetRole(), strings.Join(chatRoles, ", "))
+		}
+	}
+	return nil
+}
+
 // prefilter answers a Prefilter request.
 func (s *Server) prefilter(ctx context.Context, req *habilisv1.PrefilterRequest) (*habilisv1.PrefilterResponse, error) {
+	if err := checkRoles(req.GetMessages()); err != nil {
+		return nil, err
+	}
 	src, err := s.prefilterSelect(ctx, req, false)
 	if err != nil {
 		return nil, err

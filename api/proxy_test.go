@@ -149,6 +149,13 @@ func TestProxyCutsTools(t *testing.T) {
 			{"role": "function", "name": "calculate", "content": "4"},
 			{"role": "user", "content": "send an email to Bob with the report"}]`, "",
 			[]string{"send_email", "get_weather", "get_time", "calculate"}, 5},
+		// A role OpenAI lacks is the upstream's to judge (Llama's servers
+		// take "ipython"): the proxy still cuts for the last user message.
+		{"role of the upstream's", `[
+			{"role": "developer", "content": "Be brief."},
+			{"role": "user", "content": "send an email to Bob with the report"},
+			{"role": "ipython", "content": "{\"ok\": true}"}]`, "",
+			[]string{"send_email"}, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

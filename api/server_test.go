@@ -313,6 +313,30 @@ func TestPrefilterMCPConversation(t *testing.T) {
 	}
 }
 
+// TestPrefilterRoles checks that every role of OpenAI's chat messages is
+// taken, in any case, the query being the last user message's.
+func TestPrefilterRoles(t *testing.T) {
+	_, _, c := fixture(t)
+	got, err := c.Prefilter(context.Background(), PrefilterRequest{
+		Messages: []Message{
+			{Role: "System", Content: "You are a helpful assistant."},
+			{Role: "developer", Content: "Answer briefly."},
+			{Role: "user", Content: "what is the weather in Oslo"},
+			{Role: "assistant", Content: "Let me look."},
+			{Role: "tool", Content: "sunny"},
+			{Role: "function", Content: "12 degrees"},
+			{Role: "USER", Content: "now send an email to Bob about it"},
+		},
+		Options: habilis.SelectOptions{K: 1},
+	})
+	if err != nil {
+		t.Fatalf("Prefilter with every chat role: %v", err)
+	}
+	if want := "now send an email to Bob about it"; got.Decision.Query != want {
+		t.Errorf("Prefilter query = %q, want %q", got.Decision.Query, want)
+	}
+}
+
 func TestPrefilterServerCatalog(t *testing.T) {
 	_, _, c := fixture(t)
 	ctx := context.Background()
@@ -767,6 +791,11 @@ func TestBadRequests(t *testing.T) {
 			_, err := raw.Prefilter(ctx, &habilisv1.PrefilterRequest{Messages: []*habilisv1.ChatMessage{{Role: "assistant", Content: "hi"}}})
 			return err
 		}, codes.InvalidArgument, []string{"messages"}, "user"},
+		{"unknown role", func() error {
+			_, err := raw.Prefilter(ctx, &habilisv1.PrefilterRequest{Messages: []*habilisv1.ChatMessage{
+				{Role: "user", Content: "send a mail to Bob"}, {Role: "assistant", Content: "done"}, {Role: "human", Content: "weather in Oslo"}}})
+			return err
+		}, codes.InvalidArgument, []string{"messages[2].role"}, `"human" is not a chat role: want one of system, developer, user, assistant, tool, function`},
 		{"unknown shape", func() error {
 			_, err := raw.Prefilter(ctx, &habilisv1.PrefilterRequest{Query: "weather", Shape: "yaml"})
 			return err

@@ -533,7 +533,9 @@ func (x *SelectBatchResponse) GetResults() []*SelectResponse {
 // ChatMessage is one message of a conversation.
 type ChatMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// role is "user", "assistant", "system" or "tool".
+	// role is one of OpenAI's chat roles, in any case: "system",
+	// "developer", "user", "assistant", "tool" or "function". Prefilter
+	// refuses another (InvalidArgument) rather than pass over its message.
 	Role          string `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
 	Content       string `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
 	unknownFields protoimpl.UnknownFields
