@@ -55,21 +55,6 @@ func weatherTraffic(t *testing.T, path string) {
 	}
 }
 
-// appendLines appends raw lines to path.
-func appendLines(t *testing.T, path string, lines ...string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, l := range lines {
-		if _, err := f.WriteString(l + "\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // top returns the first tool of g's answer to query and whether the
 // gateway abstained.
 func top(t *testing.T, g *Gateway, query string) (string, bool) {
@@ -115,7 +100,7 @@ func TestGatewayFitRecorded(t *testing.T) {
 
 	path := filepath.Join(t.TempDir(), "traffic.jsonl")
 	weatherTraffic(t, path)
-	appendLines(t, path,
+	testutil.AppendLines(t, path,
 		`{"query": "post the release notes to the team channel", "expected": ["slack__post_message"]}`,
 		`{"query": "search for it", "expected": ["search"]}`,
 		`{"query": "is there a file called budget.xlsx", "expected": ["files__search", "read_file"]}`,
@@ -194,9 +179,9 @@ func TestFitRows(t *testing.T) {
 func TestGatewayFitNothingYet(t *testing.T) {
 	dir := t.TempDir()
 	unknown := filepath.Join(dir, "other.jsonl")
-	appendLines(t, unknown, `{"query": "post it to slack", "expected": ["post_message"]}`, `{"query": "hi", "expected": []}`)
+	testutil.AppendLines(t, unknown, `{"query": "post it to slack", "expected": ["post_message"]}`, `{"query": "hi", "expected": []}`)
 	empty := filepath.Join(dir, "empty.jsonl")
-	appendLines(t, empty)
+	testutil.AppendLines(t, empty)
 	for _, tc := range []struct{ path, log string }{
 		{filepath.Join(dir, "missing.jsonl"), "no labelled queries to fit on yet"},
 		{empty, "no labelled queries to fit on yet"},
@@ -243,7 +228,7 @@ func TestFitFileLineBeingWritten(t *testing.T) {
 func TestGatewayFitDamaged(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "traffic.jsonl")
 	weatherTraffic(t, path)
-	appendLines(t, path, `{"query": "cut short", "expec`)
+	testutil.AppendLines(t, path, `{"query": "cut short", "expec`)
 	f := weatherAndFiles()
 	opts := f.options()
 	opts.Fit = FitFile(path)
@@ -283,7 +268,7 @@ func TestGatewayRefitOnListChanged(t *testing.T) {
 	addTool("air_quality", "Get the air quality index and pollen count of a city")
 	wantRouted(t, g)
 
-	appendLines(t, path, `not json`)
+	testutil.AppendLines(t, path, `not json`)
 	addTool("sunrise", "Tell when the sun rises and sets in a city")
 	wantUnfitted(t, g)
 	if want := fmt.Sprintf("the labelled queries cannot be read; the index serves unfitted\" error=\"%s:6:", path); !strings.Contains(f.logs.String(), want) {

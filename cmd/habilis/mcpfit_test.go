@@ -2,11 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/mcpgate"
 )
 
@@ -60,7 +60,7 @@ func TestMCPServeFit(t *testing.T) {
 	if !strings.Contains(stderr.String(), "no labelled queries to fit on yet") {
 		t.Errorf("the first gateway does not say it has nothing to learn yet:\n%s", stderr)
 	}
-	appendRows(t, record, `{"query": "post the notes to the team channel", "expected": ["post_message"]}`)
+	testutil.AppendLines(t, record, `{"query": "post the notes to the team channel", "expected": ["post_message"]}`)
 
 	cs, stderr = gatewayOverStdio(t, "--config", config, "--record", record, "--fit", record, "--log-level", "info")
 	for q, tool := range fitAsks {
@@ -79,26 +79,11 @@ func TestMCPServeFit(t *testing.T) {
 			t.Errorf("mcp search --fit %q: %+v; want %s chosen", q, res, tool)
 		}
 	}
-	appendRows(t, record, `{"query": "cut short", "expec`)
+	testutil.AppendLines(t, record, `{"query": "cut short", "expec`)
 	for _, args := range [][]string{{"serve"}, {"search", "what time is it"}} {
 		r := habilisRun(t, append([]string{"mcp", args[0], "--config", config, "--fit", record}, args[1:]...)...)
 		if want := record + ":6:"; r.code != exitError || !strings.Contains(r.stderr, want) {
 			t.Errorf("mcp %s --fit on a damaged file: exit %d, stderr %q; want exit %d naming %q", args[0], r.code, r.stderr, exitError, want)
-		}
-	}
-}
-
-// appendRows appends lines to the file at path.
-func appendRows(t *testing.T, path string, lines ...string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, l := range lines {
-		if _, err := f.WriteString(l + "\n"); err != nil {
-			t.Fatal(err)
 		}
 	}
 }

@@ -1,7 +1,7 @@
 // Package testutil holds the helpers that the tests of several packages
 // share: HTTP calls whose failure ends the test, an embedded store and a
 // lexical router that close when it ends, a wait for an event and a
-// buffer goroutines may write, the tools an MCP server lists, a dense
+// buffer goroutines may write, lines appended to a file, the tools an MCP server lists, a dense
 // embedder that stands in for a model (HashEmbedder) and the bytes a bbolt
 // file uses (HighWater). Only tests import it (the layering test keeps it
 // so).
@@ -10,6 +10,7 @@ package testutil
 import (
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 )
@@ -55,4 +56,20 @@ func Post(tb testing.TB, url, body string, hdr ...string) (int, http.Header, str
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	return Do(tb, req)
+}
+
+// AppendLines appends lines to the file at path, each with a newline,
+// creating it readable by its owner alone when it does not exist.
+func AppendLines(tb testing.TB, path string, lines ...string) {
+	tb.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	for _, l := range lines {
+		if _, err := f.WriteString(l + "\n"); err != nil {
+			tb.Fatal(err)
+		}
+	}
 }
