@@ -91,9 +91,14 @@ type localBackend struct {
 
 // named names the store in an error that reports damage found in it
 // after opening (the stored index, which selection reads where it lies).
-func (b *localBackend) named(err error) error {
+func (b *localBackend) named(err error) error { return namedDamage(b.store, err) }
+
+// namedDamage names store in err when it reports damage found there after
+// opening: the router's errors do not name the store (a stored
+// calibration that does not decode, which a write reads).
+func namedDamage(store string, err error) error {
 	if errors.Is(err, habilis.ErrDamaged) {
-		return storeError(b.store, err)
+		return storeError(store, err)
 	}
 	return err
 }
@@ -125,11 +130,13 @@ func (b *localBackend) Tool(_ context.Context, name string) (*selector.ToolInfo,
 }
 
 func (b *localBackend) DeleteTools(ctx context.Context, names []string) (*selector.LoadReport, error) {
-	return b.r.Delete(ctx, names)
+	rep, err := b.r.Delete(ctx, names)
+	return rep, b.named(err)
 }
 
 func (b *localBackend) Collisions(ctx context.Context, threshold float32) ([]habilis.Collision, error) {
-	return b.r.Collisions(ctx, threshold)
+	cols, err := b.r.Collisions(ctx, threshold)
+	return cols, b.named(err)
 }
 
 func (b *localBackend) Close() error { return b.close() }

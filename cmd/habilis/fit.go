@@ -62,7 +62,7 @@ func runFit(ctx context.Context, o *fitOptions, stdout io.Writer) error {
 	rep, err := eval.Fit(ctx, r, qs, eval.FitOptions{NoExamples: o.noExamples})
 	o.g.progress.finish()
 	if err != nil {
-		return toolErr("fit "+o.file, err)
+		return toolErr("fit "+o.file, namedDamage(o.g.store, err))
 	}
 	if o.g.json {
 		return writeJSON(stdout, rep)

@@ -95,7 +95,7 @@ func runLoad(ctx context.Context, o *loadOptions, stdout io.Writer) error {
 	rep, err := r.Load(ctx, tools, selector.LoadOptions{Merge: o.merge})
 	o.g.progress.finish()
 	if err != nil {
-		return fmt.Errorf("load %s: %w", o.file, err)
+		return fmt.Errorf("load %s: %w", o.file, namedDamage(o.g.store, err))
 	}
 	out := &loadOutput{LoadReport: nonNilReport(rep), Open: opened, Total: time.Since(start)}
 	if o.g.json {

@@ -323,6 +323,35 @@ func TestToolsShowDamagedCalibration(t *testing.T) {
 	if r := habilisRun(t, "--store", store, "tools", "show", "get_weather"); r.code != 0 || r.stderr != "" {
 		t.Fatalf("tools show on a sound store = exit %d, stderr %q; want 0 and nothing", r.code, r.stderr)
 	}
+	damageCalibration(t, store)
+	const want = "the stored calibration does not decode"
+	if r := habilisRun(t, "--store", store, "store", "check"); r.code != exitError || !strings.Contains(r.stdout, want) {
+		t.Fatalf("store check = exit %d, stdout %q; want 1 and %q: the damage this test means to make", r.code, r.stdout, want)
+	}
+	for _, args := range [][]string{{"tools", "show", "get_weather"}, {"--json", "tools", "show", "get_weather"}} {
+		r := habilisRun(t, append([]string{"--store", store}, args...)...)
+		if r.code != 0 || !strings.Contains(r.stdout, "get_weather") {
+			t.Errorf("habilis %v = exit %d, stdout %q; want 0 and the tool", args, r.code, r.stdout)
+		}
+		if !strings.HasPrefix(r.stderr, "habilis: warning: store "+store+": "+want) || !strings.HasSuffix(r.stderr, damagedHint+"\n") ||
+			strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("habilis %v: stderr %q; want one warning line naming %s, %q and what to do", args, r.stderr, store, want)
+		}
+	}
+	// The commands that read the catalog's own copy refuse the store,
+	// naming it.
+	for _, args := range [][]string{{"tools", "rm", "get_weather"}, {"collisions"}, {"load", testdata("tools.json")}, {"fit", testdata("fit.jsonl")}} {
+		r := habilisRun(t, append([]string{"--store", store}, args...)...)
+		if r.code != exitError || !strings.Contains(r.stderr, "store "+store+": ") || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, damagedHint) {
+			t.Errorf("habilis %v = exit %d, stderr %q; want 1, naming %s, %q and what to do", args, r.code, r.stderr, store, want)
+		}
+	}
+}
+
+// damageCalibration makes the catalog's stored calibration in the file at
+// store no longer JSON, in place, leaving the stored index's copy intact.
+func damageCalibration(t *testing.T, store string) {
+	t.Helper()
 	st, err := boltstore.Open(store, boltstore.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
@@ -342,19 +371,4 @@ func TestToolsShowDamagedCalibration(t *testing.T) {
 	}
 	b[i] = '[' // "[...}": no longer JSON
 	writeStore(t, store, b)
-
-	const want = "the stored calibration does not decode"
-	if r := habilisRun(t, "--store", store, "store", "check"); r.code != exitError || !strings.Contains(r.stdout, want) {
-		t.Fatalf("store check = exit %d, stdout %q; want 1 and %q: the damage this test means to make", r.code, r.stdout, want)
-	}
-	for _, args := range [][]string{{"tools", "show", "get_weather"}, {"--json", "tools", "show", "get_weather"}} {
-		r := habilisRun(t, append([]string{"--store", store}, args...)...)
-		if r.code != 0 || !strings.Contains(r.stdout, "get_weather") {
-			t.Errorf("habilis %v = exit %d, stdout %q; want 0 and the tool", args, r.code, r.stdout)
-		}
-		if !strings.HasPrefix(r.stderr, "habilis: warning: store "+store+": "+want) || !strings.HasSuffix(r.stderr, damagedHint+"\n") ||
-			strings.Count(r.stderr, "\n") != 1 {
-			t.Errorf("habilis %v: stderr %q; want one warning line naming %s, %q and what to do", args, r.stderr, store, want)
-		}
-	}
 }
