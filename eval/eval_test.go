@@ -222,6 +222,12 @@ func TestFitWithoutNoToolQueries(t *testing.T) {
 				t.Errorf("Fit: margin from %q, tuning half abstains on %v of no-tool queries; want gates learned %v, some requests for no tool refused",
 					rep.After.MarginSource, rep.Tuning.AbstainRecall, tt.learned)
 			}
+			// The report says so, and counts the no-tool queries its
+			// abstention figure rests on.
+			if rep.GatesLearned != tt.learned || (rep.Tuning.NoToolQueries == 0) == tt.learned {
+				t.Errorf("Fit report: gates learned %v, %d no-tool queries in the tuning half; want learned %v, some no-tool queries iff learned",
+					rep.GatesLearned, rep.Tuning.NoToolQueries, tt.learned)
+			}
 		})
 	}
 }

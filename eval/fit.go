@@ -31,6 +31,13 @@ type FitReport struct {
 	// were learned against in place of requests for no tool, when the
 	// tuning half held none (selector.BackgroundRequests).
 	BackgroundQueries int `json:"background_queries,omitempty"`
+	// GatesLearned reports that the hybrid threshold, the margin and the
+	// confidence were learned from the queries: the tuning half held
+	// MinGateQueries queries for a tool or more, and queries for no tool
+	// (its own or the background's). Otherwise the gates are those the
+	// catalog's examples calibrate, the added queries among them, as a
+	// load calibrates them.
+	GatesLearned bool `json:"gates_learned"`
 	// AddedExamples counts the labelled queries added as examples.
 	AddedExamples int `json:"added_examples"`
 	// Tuning is what the chosen settings scored on the tuning half, with
@@ -48,6 +55,9 @@ type FitReport struct {
 // TuningFigures are the tuning half's figures for the chosen settings.
 type TuningFigures struct {
 	Queries int `json:"queries"`
+	// NoToolQueries counts the queries for no tool among them, which
+	// AbstainRecall is measured on (0: it measures nothing).
+	NoToolQueries int `json:"no_tool_queries"`
 	// AccAt1 counts abstentions as wrong; RankAccAt1 is the ranking's
 	// top-1 before the gate, and BaselineRankAccAt1 the same with the
 	// settings in force before fitting.
@@ -104,11 +114,11 @@ func Fit(ctx context.Context, r *selector.Router, qs []Query, opts FitOptions) (
 		}
 		defer trial.Close()
 	}
-	tuned, figs, strength, err := tune(ctx, trial, tuneQs, counts(exampleQs))
+	tuned, figs, strength, learned, err := tune(ctx, trial, tuneQs, counts(exampleQs))
 	if err != nil {
 		return nil, err
 	}
-	rep.Tuning, rep.PriorStrength = figs, strength
+	rep.Tuning, rep.PriorStrength, rep.GatesLearned = figs, strength, learned
 
 	// The stored catalog: every query as an example, the prior from every
 	// query's counts, the tuned thresholds.
@@ -136,12 +146,12 @@ func Fit(ctx context.Context, r *selector.Router, qs []Query, opts FitOptions) (
 	return rep, nil
 }
 
-// minGateQueries is how many tuning queries for a tool fit needs to learn
+// MinGateQueries is how many tuning queries for a tool fit needs to learn
 // the gates from: a cut at the share MinPass of fewer is one query's
 // score, which a small file of recorded traffic would make the gate of the
 // whole catalog. With fewer, the catalog keeps the gates its examples
 // calibrate.
-const minGateQueries = 20
+const MinGateQueries = 20
 
 // withNegatives returns the tuning queries qs and, when none of them is
 // for no tool (traffic recorded from tool calls holds none), the built-in
@@ -159,7 +169,7 @@ func withNegatives(qs []Query) ([]Query, int) {
 			return qs, 0
 		}
 	}
-	if len(qs) < minGateQueries {
+	if len(qs) < MinGateQueries {
 		return qs, 0 // too few to learn gates from (see tune)
 	}
 	bg := selector.BackgroundRequests()
@@ -275,23 +285,26 @@ func normal(s string) string { return strings.Join(strings.Fields(strings.ToLowe
 
 // tune chooses weights and prior strength by top-1 accuracy on qs (ties go
 // to the earlier, simpler setting), then the thresholds by how well they
-// separate tool queries from no-tool queries.
-func tune(ctx context.Context, r *selector.Router, qs []Query, c map[string]int) (selector.Calibration, TuningFigures, float32, error) {
+// separate tool queries from no-tool queries, reporting whether it
+// learned them.
+func tune(ctx context.Context, r *selector.Router, qs []Query, c map[string]int) (selector.Calibration, TuningFigures, float32, bool, error) {
 	cal := r.Calibration()
 	rows, err := scoreRows(ctx, r, qs)
 	if err != nil {
-		return cal, TuningFigures{}, 0, err
+		return cal, TuningFigures{}, 0, false, err
 	}
 	figs := TuningFigures{Queries: len(rows)}
 	figs.BaselineRankAccAt1, _ = rankAccuracy(rows, cal.Weights, cal.Prior)
 	var strength float32
 	var tops []int
 	cal.Weights, strength, figs.RankAccAt1, tops = chooseFusion(rows, c)
-	if posEv, negEv, posGate, negGate := gateScores(rows, tops); len(posEv) >= minGateQueries {
+	posEv, negEv, posGate, negGate := gateScores(rows, tops)
+	learned := len(posEv) >= MinGateQueries && len(negEv) > 0 // LearnGates changes nothing without negEv
+	if learned {
 		cal.LearnGates(posEv, negEv, posGate, negGate)
 	}
 	figs.decisions(rows, tops, cal)
-	return cal, figs, strength, nil
+	return cal, figs, strength, learned, nil
 }
 
 // tuningRow is one tuning query's raw signals and the tools it expects.
@@ -418,6 +431,7 @@ func (figs *TuningFigures) decisions(rows []tuningRow, tops []int, cal selector.
 		figs.AccAt1 = float64(hits) / float64(tool)
 		figs.WrongAbstain = float64(wrong) / float64(tool)
 	}
+	figs.NoToolQueries = none
 	if none > 0 {
 		figs.AbstainRecall = float64(abst) / float64(none)
 	}

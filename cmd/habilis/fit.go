@@ -32,8 +32,12 @@ examples than the file it was loaded from: loading that file again drops them.
 Settings are chosen on half of the queries against a trial catalog that holds
 the other half as examples, so no query is scored against itself. When that
 half holds no query for no tool (traffic recorded with --record holds none),
-the thresholds are learned against the built-in generic requests instead;
-with fewer than 20 queries for a tool in it, they are kept as they were.`,
+the thresholds are learned against the built-in generic requests instead.
+With fewer than 20 queries for a tool in it, no gate is learned: the
+thresholds are those the catalog's examples calibrate, the queries added as
+examples among them, and fit says so. Either way the store keeps them through
+later loads; the description threshold, the one-example threshold and the
+noise floor, which fit never learns, through later fits as well.`,
 		Args: rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.file = args[0]
@@ -81,6 +85,11 @@ func printFit(w io.Writer, rep *eval.FitReport) {
 	if rep.BackgroundQueries > 0 {
 		fmt.Fprintf(w, "  no query for no tool in the tuning half: the gates were learned against the %d built-in generic requests\n", rep.BackgroundQueries)
 	}
+	if !rep.GatesLearned {
+		fmt.Fprintf(w, "  gates: not learned: the tuning half holds %d queries for a tool, fewer than %d; the thresholds below are\n"+
+			"  calibrated from the catalog's examples (%d added), and the store keeps them through later loads\n",
+			rep.Tuning.Queries-rep.Tuning.NoToolQueries, eval.MinGateQueries, rep.AddedExamples)
+	}
 	b, a := rep.Before, rep.After
 	tw := newTable(w)
 	fmt.Fprintln(tw, "  SETTING\tBEFORE\tAFTER")
@@ -99,6 +108,10 @@ func printFit(w io.Writer, rep *eval.FitReport) {
 	fmt.Fprintf(tw, "  prior\t%d tools\t%d tools, strength %.2g\n", len(b.Prior), len(a.Prior), rep.PriorStrength)
 	tw.Flush()
 	t := rep.Tuning
-	fmt.Fprintf(w, "  tuning half (%d queries): ranking acc@1 %.3f (before %.3f), acc@1 %.3f, abstains on %.3f of no-tool queries, wrongly on %.3f of tool queries\n",
-		t.Queries, t.RankAccAt1, t.BaselineRankAccAt1, t.AccAt1, t.AbstainRecall, t.WrongAbstain)
+	none := "no query for no tool"
+	if t.NoToolQueries > 0 {
+		none = fmt.Sprintf("abstains on %.3f of its %d no-tool queries", t.AbstainRecall, t.NoToolQueries)
+	}
+	fmt.Fprintf(w, "  tuning half (%d queries): ranking acc@1 %.3f (before %.3f), acc@1 %.3f, %s, abstains wrongly on %.3f of tool queries\n",
+		t.Queries, t.RankAccAt1, t.BaselineRankAccAt1, t.AccAt1, none, t.WrongAbstain)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/eval"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/boltstore"
 	"github.com/habilis-router/habilis/store/storetest"
@@ -769,6 +770,17 @@ func TestFit(t *testing.T) {
 	}
 	if !strings.Contains(out, "hybrid threshold") || !strings.Contains(out, "tuning half") || strings.Contains(out, "{") {
 		t.Errorf("fit output should show the settings before and after as a table, not raw JSON:\n%s", out)
+	}
+
+	// A few rows of traffic learn no gates: fit says so, rather than let
+	// the thresholds that the added examples moved read as learned, and
+	// gives no abstention figure on no-tool queries the tuning half lacks.
+	few := filepath.Join(t.TempDir(), "few.jsonl")
+	testutil.AppendLines(t, few, `{"query": "is it cloudy in Dublin right now", "expected": ["get_weather"]}`,
+		`{"query": "mail the slides to Ann", "expected": ["send_email"]}`, `{"query": "put lunch with Bo in my calendar", "expected": ["create_event"]}`)
+	out = mustRun(t, "--store", loadedStore(t), "fit", few)
+	if !strings.Contains(out, "gates: not learned") || strings.Contains(out, "of no-tool queries") {
+		t.Errorf("fit on 3 rows should say the gates were not learned, and measure no abstention on no-tool queries:\n%s", out)
 	}
 
 	out = mustRun(t, "eval", "--json", "--tools", testdata("tools.json"), "--queries", testdata("queries.jsonl"), "--fit", testdata("fit.jsonl"))
