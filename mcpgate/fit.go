@@ -82,7 +82,10 @@ func (g *Gateway) fitted(ctx context.Context, st *memstore.Store, entries []*ent
 			"skipped", skipped, "of", len(qs))
 	}
 	if !slices.ContainsFunc(kept, func(q eval.Query) bool { return len(q.Expected) > 0 }) {
-		log.Info("mcp gateway: no labelled query names a tool of the index; nothing to learn yet, the index serves unfitted")
+		// A warning: rows there are, but for other tools (a file of another
+		// config, or of servers all down), which mcp search --fit, logging
+		// warnings alone by default, would otherwise pass over in silence.
+		log.Warn("mcp gateway: no labelled query names a tool of the index; nothing to learn yet, the index serves unfitted", "queries", len(qs))
 		return nil
 	}
 	r, rep, err := fitCopy(ctx, st, g.opts.Router, kept)
@@ -93,7 +96,7 @@ func (g *Gateway) fitted(ctx context.Context, st *memstore.Store, entries []*ent
 		return nil
 	}
 	log.Info("mcp gateway: index fitted on labelled queries", "queries", rep.Queries,
-		"added_examples", rep.AddedExamples, "prior_strength", rep.PriorStrength)
+		"added_examples", rep.AddedExamples, "prior_strength", rep.PriorStrength, "gates_learned", rep.GatesLearned)
 	return r
 }
 

@@ -116,6 +116,11 @@ func TestGatewayFitRecorded(t *testing.T) {
 	if !strings.Contains(f.logs.String(), `msg="mcp gateway: index fitted on labelled queries" queries=7`) {
 		t.Errorf("the log does not say the index was fitted on the 7 usable rows:\n%s", f.logs)
 	}
+	// 7 rows hold too few for a tool to learn the gates from, and the log
+	// says so, as habilis fit does.
+	if !strings.Contains(f.logs.String(), "gates_learned=false") {
+		t.Errorf("the log does not say the gates were not learned from 7 rows:\n%s", f.logs)
+	}
 }
 
 // TestGatewayFitAfterStartWait starts a gateway whose start wait is over
@@ -175,7 +180,9 @@ func TestFitRows(t *testing.T) {
 
 // TestGatewayFitNothingYet checks that a file that does not exist yet, is
 // empty (as Record creates it) or holds no row for a tool of the gateway
-// serves the index unfitted and says so.
+// serves the index unfitted and says so: a warning when the file has rows
+// but none for a tool of the gateway (a file of another config), which
+// mcp search --fit would otherwise pass over in silence.
 func TestGatewayFitNothingYet(t *testing.T) {
 	dir := t.TempDir()
 	unknown := filepath.Join(dir, "other.jsonl")
@@ -183,9 +190,9 @@ func TestGatewayFitNothingYet(t *testing.T) {
 	empty := filepath.Join(dir, "empty.jsonl")
 	testutil.AppendLines(t, empty)
 	for _, tc := range []struct{ path, log string }{
-		{filepath.Join(dir, "missing.jsonl"), "no labelled queries to fit on yet"},
-		{empty, "no labelled queries to fit on yet"},
-		{unknown, "no labelled query names a tool of the index"},
+		{filepath.Join(dir, "missing.jsonl"), "level=INFO msg=\"mcp gateway: no labelled queries to fit on yet"},
+		{empty, "level=INFO msg=\"mcp gateway: no labelled queries to fit on yet"},
+		{unknown, "level=WARN msg=\"mcp gateway: no labelled query names a tool of the index"},
 	} {
 		f := weatherAndFiles()
 		opts := f.options()
