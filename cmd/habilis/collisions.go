@@ -115,23 +115,42 @@ func runCollisions(ctx context.Context, o *collisionsOptions, stdout io.Writer) 
 }
 
 // noteBareTools says, under the table, what the report of a catalog with
-// tools without examples rests on for them.
+// tools without examples, or with one (which the leak analysis cannot hold
+// out: it takes two), rests on for them.
 func noteBareTools(ctx context.Context, b backend, w io.Writer) error {
 	tools, err := b.Tools(ctx)
 	if err != nil {
 		return fmt.Errorf("collisions: %w", err)
 	}
-	bare := 0
+	bare, one := 0, 0
 	for _, t := range tools {
-		if len(t.Examples) == 0 {
+		switch len(t.Examples) {
+		case 0:
 			bare++
+		case 1:
+			one++
 		}
 	}
-	if bare > 0 {
-		fmt.Fprintf(w, "note: %d of %d tools have no examples: they pair by nearest descriptions (--threshold) and\n"+
-			"  by other tools' examples routed to them, and with no examples of their own no misroute\n"+
-			"  of their requests shows; add examples, or run `habilis fit` on labelled requests\n", bare, len(tools))
+	have := func(n int) string {
+		if n == 1 {
+			return "has"
+		}
+		return "have"
 	}
+	var which string
+	switch {
+	case bare > 0 && one > 0:
+		which = fmt.Sprintf("%d of %d tools have no examples and %d %s one", bare, len(tools), one, have(one))
+	case bare > 0:
+		which = fmt.Sprintf("%d of %d tools have no examples", bare, len(tools))
+	case one > 0:
+		which = fmt.Sprintf("%d of %d tools %s one example", one, len(tools), have(one))
+	default:
+		return nil
+	}
+	fmt.Fprintf(w, "note: %s: they pair by nearest descriptions (--threshold) and\n"+
+		"  by other tools' examples routed to them, and with no two examples of their own to hold out\n"+
+		"  no misroute of their requests shows; add examples, or run `habilis fit` on labelled requests\n", which)
 	return nil
 }
 

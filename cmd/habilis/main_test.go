@@ -833,4 +833,18 @@ func TestCollisionsWithoutExamples(t *testing.T) {
 	if !strings.Contains(out, "(0 of 1 collisions shown") || !strings.Contains(out, "note: 4 of 4 tools have no examples") {
 		t.Errorf("collisions table lacks the pair left out or the note:\n%s", out)
 	}
+	// One example (an overlay's) is held out of nothing either, so no
+	// misroute of it shows: the note counts such tools too.
+	overlaid := filepath.Join(dir, "one.json")
+	if err := os.WriteFile(overlaid, []byte(`[
+	{"name": "read_file", "description": "Read the complete contents of a file from the file system."},
+	{"name": "read_text_file", "description": "Read the complete contents of a file from the file system as text.", "examples": ["show me what is in notes.txt"]},
+	{"name": "send_email", "description": "Send an email message to one or more recipients.", "examples": ["mail Ann the slides", "email the team the agenda"]}
+]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "--store", store, "load", overlaid)
+	if out := mustRun(t, "--store", store, "collisions"); !strings.Contains(out, "note: 1 of 3 tools have no examples and 1 has one") {
+		t.Errorf("collisions note does not count the tool with one example:\n%s", out)
+	}
 }
