@@ -164,8 +164,11 @@ func (ix *index) descriptionGate(i int) float32 {
 
 // MinHeldOutExamples is the fewest examples a tool needs for calibration
 // to hold them out one at a time. A tool with fewer examples adds nothing
-// to the calibrated gates, and hybrid mode lets through what it would let
-// through without them (index.bareGate, hybridSignals).
+// to the hybrid gate or the margin, and hybrid mode lets through what it
+// would let through without them (index.bareGate, hybridSignals). Its
+// examples still count toward the description threshold (the gate of
+// tools without examples) and the noise floor, which need no example held
+// out (calibrate).
 const MinHeldOutExamples = 3
 
 // bareGate returns the score and gate hybrid mode would gate tool i on
