@@ -111,7 +111,7 @@ func runLoad(ctx context.Context, o *loadOptions, stdout io.Writer) error {
 // it surer.
 func printGateNote(w io.Writer, rep *selector.LoadReport, cal selector.Calibration) {
 	switch {
-	case cal.Fitted || rep.Tools == 0:
+	case gatesFitted(cal) || rep.Tools == 0:
 	case rep.Bare == rep.Tools && len(cal.Background) > 0:
 		fmt.Fprintf(w, "  note: no tool has examples: each tool passes its gate when a request scores higher\n"+
 			"  at its description than generic requests do (the built-in background); add examples,\n"+
@@ -134,7 +134,15 @@ func printGateNote(w io.Writer, rep *selector.LoadReport, cal selector.Calibrati
 // labelled requests, nor when no tool has examples (its gates are the
 // descriptions').
 func fewExamples(rep *selector.LoadReport, cal selector.Calibration) bool {
-	return rep.MedianExamples > 0 && rep.MedianExamples < selector.FewExamples && !cal.Fitted
+	return rep.MedianExamples > 0 && rep.MedianExamples < selector.FewExamples && !gatesFitted(cal)
+}
+
+// gatesFitted reports whether fit learned the catalog's gates from labelled
+// requests (its margin then says "fit"), not only fitted it: from fewer
+// than eval.MinGateQueries requests for a tool it learns none, and the
+// gates still rest on the examples.
+func gatesFitted(cal selector.Calibration) bool {
+	return cal.Fitted && cal.MarginSource == "fit"
 }
 
 // parseError is the error of load for a catalog file that does not parse

@@ -759,11 +759,6 @@ func TestFit(t *testing.T) {
 	if after := versionOf(); after <= before {
 		t.Errorf("catalog version after fit = %d, want above %d: fit stores its calibration", after, before)
 	}
-	// A gate fit has set from labelled requests needs no note on the
-	// examples it was first calibrated from.
-	if out := mustRun(t, "--store", store, "load", testdata("tools.json")); strings.Contains(out, "note:") {
-		t.Errorf("load after fit still notes few examples:\n%s", out)
-	}
 	out = mustRun(t, "--store", store, "fit", testdata("fit.jsonl"))
 	if !strings.Contains(out, "26 labelled queries") {
 		t.Errorf("fit output lacks the query count:\n%s", out)
@@ -787,6 +782,36 @@ func TestFit(t *testing.T) {
 	checkEvalReport(t, "eval --fit", out)
 	if _, ok := decode[map[string]json.RawMessage](t, out)["fit"]; !ok {
 		t.Errorf("eval --fit JSON lacks the fit report")
+	}
+}
+
+// TestLoadNoteAfterFit checks load's note on a catalog of few examples
+// after fit: fit on a few rows learns no gate, and the gates still rest on
+// the examples, which load says; gates fit learned from labelled requests
+// need no such note.
+func TestLoadNoteAfterFit(t *testing.T) {
+	store := loadedStore(t)
+	rep := decode[eval.FitReport](t, mustRun(t, "--store", store, "fit", "--json", testdata("fit.jsonl")))
+	if rep.GatesLearned {
+		t.Fatalf("fit on %s learned the gates: the test needs a file too small for it", testdata("fit.jsonl"))
+	}
+	if out := mustRun(t, "--store", store, "load", testdata("tools.json")); !strings.Contains(out, "note: the tools have a median of") {
+		t.Errorf("load after a fit that learned no gate does not note few examples:\n%s", out)
+	}
+
+	many := filepath.Join(t.TempDir(), "many.jsonl")
+	for _, city := range []string{"Dublin", "Lima", "Oslo", "Perth", "Quito", "Rome", "Seoul", "Tunis", "Zagreb", "Kyiv", "Accra", "Hanoi", "Cork", "Bern", "Riga", "Baku"} {
+		testutil.AppendLines(t, many, fmt.Sprintf(`{"query": "is it raining in %s right now", "expected": ["get_weather"]}`, city),
+			fmt.Sprintf(`{"query": "how warm is it in %s today", "expected": ["get_weather"]}`, city),
+			fmt.Sprintf(`{"query": "mail the minutes of the %s meeting to Ann", "expected": ["send_email"]}`, city),
+			fmt.Sprintf(`{"query": "sing me a song about %s", "expected": []}`, city))
+	}
+	store = loadedStore(t)
+	if rep := decode[eval.FitReport](t, mustRun(t, "--store", store, "fit", "--json", many)); !rep.GatesLearned {
+		t.Fatalf("fit on 64 rows learned no gate: %+v", rep.Tuning)
+	}
+	if out := mustRun(t, "--store", store, "load", testdata("tools.json")); strings.Contains(out, "note:") {
+		t.Errorf("load after fit learned the gates still notes few examples:\n%s", out)
 	}
 }
 
