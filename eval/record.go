@@ -53,8 +53,8 @@ type Recorder struct {
 }
 
 // OpenRecorder opens path for appending records, creating it readable by
-// its owner alone: the queries are the users' requests. A nil log
-// discards the warning.
+// its owner alone: the queries are the users' requests. A file whose last
+// line has no newline gets one first. A nil log discards the warning.
 func OpenRecorder(path string, log *slog.Logger) (*Recorder, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
@@ -63,7 +63,33 @@ func OpenRecorder(path string, log *slog.Logger) (*Recorder, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if unended(path) {
+		// The last line has no newline (an editor saved it so, or a write
+		// was cut short): the first record starts a line of its own rather
+		// than joining it, which would make the file unreadable there.
+		if _, err := f.Write([]byte("\n")); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("record: %s: %w", path, err)
+		}
+	}
 	return &Recorder{f: f, path: path, log: log, now: time.Now}, nil
+}
+
+// unended reports whether the file at path ends without a newline. A file
+// it cannot read counts as ended: records are appended to it as they are.
+func unended(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return false
+	}
+	last := make([]byte, 1)
+	_, err = f.ReadAt(last, fi.Size()-1)
+	return err == nil && last[0] != '\n'
 }
 
 // Record appends that query was answered by tool, seen by source. A query

@@ -109,3 +109,48 @@ func TestRecorderFailure(t *testing.T) {
 		t.Error("OpenRecorder under a file succeeded")
 	}
 }
+
+// TestRecorderAfterLastLineWithoutNewline checks that a record appended to
+// a file whose last line has no newline (saved so by an editor, or cut
+// short) starts a line of its own, where it was glued to that line and the
+// next read of the file refused it.
+func TestRecorderAfterLastLineWithoutNewline(t *testing.T) {
+	for _, tt := range []struct {
+		name, content string
+		want          []string
+	}{
+		{"whole line", `{"query": "read the notes", "expected": ["read_file"]}`, []string{"read the notes", "list my files"}},
+		{"newline already", `{"query": "read the notes", "expected": ["read_file"]}` + "\n", []string{"read the notes", "list my files"}},
+		{"empty", "", []string{"list my files"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "traffic.jsonl")
+			if err := os.WriteFile(path, []byte(tt.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r, err := OpenRecorder(path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Record(SourceMCP, "list my files", "list_directory")
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+			qs, err := ReadQueries(path)
+			if err != nil {
+				t.Fatalf("ReadQueries after a record: %v", err)
+			}
+			var got []string
+			for _, q := range qs {
+				got = append(got, q.Query)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("queries (-want +got):\n%s", diff)
+			}
+			raw, _ := os.ReadFile(path)
+			if bytes.Contains(raw, []byte("\n\n")) {
+				t.Errorf("the file holds an empty line:\n%s", raw)
+			}
+		})
+	}
+}
