@@ -28,6 +28,12 @@ var (
 	// ErrClosed reports use of a closed store or router.
 	ErrClosed = errors.New("closed")
 
+	// ErrReadOnly reports a write to a store opened read-only, or through
+	// a server started not to write its store (habilis serve --read-only).
+	// The request itself may be sound: it is the store or the server that
+	// takes no writes. Nothing was written.
+	ErrReadOnly = errors.New("store opened read-only")
+
 	// ErrDamaged reports a store whose file or records cannot be read as
 	// they were written: a damaged page, a value that does not decode,
 	// buckets missing from a store that was written. The wrapping error

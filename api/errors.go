@@ -29,8 +29,10 @@ type errorMapping struct {
 // codes. The server reads it top down (the first sentinel an error wraps
 // wins); the client reads it back by reason, then by code, so that
 // errors.Is(err, habilis.ErrNotFound) holds for a remote error as for a
-// local one. ErrClosed and ErrUnavailable share a code; their reasons tell
-// them apart. ErrDamaged comes first: a damaged store is the fact to report
+// local one. ErrClosed and ErrUnavailable share a code, and so do
+// ErrEmbedderMismatch and ErrReadOnly (the request is sound, the server's
+// state refuses it); their reasons tell them apart, and a bare code maps
+// to the first of them. ErrDamaged comes first: a damaged store is the fact to report
 // whatever else an error wraps.
 func errorTable() []errorMapping {
 	return []errorMapping{
@@ -39,6 +41,7 @@ func errorTable() []errorMapping {
 		{habilis.ErrNotFound, codes.NotFound, "NOT_FOUND"},
 		{habilis.ErrConflict, codes.Aborted, "CONFLICT"},
 		{habilis.ErrEmbedderMismatch, codes.FailedPrecondition, "EMBEDDER_MISMATCH"},
+		{habilis.ErrReadOnly, codes.FailedPrecondition, "READ_ONLY"},
 		{habilis.ErrUnavailable, codes.Unavailable, "UNAVAILABLE"},
 		{habilis.ErrClosed, codes.Unavailable, "CLOSED"},
 		{context.DeadlineExceeded, codes.DeadlineExceeded, "DEADLINE_EXCEEDED"},

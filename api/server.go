@@ -98,6 +98,12 @@ type ServerOptions struct {
 	// Runner runs the tools Invoke fills (fill/executor, with the kinds
 	// the operator allows); nil means Invoke fills but refuses to run.
 	Runner fill.Runner
+	// ReadOnly refuses the methods that write the store (UpsertTools and
+	// DeleteTools) with FAILED_PRECONDITION, reason
+	// READ_ONLY (habilis.ErrReadOnly), before reading their request, for
+	// habilis serve --read-only. It holds whatever the store is; a store
+	// opened read-only refuses writes too.
+	ReadOnly bool
 }
 
 // Server serves a router over gRPC: the ToolRouter service, health
@@ -408,10 +414,25 @@ func (s *Server) tool(field, name string) (*selector.ToolInfo, error) {
 	return ti, nil
 }
 
+// writable refuses method, a write, on a ReadOnly server. UpsertTools
+// and DeleteTools are the methods that write the store; every other one
+// only reads it (Invoke runs a tool, and writes nothing to the store).
+// TestReadOnlyMethods holds every method of the service to one side or
+// the other, so that a new method is classified when it is added.
+func (s *Server) writable(method string) error {
+	if !s.opts.ReadOnly {
+		return nil
+	}
+	return fmt.Errorf("%s: the server was started with --read-only and writes nothing to its store: %w", method, habilis.ErrReadOnly)
+}
+
 // UpsertTools implements habilisv1.ToolRouterServer. Tools are validated
 // by the catalog rules of catalog.Parse: Tool messages are
 // marshalled to a habilis catalog and parsed back.
 func (s *Server) UpsertTools(ctx context.Context, req *habilisv1.UpsertToolsRequest) (*habilisv1.UpsertToolsResponse, error) {
+	if err := s.writable("UpsertTools"); err != nil {
+		return nil, err
+	}
 	var (
 		tools []habilis.Tool
 		err   error
@@ -465,6 +486,9 @@ func parseToolMessages(msgs []*habilisv1.Tool) ([]habilis.Tool, error) {
 
 // DeleteTools implements habilisv1.ToolRouterServer.
 func (s *Server) DeleteTools(ctx context.Context, req *habilisv1.DeleteToolsRequest) (*habilisv1.DeleteToolsResponse, error) {
+	if err := s.writable("DeleteTools"); err != nil {
+		return nil, err
+	}
 	names := req.GetNames()
 	if len(names) == 0 {
 		return nil, invalidf("names", "must name at least one tool")

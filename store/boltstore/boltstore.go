@@ -114,7 +114,7 @@ type Options struct {
 	// holds: zero means one second, a negative value waits indefinitely.
 	Timeout time.Duration
 	// ReadOnly opens the file without writing to it; Write then returns
-	// ErrInvalid. Several read-only stores may share a file, but not with a
+	// ErrReadOnly. Several read-only stores may share a file, but not with a
 	// writer. The file must exist.
 	ReadOnly bool
 	// Progress, when set, is called as a write rewrites a catalog of an
@@ -790,7 +790,7 @@ func (s *Store) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMet
 		return habilis.CatalogMeta{}, fmt.Errorf("store %s: write: %w", s.path, habilis.ErrClosed)
 	}
 	if s.readOnly {
-		return habilis.CatalogMeta{}, fmt.Errorf("store %s: write: opened read-only: %w", s.path, habilis.ErrInvalid)
+		return habilis.CatalogMeta{}, fmt.Errorf("store %s: write: %w", s.path, habilis.ErrReadOnly)
 	}
 	if err := validate(b); err != nil {
 		return habilis.CatalogMeta{}, fmt.Errorf("store %s: write: %w", s.path, err)

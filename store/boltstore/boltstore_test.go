@@ -284,8 +284,8 @@ func TestReadOnly(t *testing.T) {
 		}
 	}
 	_, err := readers[0].Write(context.Background(), &habilis.Batch{BaseVersion: 1, Delete: []string{"tool-0000"}})
-	if !errors.Is(err, habilis.ErrInvalid) {
-		t.Errorf("Write() on a read-only store error = %v, want %v", err, habilis.ErrInvalid)
+	if !errors.Is(err, habilis.ErrReadOnly) || errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), path) {
+		t.Errorf("Write() on a read-only store error = %v, want %v (the request is sound) naming %s", err, habilis.ErrReadOnly, path)
 	}
 	for _, r := range readers {
 		r.Close()

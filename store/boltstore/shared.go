@@ -101,7 +101,7 @@ func (s *Shared) Version(ctx context.Context) (uint64, error) {
 // Write commits b in one transaction: all of it or, on any error, nothing.
 func (s *Shared) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMeta, error) {
 	if s.opts.ReadOnly {
-		return habilis.CatalogMeta{}, fmt.Errorf("store %s: write: opened read-only: %w", s.path, habilis.ErrInvalid)
+		return habilis.CatalogMeta{}, fmt.Errorf("store %s: write: %w", s.path, habilis.ErrReadOnly)
 	}
 	var meta habilis.CatalogMeta
 	err := s.do("write", true, func(st *Store) error {

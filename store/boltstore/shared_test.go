@@ -71,8 +71,8 @@ func TestSharedReleasesFile(t *testing.T) {
 	if snap := storetest.Snapshot(t, follower); snap.Meta.Version != m2.Version || len(snap.Records) != 1 {
 		t.Errorf("follower's Snapshot() = version %d, %d tools; want %d, 1", snap.Meta.Version, len(snap.Records), m2.Version)
 	}
-	if _, err := follower.Write(ctx, &habilis.Batch{BaseVersion: m2.Version, Meta: storetest.Meta(8, 3)}); !errors.Is(err, habilis.ErrInvalid) {
-		t.Errorf("Write() through a read-only Shared store: error = %v, want ErrInvalid", err)
+	if _, err := follower.Write(ctx, &habilis.Batch{BaseVersion: m2.Version, Meta: storetest.Meta(8, 3)}); !errors.Is(err, habilis.ErrReadOnly) {
+		t.Errorf("Write() through a read-only Shared store: error = %v, want %v", err, habilis.ErrReadOnly)
 	}
 }
 

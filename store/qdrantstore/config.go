@@ -80,6 +80,10 @@ type Config struct {
 	// false when the embedder already weighs terms (the lexical embedder
 	// does, from its fitted state). Stored vectors are the same either way.
 	SparseIDF bool
+	// ReadOnly refuses every Write with ErrReadOnly before it sends
+	// anything to Qdrant, as a bbolt store opened read-only does: for a
+	// server that must not change the catalog it serves.
+	ReadOnly bool
 }
 
 // addr returns "host:port" with defaults applied.

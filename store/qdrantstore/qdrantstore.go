@@ -519,6 +519,9 @@ func (s *Store) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMet
 	if b == nil {
 		return habilis.CatalogMeta{}, fmt.Errorf("qdrant: write: nil batch: %w", habilis.ErrInvalid)
 	}
+	if s.cfg.ReadOnly {
+		return habilis.CatalogMeta{}, fmt.Errorf("qdrant: write: catalog %s: %w", s.cfg.Catalog, habilis.ErrReadOnly)
+	}
 	if err := validate(b); err != nil {
 		return habilis.CatalogMeta{}, fmt.Errorf("qdrant: write: %w", err)
 	}

@@ -759,3 +759,38 @@ func checkUnchanged(t *testing.T, f *qdranttest.Server, s *Store, what string, w
 		t.Errorf("snapshot after %s mismatch (-before +after):\n%s", what, diff)
 	}
 }
+
+// TestReadOnly writes a catalog, then refuses a write through a store
+// opened read-only with ErrReadOnly, sending Qdrant nothing: its
+// collections, aliases and the catalog stay as they were.
+func TestReadOnly(t *testing.T) {
+	f, s := openFake(t, LayoutShared)
+	ctx := context.Background()
+	m, err := s.Write(ctx, &habilis.Batch{Put: []habilis.Record{storetest.Record("a.b", 3, false, 1)}, Meta: storetest.Meta(8, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := s.cfg
+	cfg.ReadOnly = true
+	ro, err := Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ro.Close() })
+	want := storetest.Snapshot(t, ro)
+	collections, aliases := f.Collections(), f.Aliases()
+
+	_, err = ro.Write(ctx, &habilis.Batch{BaseVersion: m.Version, Delete: []string{"a.b"}, Meta: storetest.Meta(8, 1)})
+	if !errors.Is(err, habilis.ErrReadOnly) || errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), "catalog shop") {
+		t.Errorf("Write() through a read-only store error = %v, want %v naming the catalog", err, habilis.ErrReadOnly)
+	}
+	if diff := cmp.Diff(want, storetest.Snapshot(t, s)); diff != "" {
+		t.Errorf("the catalog changed after a refused write (-before +after):\n%s", diff)
+	}
+	if diff := cmp.Diff(collections, f.Collections()); diff != "" {
+		t.Errorf("collections changed after a refused write (-before +after):\n%s", diff)
+	}
+	if diff := cmp.Diff(aliases, f.Aliases()); diff != "" {
+		t.Errorf("aliases changed after a refused write (-before +after):\n%s", diff)
+	}
+}

@@ -9,7 +9,7 @@
 //
 // Errors are gRPC statuses. Every status that comes from a habilis error
 // carries a google.rpc.ErrorInfo (domain "habilis.v1", reason INVALID,
-// NOT_FOUND, CONFLICT, EMBEDDER_MISMATCH, UNAVAILABLE, CLOSED,
+// NOT_FOUND, CONFLICT, EMBEDDER_MISMATCH, READ_ONLY, UNAVAILABLE, CLOSED,
 // DEADLINE_EXCEEDED or CANCELED); INVALID_ARGUMENT statuses add a
 // google.rpc.BadRequest naming the offending fields and NOT_FOUND statuses a
 // google.rpc.ResourceInfo naming the tool.

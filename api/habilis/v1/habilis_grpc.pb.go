@@ -9,7 +9,7 @@
 //
 // Errors are gRPC statuses. Every status that comes from a habilis error
 // carries a google.rpc.ErrorInfo (domain "habilis.v1", reason INVALID,
-// NOT_FOUND, CONFLICT, EMBEDDER_MISMATCH, UNAVAILABLE, CLOSED,
+// NOT_FOUND, CONFLICT, EMBEDDER_MISMATCH, READ_ONLY, UNAVAILABLE, CLOSED,
 // DEADLINE_EXCEEDED or CANCELED); INVALID_ARGUMENT statuses add a
 // google.rpc.BadRequest naming the offending fields and NOT_FOUND statuses a
 // google.rpc.ResourceInfo naming the tool.
@@ -62,7 +62,9 @@ type ToolRouterClient interface {
 	// GetTool returns one tool with its gate.
 	GetTool(ctx context.Context, in *GetToolRequest, opts ...grpc.CallOption) (*GetToolResponse, error)
 	// UpsertTools adds or replaces tools in one atomic write: readers see the
-	// catalog before or after it, never in between.
+	// catalog before or after it, never in between. A server that writes
+	// nothing (habilis serve --read-only) refuses it, as DeleteTools, with
+	// FAILED_PRECONDITION, reason READ_ONLY.
 	UpsertTools(ctx context.Context, in *UpsertToolsRequest, opts ...grpc.CallOption) (*UpsertToolsResponse, error)
 	// DeleteTools removes tools in one atomic write. An unknown name fails
 	// with NOT_FOUND and removes nothing.
@@ -210,7 +212,9 @@ type ToolRouterServer interface {
 	// GetTool returns one tool with its gate.
 	GetTool(context.Context, *GetToolRequest) (*GetToolResponse, error)
 	// UpsertTools adds or replaces tools in one atomic write: readers see the
-	// catalog before or after it, never in between.
+	// catalog before or after it, never in between. A server that writes
+	// nothing (habilis serve --read-only) refuses it, as DeleteTools, with
+	// FAILED_PRECONDITION, reason READ_ONLY.
 	UpsertTools(context.Context, *UpsertToolsRequest) (*UpsertToolsResponse, error)
 	// DeleteTools removes tools in one atomic write. An unknown name fails
 	// with NOT_FOUND and removes nothing.
