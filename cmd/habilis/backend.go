@@ -160,7 +160,15 @@ const (
 	// read or write (boltstore.Shared), so that other processes write it
 	// meanwhile: a server following its store.
 	accessShared
+	// accessReadShared reads as accessShared does, holding a bbolt file
+	// only for each read, and writes nothing: a server following a store
+	// that it must not or cannot write (serve --read-only). A store that
+	// does not exist yet is refused as accessRead refuses it.
+	accessReadShared
 )
+
+// writes reports whether a store held as a is opened for writing.
+func (a storeAccess) writes() bool { return a != accessRead && a != accessReadShared }
 
 // openRouter opens the configured store and embedder and a router over
 // them, for reading or, with write, writing the store. The returned
@@ -191,8 +199,7 @@ func openRouterAs(ctx context.Context, g *globalOptions, access storeAccess) (*s
 	if g.reindex && access == accessRead {
 		access = accessUpdate
 	}
-	write := access != accessRead
-	if p, ok := cfg.Embedder.(prober); ok && write {
+	if p, ok := cfg.Embedder.(prober); ok && access.writes() {
 		// A model embedder knows its dimension only once the server has
 		// answered. Asking before a write lets the router recognise the
 		// store's vectors as its own and reuse them instead of embedding
@@ -347,10 +354,10 @@ func openStore(ctx context.Context, spec string, write bool) (habilis.Store, err
 	return openStoreAs(ctx, spec, accessRead, nil)
 }
 
-// openStoreAs is openStore with the store held as access says; Qdrant
-// stores are held alike whatever it says. migrating, when set, is told the
-// progress of rewriting a bbolt store of an earlier format, which its
-// first write does.
+// openStoreAs is openStore with the store held as access says: a Qdrant
+// store is held alike whatever it says, but refuses writes when access
+// does not write. migrating, when set, is told the progress of rewriting a
+// bbolt store of an earlier format, which its first write does.
 func openStoreAs(ctx context.Context, spec string, access storeAccess, migrating func(done, total int)) (habilis.Store, error) {
 	if strings.HasPrefix(spec, "qdrant://") {
 		cfg, err := qdrantstore.ParseURL(spec)
@@ -364,21 +371,17 @@ func openStoreAs(ctx context.Context, spec string, access storeAccess, migrating
 			}
 			cfg.APIKey = strings.TrimSpace(string(b))
 		}
+		cfg.ReadOnly = !access.writes()
 		return qdrantstore.Open(ctx, cfg)
 	}
-	opts := boltstore.Options{Timeout: storeTimeout, Progress: migrating}
-	if access == accessShared {
-		return boltstore.OpenShared(spec, opts)
-	}
-	if access == accessRead || access == accessUpdate {
-		switch fi, err := os.Stat(spec); {
-		case errors.Is(err, fs.ErrNotExist):
-			return nil, fmt.Errorf("store %s does not exist: load a catalog first (habilis load FILE) or pass --store: %w", spec, habilis.ErrNotFound)
-		case err == nil && fi.Size() == 0:
-			// A file of nothing was never written: no store yet.
-			return nil, fmt.Errorf("store %s is an empty file: load a catalog first (habilis load FILE) or pass --store: %w", spec, habilis.ErrNotFound)
+	opts := boltstore.Options{Timeout: storeTimeout, Progress: migrating, ReadOnly: !access.writes()}
+	if access != accessWrite && access != accessShared {
+		if err := storeExists(spec); err != nil {
+			return nil, err
 		}
-		opts.ReadOnly = access == accessRead
+	}
+	if access == accessShared || access == accessReadShared {
+		return boltstore.OpenShared(spec, opts)
 	}
 	st, err := boltstore.Open(spec, opts)
 	if err != nil {
@@ -388,4 +391,18 @@ func openStoreAs(ctx context.Context, spec string, access storeAccess, migrating
 		return nil, err
 	}
 	return st, nil
+}
+
+// storeExists returns ErrNotFound, saying what to do, unless the bbolt
+// file at path holds a store: only the accesses that create one take a
+// missing file for a new store.
+func storeExists(path string) error {
+	switch fi, err := os.Stat(path); {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("store %s does not exist: load a catalog first (habilis load FILE) or pass --store: %w", path, habilis.ErrNotFound)
+	case err == nil && fi.Size() == 0:
+		// A file of nothing was never written: no store yet.
+		return fmt.Errorf("store %s is an empty file: load a catalog first (habilis load FILE) or pass --store: %w", path, habilis.ErrNotFound)
+	}
+	return nil
 }

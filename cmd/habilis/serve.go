@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/habilis-router/habilis"
@@ -37,6 +39,8 @@ type serveOptions struct {
 	allow       []string
 	// grace bounds how long a shutdown waits for calls in flight.
 	grace time.Duration
+	// readOnly opens the store read-only and refuses every write.
+	readOnly bool
 	// follow is how often the server checks its store for catalogs
 	// other processes wrote; 0 never.
 	follow time.Duration
@@ -69,6 +73,7 @@ func (o *serveOptions) addServerFlags(cmd *cobra.Command) {
 	f.StringVar(&o.tlsKey, "tls-key", "", "TLS private key file (PEM)")
 	f.StringSliceVar(&o.allow, "allow", nil, "executor kinds Invoke may run: http, command, mcp (default none)")
 	f.DurationVar(&o.grace, "shutdown-timeout", 10*time.Second, "how long SIGTERM waits for calls in flight before cancelling them")
+	f.BoolVar(&o.readOnly, "read-only", false, "open the store read-only (it must exist) and refuse every write (UpsertTools, DeleteTools) with FAILED_PRECONDITION: for a store baked into an image or mounted read-only")
 	f.DurationVar(&o.follow, "follow-interval", selector.DefaultFollowInterval, "how often to check the store for a catalog other processes wrote (habilis load, other servers) and serve it; 0 never checks, and holds a bbolt store until the server stops")
 }
 
@@ -100,6 +105,15 @@ it has, and the health service habilis.v1.Catalog turns NOT_SERVING. A bbolt
 file is then held only during each read or write, so habilis load may write
 it meanwhile; with --follow-interval 0 the server holds it until it stops
 (query it meanwhile with --remote ADDR).
+
+With --read-only it writes nothing to the store, which must exist (a catalog
+baked into an image, a read-only mount): it opens the store read-only, and
+refuses UpsertTools and DeleteTools, over gRPC and JSON alike, with
+FAILED_PRECONDITION (reason READ_ONLY; HTTP 400, code failed_precondition).
+It serves everything else as without it, following the store as it is
+written elsewhere. --tools and --reindex, which write the store, are refused
+with it. Without it, a store file that cannot be written is refused with an
+error that says so.
 
 With --http ADDR it also serves HTTP there: every method as JSON (POST
 /habilis.v1.ToolRouter/METHOD with the request message as a JSON body, the
@@ -171,7 +185,8 @@ Streamed answers are read as their events pass, neither delayed nor changed.
 Nothing is recorded without it: the messages are the users' requests.
 
 The same listener serves habilis' own API: JSON at /habilis.v1.ToolRouter/METHOD
-and gRPC over HTTP/2, so --remote LISTEN manages its catalog (load, tools rm).`,
+and gRPC over HTTP/2, so --remote LISTEN manages its catalog (load, tools rm),
+unless --read-only (see habilis serve --help).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.upstream == "" {
@@ -189,7 +204,7 @@ and gRPC over HTTP/2, so --remote LISTEN manages its catalog (load, tools rm).`,
 // serverOptions builds the server's options from the flags: the token and
 // the TLS certificate come from files.
 func (o *serveOptions) serverOptions() (api.ServerOptions, error) {
-	opts := api.ServerOptions{Logger: o.g.logger, InlineEmbedder: lexical.New(lexical.Options{})}
+	opts := api.ServerOptions{Logger: o.g.logger, InlineEmbedder: lexical.New(lexical.Options{}), ReadOnly: o.readOnly}
 	allowed, err := allowedKinds(o.allow)
 	if err != nil {
 		return opts, err
@@ -233,13 +248,9 @@ func runServe(ctx context.Context, o *serveOptions, stdout io.Writer) error {
 		}
 	}
 	o.g.serving = true
-	access := accessWrite
-	if o.follow > 0 {
-		access = accessShared
-	}
-	r, closeRouter, err := openRouterAs(ctx, o.g, access)
+	r, closeRouter, err := openRouterAs(ctx, o.g, o.access())
 	if err != nil {
-		return fmt.Errorf("%s: %w", o.cmd, err)
+		return fmt.Errorf("%s: %w", o.cmd, o.notWritable(err))
 	}
 	defer closeRouter()
 	if tools != nil {
@@ -282,6 +293,35 @@ func runServe(ctx context.Context, o *serveOptions, stdout io.Writer) error {
 	return o.serve(ctx, srv, ls, what, stdout)
 }
 
+// access is how the server holds its store: following it, it holds a
+// bbolt file only during each read or write.
+func (o *serveOptions) access() storeAccess {
+	switch {
+	case o.readOnly && o.follow > 0:
+		return accessReadShared
+	case o.readOnly:
+		return accessRead
+	case o.follow > 0:
+		return accessShared
+	}
+	return accessWrite
+}
+
+// notWritable adds to an error opening the store for writing, when the
+// file or its directory cannot be written (a store baked into an image, a
+// read-only mount, a file of another user), what serves it: --read-only,
+// which needs the store to exist.
+func (o *serveOptions) notWritable(err error) error {
+	if o.readOnly || !(errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)) {
+		return err
+	}
+	// The error names the file: boltstore's errors do.
+	if _, serr := os.Stat(o.g.store); serr != nil {
+		return fmt.Errorf("%w: the store cannot be created there: pass --store a path this process may write, or load the catalog elsewhere and serve the file with --read-only", err)
+	}
+	return fmt.Errorf("%w: the store cannot be written here: pass --read-only to serve it as it is, refusing writes", err)
+}
+
 // check refuses flags that do not go together.
 func (o *serveOptions) check() error {
 	if err := o.g.noRemote(o.cmd); err != nil {
@@ -301,6 +341,10 @@ func (o *serveOptions) check() error {
 		return usagef("--record needs --upstream: it records what the chat proxy sees")
 	case o.minTools < 0:
 		return usagef("--min-tools %d: must not be negative", o.minTools)
+	case o.readOnly && o.tools != "":
+		return usagef("--read-only and --tools do not go together: --tools loads its catalog into the store, which --read-only never writes; load it beforehand (habilis load FILE)")
+	case o.readOnly && o.g.reindex:
+		return usagef("--read-only and --reindex do not go together: --reindex rewrites the store, which --read-only never writes; reindex it beforehand (habilis --reindex tools)")
 	}
 	return nil
 }

@@ -202,6 +202,10 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"serve", "--token-file", filepath.Join(dir, "missing")}, exitError, "--token-file"},
 		{[]string{"--remote", "127.0.0.1:1", "serve"}, exitUsage, "--remote"},
 		{[]string{"serve", "--follow-interval", "-1s"}, exitUsage, "--follow-interval"},
+		{[]string{"serve", "--read-only", "--tools", broken}, exitUsage, "--read-only and --tools do not go together"},
+		{[]string{"--reindex", "serve", "--read-only"}, exitUsage, "--read-only and --reindex do not go together"},
+		{[]string{"serve", "--read-only"}, exitError, "h.db does not exist"},
+		{[]string{"proxy", "--upstream", "http://127.0.0.1:1/v1", "--read-only", "--tools", broken}, exitUsage, "--read-only and --tools"},
 	} {
 		r := habilisIn(t, dir, "", append([]string{"--store", filepath.Join(dir, "h.db")}, tt.args...)...)
 		if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
