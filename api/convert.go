@@ -124,6 +124,7 @@ func toolInfoToProto(ti *selector.ToolInfo) *habilisv1.GetToolResponse {
 		Threshold:     ti.Threshold,
 		CollidesWith:  ti.CollidesWith,
 		Gates:         gatesToProto(ti.Gates),
+		FallbackGate:  ti.FallbackGate,
 	}
 }
 
@@ -146,6 +147,7 @@ func toolInfoFromProto(p *habilisv1.GetToolResponse) *selector.ToolInfo {
 		Threshold:     p.GetThreshold(),
 		CollidesWith:  nonNil(p.GetCollidesWith()),
 		Gates:         gatesFromProto(p.GetGates()),
+		FallbackGate:  p.GetFallbackGate(),
 	}
 }
 

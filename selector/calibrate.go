@@ -415,8 +415,8 @@ func collisionOptions(recs []habilis.Record, cal Calibration, threshold float32,
 
 // descriptionGates returns, by position in recs, the description gate of
 // each tool without examples as an index built from recs under cal gates
-// it (index.descriptionGate, index.setBackground): the calibrated
-// threshold, raised to the background's gate with the lexical embedder.
+// it (index.bareDescriptionGate, index.setBackground): the background's
+// gate with the lexical embedder, the calibrated threshold otherwise.
 func descriptionGates(recs []habilis.Record, cal Calibration, sameLex bool) map[int]float32 {
 	gates := make(map[int]float32)
 	for k := range recs {
@@ -425,7 +425,7 @@ func descriptionGates(recs []habilis.Record, cal Calibration, sameLex bool) map[
 		}
 		g := cal.DescriptionThreshold
 		if b, ok := cal.Background[recs[k].Tool.Name]; ok && sameLex {
-			g = max(g, b.Gates(len(recs))[bgDescription])
+			g = b.Gates(len(recs))[bgDescription]
 		}
 		gates[k] = g
 	}
@@ -449,20 +449,21 @@ func weighed(roc, doc, w float32) float32 { return (roc + w*doc) / (1 + w) }
 
 // descriptionPrior sets how many examples' worth a tool's description
 // weighs in its Rocchio vector (descriptionWeight).
-const descriptionPrior = 6
+const descriptionPrior = 3
 
 // descriptionWeight returns the weight of the description u in the
 // Rocchio vector Σv + m·u of a tool with n examples: m = max(1,
-// descriptionPrior − n). One or two examples are a small sample of the
-// requests a tool serves, and words they share with a request by chance
-// ("hello world", "picture") outweighed the description they were added
-// to: on the MCP development catalogs, a few examples a tool (one to
-// three, for some tools) lowered ranking top-1 from 66.0 to 54.2 %; with
-// the description weighing as the examples that are missing, to 60.6 %.
-// From five examples on it counts as one, as before, so catalogs with
-// examples enough (MetaTool's ten) rank as they did. Chosen on MetaTool
-// half a with one to three examples a tool (docs/quality.md, a few
-// examples).
+// descriptionPrior − n), two for a single example, one from two on. A
+// single example is a small sample of the requests a tool serves, and
+// words it shares with a request by chance ("hello world", "picture")
+// outweighed the description it was added to: on the MCP development
+// catalogs with one to three examples for some tools, ranking top-1 fell
+// from 66.0 to 54.2 %; 56.7 % with this weight. A weight growing with the
+// examples that are missing (max(1, 6 − n)) generalised better (60.6 %),
+// but an example then no longer routed its own request where a tool's
+// near twin was described in the same words (read_file, read_text_file):
+// an example given to correct a misroute must correct it
+// (docs/quality.md, a few examples).
 func descriptionWeight(n int) float32 { return float32(max(1, descriptionPrior-n)) }
 
 // rocchioNorms returns the norms the Rocchio score of a record is

@@ -42,11 +42,11 @@ func TestFewExamplesKeepTheDescriptionGate(t *testing.T) {
 	const q = "research the history of the printing press in depth"
 	for _, tc := range []struct {
 		examples []string
-		want     habilis.Mode // the gate the research tool's match reports
+		fallback bool // whether the research tool's match reports its fallback gate
 	}{
-		{[]string{"run a deep research query on renewable energy trends"}, habilis.ModeDescription},
+		{[]string{"run a deep research query on renewable energy trends"}, true},
 		{[]string{"run a deep research query on renewable energy trends", "deep research query on battery chemistry",
-			"deep research query on ocean currents"}, habilis.ModeHybrid},
+			"deep research query on ocean currents"}, false},
 	} {
 		r := testutil.LexicalRouter(t, memstore.New())
 		if _, err := r.Load(ctx, fewCatalog(tc.examples...), selector.LoadOptions{}); err != nil {
@@ -56,9 +56,9 @@ func TestFewExamplesKeepTheDescriptionGate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.Gates[habilis.ModeDescription] >= info.Gates[habilis.ModeHybrid] {
-			t.Fatalf("%d examples: description gate %v not below the hybrid gate %v: the test shows nothing", len(tc.examples),
-				info.Gates[habilis.ModeDescription], info.Gates[habilis.ModeHybrid])
+		if tc.fallback && info.FallbackGate >= info.Gates[habilis.ModeHybrid] {
+			t.Fatalf("%d examples: fallback gate %v not below the hybrid gate %v: the test shows nothing", len(tc.examples),
+				info.FallbackGate, info.Gates[habilis.ModeHybrid])
 		}
 		d, err := r.Select(ctx, q, habilis.SelectOptions{K: 3, FailOpen: true})
 		if err != nil {
@@ -68,10 +68,14 @@ func TestFewExamplesKeepTheDescriptionGate(t *testing.T) {
 		if m.Tool != "simulate_research_query" {
 			t.Fatalf("%d examples: %q ranks %s first, want simulate_research_query", len(tc.examples), q, m.Tool)
 		}
-		if m.Gate != info.Gates[tc.want] {
-			t.Errorf("%d examples: gated at %v, want the %s gate %v (gates %v)", len(tc.examples), m.Gate, tc.want, info.Gates[tc.want], info.Gates)
+		want := info.Gates[habilis.ModeHybrid]
+		if tc.fallback {
+			want = info.FallbackGate
 		}
-		if tc.want == habilis.ModeDescription && (d.Abstained || !m.Passed || m.GateScore != m.DescriptionScore) {
+		if m.Gate != want || (info.FallbackGate != 0) != tc.fallback {
+			t.Errorf("%d examples: gated at %v, want %v (gates %v, fallback gate %v)", len(tc.examples), m.Gate, want, info.Gates, info.FallbackGate)
+		}
+		if tc.fallback && (d.Abstained || !m.Passed || m.GateScore != m.DescriptionScore) {
 			t.Errorf("one example: abstained %v, passed %v on gate score %v (description score %v), want it passed on the description score",
 				d.Abstained, m.Passed, m.GateScore, m.DescriptionScore)
 		}
@@ -103,6 +107,94 @@ func TestOneExampleDoesNotOutweighTheDescription(t *testing.T) {
 		}
 		if got := d.Matches[0].Tool; got != want {
 			t.Errorf("%q ranks %s first, want %s", q, got, want)
+		}
+	}
+}
+
+// TestFewExamplesLeaveBareGates checks that a few tools given an example
+// each do not raise the gates of the tools without: the examples, which
+// paraphrase their tools' descriptions, calibrate a description threshold
+// that says how requests for those tools read, not requests for the
+// others. It had raised move_file's gate fourfold, and a request that
+// passed it before was refused.
+func TestFewExamplesLeaveBareGates(t *testing.T) {
+	ctx := context.Background()
+	bare := func() []habilis.Tool {
+		return []habilis.Tool{
+			{Name: "read_text_file", Description: "Read the complete contents of a file from the file system as text."},
+			{Name: "write_file", Description: "Create a new file or completely overwrite an existing file with new content."},
+			{Name: "move_file", Description: "Move or rename files and directories."},
+			{Name: "list_directory", Description: "Get a detailed listing of all files and directories in a specified path."},
+			{Name: "directory_tree", Description: "Get a recursive tree view of files and directories as a JSON structure."},
+			{Name: "search_repositories", Description: "Search for GitHub repositories."},
+			{Name: "fork_repository", Description: "Fork a GitHub repository to your account or specified organization."},
+			{Name: "create_issue", Description: "Create a new issue in a GitHub repository."},
+			{Name: "create_entities", Description: "Create multiple new entities in the knowledge graph."},
+			{Name: "read_graph", Description: "Read the entire knowledge graph."},
+		}
+	}
+	withExamples := bare()
+	for i, ex := range map[int]string{
+		0: "read the complete contents of the file notes.txt as text",
+		5: "search GitHub for repositories about parsers",
+		8: "create new entities for Alice and Bob in the knowledge graph",
+	} {
+		withExamples[i].Examples = []string{ex}
+	}
+	const q = "move notes.txt into the archive folder"
+	gates := map[string]float32{}
+	for name, tools := range map[string][]habilis.Tool{"bare": bare(), "three examples": withExamples} {
+		r := testutil.LexicalRouter(t, memstore.New())
+		if _, err := r.Load(ctx, tools, selector.LoadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		info, err := r.Tool("move_file")
+		if err != nil {
+			t.Fatal(err)
+		}
+		gates[name] = info.Gates[habilis.ModeHybrid]
+		d, err := r.Select(ctx, q, habilis.SelectOptions{K: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Abstained || d.Matches[0].Tool != "move_file" {
+			t.Errorf("%s: %q abstained %v (%s), matches %v; want move_file", name, q, d.Abstained, d.Reason, d.Matches)
+		}
+	}
+	if gates["three examples"] > 1.25*gates["bare"] {
+		t.Errorf("move_file's gate %v with three other tools given an example, %v without: raised by their examples", gates["three examples"], gates["bare"])
+	}
+}
+
+// TestOneExampleCorrectsAMisroute checks that a request given as the one
+// example of its tool, to correct a misroute, then goes to that tool:
+// here read_text_file, whose deprecated twin read_file is described in
+// the same words and took the request before.
+func TestOneExampleCorrectsAMisroute(t *testing.T) {
+	ctx := context.Background()
+	const q = "read the file notes.txt"
+	catalog := func(examples ...string) []habilis.Tool {
+		return append(fewCatalog(),
+			habilis.Tool{Name: "read_file", Description: "Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead."},
+			habilis.Tool{Name: "read_text_file", Examples: examples, Description: "Read the complete contents of a file from the file system as text. " +
+				"Handles various text encodings and provides detailed error messages if the file cannot be read. " +
+				"Use this tool when you need to examine the contents of a single file."},
+			habilis.Tool{Name: "write_file", Description: "Create a new file or completely overwrite an existing file with new content."})
+	}
+	for _, tc := range []struct {
+		examples []string
+		want     string
+	}{{nil, "read_file"}, {[]string{q}, "read_text_file"}} {
+		r := testutil.LexicalRouter(t, memstore.New())
+		if _, err := r.Load(ctx, catalog(tc.examples...), selector.LoadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		d, err := r.Select(ctx, q, habilis.SelectOptions{K: 3, FailOpen: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := d.Matches[0].Tool; got != tc.want {
+			t.Errorf("examples %q: %q ranks %s first, want %s", tc.examples, q, got, tc.want)
 		}
 	}
 }

@@ -157,32 +157,62 @@ func (ix *index) centroidGate(i int) float32 {
 
 // descriptionGate is tool i's gate on its description score: in
 // description mode for every tool, in the other modes for tools without
-// examples.
+// examples (bareDescriptionGate).
 func (ix *index) descriptionGate(i int) float32 {
+	if ix.tools[i].examples == 0 {
+		return ix.bareDescriptionGate(i)
+	}
 	return max(ix.cal.DescriptionThreshold, ix.bg[i][bgDescription])
+}
+
+// bareDescriptionGate is the description gate tool i has, or would have,
+// without examples: the background's, where the background sets one (the
+// lexical embedder; see setBackground), else the calibrated description
+// threshold. That threshold is what examples held out of their tools
+// score at their own descriptions, which they often paraphrase: it says
+// how requests for those tools read, not how requests for a tool without
+// examples do. It had raised every bare tool's gate once a few tools had
+// an example: on the MCP catalogs with one example for three tools,
+// reported part, decisions 53.6 % at 36.4 % wrong abstentions, 66.3 % at
+// 6.2 % with this gate and 67.5 % at 6.2 % without the examples
+// (docs/quality.md, a few examples).
+func (ix *index) bareDescriptionGate(i int) float32 {
+	if bg := ix.bg[i][bgDescription]; !math.IsInf(float64(bg), -1) {
+		return bg
+	}
+	return ix.cal.DescriptionThreshold
 }
 
 // MinHeldOutExamples is the fewest examples a tool needs for calibration
 // to hold them out one at a time. A tool with fewer examples adds nothing
 // to the hybrid gate or the margin, and hybrid mode lets through what it
 // would let through without them (index.bareGate, hybridSignals). Its
-// examples still count toward the description threshold (the gate of
-// tools without examples) and the noise floor, which need no example held
-// out (calibrate).
+// examples still count toward the description threshold and the noise
+// floor, which need no example held out (calibrate); with the lexical
+// embedder neither gates a tool without examples.
 const MinHeldOutExamples = 3
 
 // bareGate returns the score and gate hybrid mode would gate tool i on
-// had it no examples, its signals being sg: its evidence against the
-// background's gate at the description share when bareEvidence, its
-// description score against its description gate otherwise.
+// had it no examples, its signals being sg: its evidence when
+// bareEvidence, its description score otherwise, against bareThreshold.
 func (ix *index) bareGate(i int, sg signals) (score, gate float32) {
+	if ix.bareEvidence(i) {
+		return ix.evidence(sg.roc, sg.doc), ix.bareThreshold(i)
+	}
+	return sg.desc, ix.bareThreshold(i)
+}
+
+// bareThreshold is the gate of bareGate: the background's on the evidence
+// at the description share when bareEvidence, bareDescriptionGate
+// otherwise.
+func (ix *index) bareThreshold(i int) float32 {
 	switch {
 	case ix.bareEvidence(i) && ix.tools[i].examples == 0:
-		return ix.evidence(sg.roc, sg.doc), ix.hybridGate(i)
+		return ix.hybridGate(i)
 	case ix.bareEvidence(i):
-		return ix.evidence(sg.roc, sg.doc), ix.background[i].bareEvidenceGate(ix.n())
+		return ix.background[i].bareEvidenceGate(ix.n())
 	}
-	return sg.desc, ix.descriptionGate(i)
+	return ix.bareDescriptionGate(i)
 }
 
 // hybridGate is tool i's gate in hybrid mode, on its evidence, for a tool

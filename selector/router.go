@@ -544,8 +544,13 @@ type ToolInfo struct {
 	// score in description mode, its centroid score in centroid mode and
 	// its evidence in hybrid mode. With fewer than MinHeldOutExamples
 	// examples, hybrid mode also lets through what it would without them.
-	Gates        map[habilis.Mode]float32 `json:"gates"`
-	CollidesWith []string                 `json:"collides_with"`
+	Gates map[habilis.Mode]float32 `json:"gates"`
+	// FallbackGate, for a tool with fewer than MinHeldOutExamples
+	// examples, is the gate it would have in hybrid mode without them,
+	// which it passes too: on its description score, or its evidence with
+	// a model embedder that weighs the lexical document. 0 otherwise.
+	FallbackGate float32  `json:"fallback_gate,omitempty"`
+	CollidesWith []string `json:"collides_with"`
 }
 
 // Tool returns one tool with its gate, or ErrNotFound.
@@ -569,8 +574,12 @@ func (r *Router) Tool(name string) (*ToolInfo, error) {
 	if t.examples > 0 || ix.bareEvidence(i) {
 		gates[habilis.ModeHybrid] = ix.hybridGate(i)
 	}
-	return &ToolInfo{Tool: d.Tool, Hash: d.Hash, Radius: radius, RadiusSource: src, RadiusExample: d.RadiusExample,
-		Margin: t.margin, Threshold: thr, Gates: gates, CollidesWith: nonNil(ix.collides[i])}, nil
+	info := &ToolInfo{Tool: d.Tool, Hash: d.Hash, Radius: radius, RadiusSource: src, RadiusExample: d.RadiusExample,
+		Margin: t.margin, Threshold: thr, Gates: gates, CollidesWith: nonNil(ix.collides[i])}
+	if t.examples > 0 && t.examples < MinHeldOutExamples {
+		info.FallbackGate = ix.bareThreshold(i)
+	}
+	return info, nil
 }
 
 // Collisions analyses the stored catalog with its examples (leave-one-out

@@ -757,11 +757,8 @@ func (ix *index) hybridSignals(s *scratch, i int) signals {
 	} else {
 		sg.gateScore, sg.threshold = ix.evidence(sg.roc, sg.doc), ix.hybridGate(i)
 	}
-	// Examples too few to calibrate on never make a tool refuse what its
-	// description alone would take: on the MCP development catalogs with
-	// one to three examples for some tools, wrong abstentions went from
-	// 6.2 to 18.6 % without this, 11.6 % with it (docs/quality.md, a few
-	// examples).
+	// Examples too few to calibrate on never make a tool refuse what it
+	// would take without them (docs/quality.md, a few examples).
 	if n > 0 && n < MinHeldOutExamples && sg.gateScore < sg.threshold {
 		if score, gate := ix.bareGate(i, sg); score >= gate {
 			sg.gateScore, sg.threshold = score, gate

@@ -431,7 +431,7 @@ func TestToolsShowFewExamples(t *testing.T) {
 	}
 	store := filepath.Join(dir, "habilis.db")
 	mustRun(t, "--store", store, "load", catalog)
-	const note = "fewer than 3 examples: hybrid mode also lets through what it would without them"
+	const note = "fewer than 3 examples: hybrid mode also lets through what it would without them, at "
 	if out := mustRun(t, "--store", store, "tools", "show", "echo"); !strings.Contains(out, note) {
 		t.Errorf("tools show echo (one example) lacks %q:\n%s", note, out)
 	}

@@ -142,7 +142,8 @@ func printToolInfo(w io.Writer, info *selector.ToolInfo) {
 		}
 	}
 	if n := len(t.Examples); n > 0 && n < selector.MinHeldOutExamples {
-		fmt.Fprintf(w, "  (fewer than %d examples: hybrid mode also lets through what it would without them)\n", selector.MinHeldOutExamples)
+		fmt.Fprintf(w, "  (fewer than %d examples: hybrid mode also lets through what it would without them, at %.3f)\n",
+			selector.MinHeldOutExamples, info.FallbackGate)
 	}
 	if len(info.CollidesWith) > 0 {
 		fmt.Fprintf(w, "collides:    %s\n", strings.Join(info.CollidesWith, ", "))

@@ -1086,7 +1086,11 @@ type GetToolResponse struct {
 	CollidesWith []string `protobuf:"bytes,8,rep,name=collides_with,json=collidesWith,proto3" json:"collides_with,omitempty"`
 	// gates holds the tool's gate in each mode ("description", "centroid",
 	// "hybrid"): what a match's gate_score must reach in that mode.
-	Gates         map[string]float32 `protobuf:"bytes,9,rep,name=gates,proto3" json:"gates,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed32,2,opt,name=value"`
+	Gates map[string]float32 `protobuf:"bytes,9,rep,name=gates,proto3" json:"gates,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed32,2,opt,name=value"`
+	// fallback_gate, for a tool with one or two examples, is the gate it
+	// would have in hybrid mode without them, which it passes too (on its
+	// description score, or its evidence with a model); 0 otherwise.
+	FallbackGate  float32 `protobuf:"fixed32,10,opt,name=fallback_gate,json=fallbackGate,proto3" json:"fallback_gate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1182,6 +1186,13 @@ func (x *GetToolResponse) GetGates() map[string]float32 {
 		return x.Gates
 	}
 	return nil
+}
+
+func (x *GetToolResponse) GetFallbackGate() float32 {
+	if x != nil {
+		return x.FallbackGate
+	}
+	return 0
 }
 
 type UpsertToolsRequest struct {
@@ -2662,7 +2673,7 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"\x05tools\x18\x01 \x03(\v2\x10.habilis.v1.ToolR\x05tools\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x04R\aversion\"$\n" +
 	"\x0eGetToolRequest\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"\x82\x03\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\xa7\x03\n" +
 	"\x0fGetToolResponse\x12$\n" +
 	"\x04tool\x18\x01 \x01(\v2\x10.habilis.v1.ToolR\x04tool\x12\x12\n" +
 	"\x04hash\x18\x02 \x01(\tR\x04hash\x12\x16\n" +
@@ -2672,7 +2683,9 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"\x06margin\x18\x06 \x01(\x02R\x06margin\x12\x1c\n" +
 	"\tthreshold\x18\a \x01(\x02R\tthreshold\x12#\n" +
 	"\rcollides_with\x18\b \x03(\tR\fcollidesWith\x12<\n" +
-	"\x05gates\x18\t \x03(\v2&.habilis.v1.GetToolResponse.GatesEntryR\x05gates\x1a8\n" +
+	"\x05gates\x18\t \x03(\v2&.habilis.v1.GetToolResponse.GatesEntryR\x05gates\x12#\n" +
+	"\rfallback_gate\x18\n" +
+	" \x01(\x02R\ffallbackGate\x1a8\n" +
 	"\n" +
 	"GatesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
