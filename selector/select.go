@@ -516,13 +516,12 @@ func (ix *index) rank(ctx context.Context, q, ql habilis.Vector, content *conten
 // hybrid ranks by a fusion of z-scores (each signal standardised over the
 // catalog, so that no signal dominates by its scale): the Rocchio score
 // (examples' centroid with the description weighed as descriptionWeight
-// examples), the
-// description, the whole-document lexical score and, when weighted, the
-// nearest example, plus any prior learned from labelled traffic. The
-// nearest example, the costliest, is scored only for the candidates the
-// others put near the top. The gate is on the tool's evidence (see
-// index.evidence and hybridSignals), not on the fused score, which says
-// which tool fits best but not whether any does.
+// examples), the description, the whole-document lexical score and, when
+// weighted, the nearest example, plus any prior learned from labelled
+// traffic. The nearest example, the costliest, is scored only for the
+// candidates the others put near the top. The gate is on the tool's
+// evidence (see index.evidence and hybridSignals), not on the fused score,
+// which says which tool fits best but not whether any does.
 func (ix *index) hybrid(q, ql habilis.Vector, s *scratch, k int, denied map[int]bool) *Ranking {
 	w := ix.cal.Weights
 	// One pass adds each tool's Rocchio score and gathers the moments
