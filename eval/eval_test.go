@@ -18,6 +18,7 @@ import (
 	"github.com/habilis-router/habilis/eval"
 	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/habilis-router/habilis/selector"
+	"github.com/habilis-router/habilis/store/memstore"
 )
 
 func TestAUROC(t *testing.T) {
@@ -169,13 +170,69 @@ func TestFit(t *testing.T) {
 	if !slices.Contains(info.Tool.Examples, "mail the slides to Ann") {
 		t.Errorf("send_email examples after Fit = %q, want the labelled queries added", info.Tool.Examples)
 	}
-	// A later catalog change keeps what fit learned.
+	// A later catalog change keeps what fit learned: the weights (ten
+	// queries learn no gate, see TestFitKeepsWhatItLearned).
 	cal := r.Calibration()
 	if _, err := r.Delete(ctx, []string{"lookup_word"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := r.Calibration(); !got.Fitted || got.HybridThreshold != cal.HybridThreshold || got.Weights != cal.Weights {
+	if got := r.Calibration(); !got.Fitted || got.Weights != cal.Weights {
 		t.Errorf("calibration after a delete = %+v, want the fitted one %+v kept", got, cal)
+	}
+}
+
+// TestFitKeepsWhatItLearned checks that a later write keeps the gates fit
+// learned, and calibrates again from the examples the gates it did not
+// learn (too few queries for a tool), as for a catalog fit never saw,
+// rather than freezing those of the catalog it fitted.
+func TestFitKeepsWhatItLearned(t *testing.T) {
+	ctx := context.Background()
+	var qs []eval.Query
+	for _, who := range []string{"Ann", "Bob", "Carl", "Dana", "Lee", "my landlord", "the team", "support", "Tom", "my boss"} {
+		for _, what := range []string{"email %s the slides", "send %s a note by email", "mail the invoice to %s", "write to %s by email"} {
+			qs = append(qs, eval.Query{Query: fmt.Sprintf(what, who), Expected: []string{"send_email"}})
+		}
+	}
+	for _, amount := range []string{"5 francs", "80 dollars", "12 euros", "3 pounds", "40 kroner", "100 yen", "7 rupees", "60 pesos"} {
+		for _, into := range []string{"convert %s to yen", "what are %s in pounds", "how much is %s in dollars"} {
+			qs = append(qs, eval.Query{Query: fmt.Sprintf(into, amount), Expected: []string{"convert_currency"}})
+		}
+	}
+	for _, tt := range []struct {
+		name    string
+		qs      []eval.Query
+		learned bool
+	}{{"learned", qs, true}, {"too few to learn gates from", qs[:6], false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, _ := router(t)
+			rep, err := eval.Fit(ctx, r, tt.qs, eval.FitOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fitted := r.Calibration()
+			if rep.GatesLearned != tt.learned || fitted.GatesFitted() != tt.learned || !fitted.Fitted {
+				t.Fatalf("Fit: gates learned %v, stored as fitted %v (fitted %v); want %v", rep.GatesLearned, fitted.GatesFitted(), fitted.Fitted, tt.learned)
+			}
+			if _, err := r.Delete(ctx, []string{"lookup_word"}); err != nil {
+				t.Fatal(err)
+			}
+			got := r.Calibration()
+			// The same catalog loaded afresh: its gates from its examples.
+			fresh := testutil.LexicalRouter(t, memstore.New())
+			if _, err := fresh.Load(ctx, r.Tools(), selector.LoadOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			want := fresh.Calibration()
+			if tt.learned {
+				want = fitted
+			}
+			if got.Weights != fitted.Weights || !got.Fitted || got.HybridThreshold != want.HybridThreshold ||
+				got.DescriptionThreshold != want.DescriptionThreshold || got.Margin != want.Margin {
+				t.Errorf("after a delete: weights %v, hybrid %v, description %v, margin %v; want weights %v kept and the gates %v, %v, %v",
+					got.Weights, got.HybridThreshold, got.DescriptionThreshold, got.Margin, fitted.Weights,
+					want.HybridThreshold, want.DescriptionThreshold, want.Margin)
+			}
+		})
 	}
 }
 

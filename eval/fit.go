@@ -134,9 +134,17 @@ func Fit(ctx context.Context, r *selector.Router, qs []Query, opts FitOptions) (
 	cal := r.Calibration()
 	cal.Weights = tuned.Weights
 	cal.Prior = prior(counts(qs), strength)
-	cal.HybridThreshold, cal.Confidence = tuned.HybridThreshold, tuned.Confidence
-	cal.Margin, cal.MarginSource = tuned.Margin, tuned.MarginSource
-	cal.Samples = len(tuneQs)
+	if learned {
+		cal.HybridThreshold, cal.Confidence = tuned.HybridThreshold, tuned.Confidence
+		cal.Margin, cal.MarginSource = tuned.Margin, tuned.MarginSource
+		cal.Samples = len(tuneQs)
+		cal.GatesFromExamples = false
+	} else {
+		// The gates stay the stored catalog's: learned by an earlier fit,
+		// or calibrated from all its examples (not the trial's half), and
+		// then calibrated again at every write.
+		cal.GatesFromExamples = !cal.GatesFitted()
+	}
 	cal.Fitted = true
 	lr, err := r.SetCalibration(ctx, cal)
 	if err != nil {

@@ -82,6 +82,12 @@ type Calibration struct {
 	// catalog alone is redone, but not when the catalog is re-embedded
 	// with another embedder, whose scores are on another scale.
 	Fitted bool `json:"fitted"`
+	// GatesFromExamples, on a fitted calibration, reports that fit
+	// learned the fusion weights and prior but not the gates, from too few
+	// labelled requests for a tool: the thresholds, margin and confidence
+	// are calibrated from the examples at every write, as for a catalog
+	// fit never saw, rather than kept as they were when fit ran.
+	GatesFromExamples bool `json:"gates_from_examples,omitempty"`
 }
 
 // Weights are the fusion weights of hybrid mode.
@@ -205,14 +211,20 @@ func calibrate(recs []habilis.Record, fixed *Calibration, sh *shared, lex *heldO
 	}
 	if fixed != nil && fixed.Fitted {
 		// What fit learned from labelled traffic outlives catalog changes.
-		c.Weights, c.Prior, c.Confidence = fixed.Weights, fixed.Prior, fixed.Confidence
-		c.Margin, c.MarginSource, c.Samples = fixed.Margin, fixed.MarginSource, fixed.Samples
-		c.Threshold, c.DescriptionThreshold, c.HybridThreshold = fixed.Threshold, fixed.DescriptionThreshold, fixed.HybridThreshold
-		c.NoiseFloor = fixed.NoiseFloor
-		c.Fitted = true
+		c.Weights, c.Prior = fixed.Weights, fixed.Prior
+		c.Fitted, c.GatesFromExamples = true, fixed.GatesFromExamples
+		if fixed.GatesFitted() {
+			c.Confidence, c.Margin, c.MarginSource, c.Samples = fixed.Confidence, fixed.Margin, fixed.MarginSource, fixed.Samples
+			c.Threshold, c.DescriptionThreshold, c.HybridThreshold = fixed.Threshold, fixed.DescriptionThreshold, fixed.HybridThreshold
+			c.NoiseFloor = fixed.NoiseFloor
+		}
 	}
 	return c
 }
+
+// GatesFitted reports that fit learned the gates (thresholds, margin,
+// confidence) from labelled requests, and that writes keep them.
+func (c Calibration) GatesFitted() bool { return c.Fitted && !c.GatesFromExamples }
 
 // calibrationSample returns the tools whose examples calibration holds
 // out, in sampling order (sampleTools): tools are taken until

@@ -50,7 +50,7 @@ func (r *Router) patchable(ix *index, req writeRequest) bool {
 	if req.replace || req.calibration != nil || !ix.stored || ix.sh.tri == nil || ix.prior != nil || ix.cal.Weights.Example != 0 {
 		return false
 	}
-	if m := r.cfg.Margin; m != nil && !ix.cal.Fitted && *m != ix.cal.Margin {
+	if m := r.cfg.Margin; m != nil && !ix.cal.GatesFitted() && *m != ix.cal.Margin {
 		return false
 	}
 	return ix.n() > findMaxTools

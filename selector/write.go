@@ -478,7 +478,7 @@ func (r *Router) derive(ctx context.Context, c *change) error {
 	bg, weight := backgroundGates(recs, c.sh, bv, lexical, c.emb.lex != nil && !lexical)
 	calibrateChange(ctx, c, r.cfg, weight)
 	c.cal.Background, c.cal.DocumentWeight = bg, weight
-	if !c.cal.Fitted && !hasExamples(recs) && lexical {
+	if !c.cal.GatesFitted() && !hasExamples(recs) && lexical {
 		// Without examples the background is the gate (see
 		// index.setBackground for a model embedder's).
 		c.cal.DescriptionThreshold = 0
@@ -517,7 +517,7 @@ func calibrateChange(ctx context.Context, c *change, cfg Config, weight float32)
 			queries: func(a int) []habilis.Vector { return heldOutQueries(ctx, c.emb.lex, recs[a].Tool) }}
 	}
 	c.cal = calibrate(recs, c.fixed, c.sh, lex)
-	if cfg.Margin != nil && !c.cal.Fitted {
+	if cfg.Margin != nil && !c.cal.GatesFitted() {
 		c.cal.Margin, c.cal.MarginSource = *cfg.Margin, "config"
 	}
 	for i := range recs {

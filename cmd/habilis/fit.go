@@ -35,9 +35,10 @@ half holds no query for no tool (traffic recorded with --record holds none),
 the thresholds are learned against the built-in generic requests instead.
 With fewer than 20 queries for a tool in it, no gate is learned: the
 thresholds are those the catalog's examples calibrate, the queries added as
-examples among them, and fit says so. Either way the store keeps them through
-later loads; the description threshold, the one-example threshold and the
-noise floor, which fit never learns, through later fits as well.`,
+examples among them, every later load calibrates them again, and fit says so.
+Learned gates are kept through later loads, and with them the description
+threshold, the one-example threshold and the noise floor, which fit never
+learns. The fusion weights and prior are kept either way.`,
 		Args: rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.file = args[0]
@@ -87,7 +88,7 @@ func printFit(w io.Writer, rep *eval.FitReport) {
 	}
 	if !rep.GatesLearned {
 		fmt.Fprintf(w, "  gates: not learned: the tuning half holds %d queries for a tool, fewer than %d; the thresholds below are\n"+
-			"  calibrated from the catalog's examples (%d added), and the store keeps them through later loads\n",
+			"  calibrated from the catalog's examples (%d added), as every later load calibrates them again\n",
 			rep.Tuning.Queries-rep.Tuning.NoToolQueries, eval.MinGateQueries, rep.AddedExamples)
 	}
 	b, a := rep.Before, rep.After

@@ -142,7 +142,7 @@ func fewExamples(rep *selector.LoadReport, cal selector.Calibration) bool {
 // than eval.MinGateQueries requests for a tool it learns none, and the
 // gates still rest on the examples.
 func gatesFitted(cal selector.Calibration) bool {
-	return cal.Fitted && cal.MarginSource == "fit"
+	return cal.GatesFitted() && cal.MarginSource == "fit"
 }
 
 // parseError is the error of load for a catalog file that does not parse
