@@ -123,9 +123,16 @@ func printGateNote(w io.Writer, rep *selector.LoadReport, cal selector.Calibrati
 		fmt.Fprintf(w, "  note: %d of %d tools have no examples and are gated on their descriptions alone\n", rep.Bare, rep.Tools)
 	}
 	if fewExamples(rep, cal) {
-		fmt.Fprintf(w, "  note: the tools have a median of %d examples; with fewer than about %d, the gate\n"+
+		tools, examples := "the tools", "examples"
+		if rep.Bare > 0 {
+			tools = "the tools with examples"
+		}
+		if rep.MedianExamples == 1 {
+			examples = "example"
+		}
+		fmt.Fprintf(w, "  note: %s have a median of %d %s; with fewer than about %d, the gate\n"+
 			"  calibrated from them lets more no-tool requests through: add examples, or run\n"+
-			"  `habilis fit` on labelled requests, no-tool ones among them\n", rep.MedianExamples, selector.FewExamples)
+			"  `habilis fit` on labelled requests, no-tool ones among them\n", tools, rep.MedianExamples, examples, selector.FewExamples)
 	}
 }
 

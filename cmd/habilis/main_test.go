@@ -425,12 +425,15 @@ func TestToolsShowFewExamples(t *testing.T) {
 	dir := t.TempDir()
 	catalog := filepath.Join(dir, "tools.json")
 	tools := `[{"name": "echo", "description": "Echoes back the input.", "examples": ["repeat after me: hello"]},
-		{"name": "get_sum", "description": "Adds two numbers.", "examples": ["add 2 and 3", "what is 4 plus 5", "sum of 7 and 8"]}]`
+		{"name": "get_sum", "description": "Adds two numbers.", "examples": ["add 2 and 3", "what is 4 plus 5", "sum of 7 and 8"]},
+		{"name": "get_time", "description": "Tells the current time."}]`
 	if err := os.WriteFile(catalog, []byte(tools), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	store := filepath.Join(dir, "habilis.db")
-	mustRun(t, "--store", store, "load", catalog)
+	if out, want := mustRun(t, "--store", store, "load", catalog), "note: the tools with examples have a median of 1 example;"; !strings.Contains(out, want) {
+		t.Errorf("load of a catalog with one bare tool and two with 1 and 3 examples lacks %q:\n%s", want, out)
+	}
 	const note = "fewer than 3 examples: hybrid mode also lets through what it would without them, at "
 	if out := mustRun(t, "--store", store, "tools", "show", "echo"); !strings.Contains(out, note) {
 		t.Errorf("tools show echo (one example) lacks %q:\n%s", note, out)
@@ -795,7 +798,7 @@ func TestLoadNoteAfterFit(t *testing.T) {
 	if rep.GatesLearned {
 		t.Fatalf("fit on %s learned the gates: the test needs a file too small for it", testdata("fit.jsonl"))
 	}
-	if out := mustRun(t, "--store", store, "load", testdata("tools.json")); !strings.Contains(out, "note: the tools have a median of") {
+	if out := mustRun(t, "--store", store, "load", testdata("tools.json")); !strings.Contains(out, "have a median of") {
 		t.Errorf("load after a fit that learned no gate does not note few examples:\n%s", out)
 	}
 
