@@ -115,16 +115,18 @@ func toolFromProto(p *habilisv1.Tool) habilis.Tool {
 
 func toolInfoToProto(ti *selector.ToolInfo) *habilisv1.GetToolResponse {
 	return &habilisv1.GetToolResponse{
-		Tool:          toolToProto(&ti.Tool),
-		Hash:          ti.Hash,
-		Radius:        ti.Radius,
-		RadiusSource:  ti.RadiusSource,
-		RadiusExample: ti.RadiusExample,
-		Margin:        ti.Margin,
-		Threshold:     ti.Threshold,
-		CollidesWith:  ti.CollidesWith,
-		Gates:         gatesToProto(ti.Gates),
-		FallbackGate:  ti.FallbackGate,
+		Tool:              toolToProto(&ti.Tool),
+		Hash:              ti.Hash,
+		Radius:            ti.Radius,
+		RadiusSource:      ti.RadiusSource,
+		RadiusExample:     ti.RadiusExample,
+		Margin:            ti.Margin,
+		Threshold:         ti.Threshold,
+		CollidesWith:      ti.CollidesWith,
+		Gates:             gatesToProto(ti.Gates),
+		FallbackGate:      ti.FallbackGate,
+		GateScores:        gateScoresToProto(ti.GateScores),
+		FallbackGateScore: ti.FallbackGateScore,
 	}
 }
 
@@ -138,16 +140,18 @@ func gatesToProto(g map[habilis.Mode]float32) map[string]float32 {
 
 func toolInfoFromProto(p *habilisv1.GetToolResponse) *selector.ToolInfo {
 	return &selector.ToolInfo{
-		Tool:          toolFromProto(p.GetTool()),
-		Hash:          p.GetHash(),
-		Radius:        p.GetRadius(),
-		RadiusSource:  p.GetRadiusSource(),
-		RadiusExample: p.GetRadiusExample(),
-		Margin:        p.GetMargin(),
-		Threshold:     p.GetThreshold(),
-		CollidesWith:  nonNil(p.GetCollidesWith()),
-		Gates:         gatesFromProto(p.GetGates()),
-		FallbackGate:  p.GetFallbackGate(),
+		Tool:              toolFromProto(p.GetTool()),
+		Hash:              p.GetHash(),
+		Radius:            p.GetRadius(),
+		RadiusSource:      p.GetRadiusSource(),
+		RadiusExample:     p.GetRadiusExample(),
+		Margin:            p.GetMargin(),
+		Threshold:         p.GetThreshold(),
+		CollidesWith:      nonNil(p.GetCollidesWith()),
+		Gates:             gatesFromProto(p.GetGates()),
+		FallbackGate:      p.GetFallbackGate(),
+		GateScores:        gateScoresFromProto(p.GetGateScores()),
+		FallbackGateScore: p.GetFallbackGateScore(),
 	}
 }
 
@@ -248,4 +252,20 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+func gateScoresToProto(g map[habilis.Mode]string) map[string]string {
+	out := make(map[string]string, len(g))
+	for m, x := range g {
+		out[string(m)] = x
+	}
+	return out
+}
+
+func gateScoresFromProto(g map[string]string) map[habilis.Mode]string {
+	out := make(map[habilis.Mode]string, len(g))
+	for m, x := range g {
+		out[habilis.Mode(m)] = x
+	}
+	return out
 }

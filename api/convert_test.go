@@ -34,7 +34,7 @@ func TestConvertRoundTrip(t *testing.T) {
 		Matches: []habilis.Match{{Tool: "get_weather", Score: 0.5, CentroidScore: 0.4, DescriptionScore: 0.3, ExampleScore: 0.2, Radius: 0.6,
 			RadiusSource: "examples", Margin: 0.1, Passed: true, Gate: 0.35, GateScore: 0.45, Confidence: 0.7, CollidesWith: []string{"forecast"}, Pinned: true}}}
 	info := &selector.ToolInfo{Tool: tool, Hash: "abc", Radius: 0.6, RadiusSource: "examples", RadiusExample: "rain in Oslo?", Margin: 0.1,
-		Threshold: 0.5, Gates: map[habilis.Mode]float32{habilis.ModeHybrid: 0.2}, FallbackGate: 0.07, CollidesWith: []string{"forecast"}}
+		Threshold: 0.5, Gates: map[habilis.Mode]float32{habilis.ModeHybrid: 0.2}, FallbackGate: 0.07, GateScores: map[habilis.Mode]string{habilis.ModeHybrid: "evidence"}, FallbackGateScore: "description score", CollidesWith: []string{"forecast"}}
 	rep := &selector.LoadReport{Added: []string{"a"}, Updated: []string{"u"}, Removed: []string{"r"}, Unchanged: 1, Embedded: 2, Reused: 3,
 		Version: 4, Tools: 5, Examples: 6, MedianExamples: 7, Bare: 8, Duration: 9 * time.Millisecond}
 	col := &habilis.Collision{A: "a", B: "b", CentroidSimilarity: 0.9, Overlap: 0.1, Severity: habilis.SeverityHigh, MisroutesAB: 1, MisroutesBA: 2,

@@ -2,6 +2,8 @@ package selector_test
 
 import (
 	"context"
+	"github.com/google/go-cmp/cmp"
+	"github.com/habilis-router/habilis/embed/lexical"
 	"strings"
 	"testing"
 
@@ -195,6 +197,58 @@ func TestOneExampleCorrectsAMisroute(t *testing.T) {
 		}
 		if got := d.Matches[0].Tool; got != tc.want {
 			t.Errorf("examples %q: %q ranks %s first, want %s", tc.examples, q, got, tc.want)
+		}
+	}
+}
+
+// TestGateScoresName checks that tools show names the score each gate is
+// on as selection gates it: a bare tool's hybrid gate is on its
+// description score with the lexical embedder, on its evidence with a
+// model that weighs the lexical document; a match reports that gate.
+func TestGateScoresName(t *testing.T) {
+	ctx := context.Background()
+	tools := append(fewCatalog("run a deep research query on renewable energy trends"),
+		habilis.Tool{Name: "write_file", Description: "Create a new file or completely overwrite an existing file with new content."})
+	for _, tc := range []struct {
+		name   string
+		cfg    selector.Config
+		hybrid string
+	}{
+		{"lexical", selector.Config{Embedder: lexical.New(lexical.Options{})}, "description score"},
+		{"model", selector.Config{Embedder: testutil.HashEmbedder{Dim: 64}, Lexical: lexical.New(lexical.Options{})}, "evidence"},
+	} {
+		r, err := selector.New(ctx, memstore.New(), tc.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if _, err := r.Load(ctx, tools, selector.LoadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		bare, err := r.Tool("write_file")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[habilis.Mode]string{habilis.ModeDescription: "description score", habilis.ModeCentroid: "description score", habilis.ModeHybrid: tc.hybrid}
+		if diff := cmp.Diff(want, bare.GateScores); diff != "" {
+			t.Errorf("%s: write_file's gate scores (-want +got):\n%s", tc.name, diff)
+		}
+		one, err := r.Tool("simulate_research_query")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if one.FallbackGateScore != tc.hybrid || one.GateScores[habilis.ModeHybrid] != "evidence" {
+			t.Errorf("%s: one-example tool: fallback on %q, hybrid gate on %q; want %q and evidence", tc.name, one.FallbackGateScore, one.GateScores[habilis.ModeHybrid], tc.hybrid)
+		}
+		d, err := r.Select(ctx, "overwrite the file notes.txt with new content", habilis.SelectOptions{K: 1, FailOpen: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := d.Matches[0]
+		onDesc := m.GateScore == m.DescriptionScore
+		if m.Tool != "write_file" || m.Gate != bare.Gates[habilis.ModeHybrid] || onDesc != (tc.hybrid == "description score") {
+			t.Errorf("%s: match %s gated at %v on %v (description score %v); want write_file at %v on its %s",
+				tc.name, m.Tool, m.Gate, m.GateScore, m.DescriptionScore, bare.Gates[habilis.ModeHybrid], tc.hybrid)
 		}
 	}
 }

@@ -202,6 +202,24 @@ func (ix *index) bareGate(i int, sg signals) (score, gate float32) {
 	return sg.desc, ix.bareThreshold(i)
 }
 
+// bareScore names the score of bareGate.
+func (ix *index) bareScore(i int) string {
+	if ix.bareEvidence(i) {
+		return "evidence"
+	}
+	return "description score"
+}
+
+// gateScores names the score tool i's gate is on in each mode, as
+// selection gates it (centroidGate, hybridSignals).
+func (ix *index) gateScores(i int) map[habilis.Mode]string {
+	scores := map[habilis.Mode]string{habilis.ModeDescription: "description score", habilis.ModeCentroid: "centroid score", habilis.ModeHybrid: "evidence"}
+	if ix.tools[i].examples == 0 {
+		scores[habilis.ModeCentroid], scores[habilis.ModeHybrid] = "description score", ix.bareScore(i)
+	}
+	return scores
+}
+
 // bareThreshold is the gate of bareGate: the background's on the evidence
 // at the description share when bareEvidence, bareDescriptionGate
 // otherwise.

@@ -545,12 +545,17 @@ type ToolInfo struct {
 	// its evidence in hybrid mode. With fewer than MinHeldOutExamples
 	// examples, hybrid mode also lets through what it would without them.
 	Gates map[habilis.Mode]float32 `json:"gates"`
+	// GateScores names, for each mode, the score its gate is on:
+	// "description score", "centroid score" or "evidence".
+	GateScores map[habilis.Mode]string `json:"gate_scores"`
 	// FallbackGate, for a tool with fewer than MinHeldOutExamples
 	// examples, is the gate it would have in hybrid mode without them,
-	// which it passes too: on its description score, or its evidence with
-	// a model embedder that weighs the lexical document. 0 otherwise.
-	FallbackGate float32  `json:"fallback_gate,omitempty"`
-	CollidesWith []string `json:"collides_with"`
+	// which it passes too, on FallbackGateScore: its description score, or
+	// its evidence with a model embedder that weighs the lexical document.
+	// 0 and "" otherwise.
+	FallbackGate      float32  `json:"fallback_gate,omitempty"`
+	FallbackGateScore string   `json:"fallback_gate_score,omitempty"`
+	CollidesWith      []string `json:"collides_with"`
 }
 
 // Tool returns one tool with its gate, or ErrNotFound.
@@ -575,9 +580,9 @@ func (r *Router) Tool(name string) (*ToolInfo, error) {
 		gates[habilis.ModeHybrid] = ix.hybridGate(i)
 	}
 	info := &ToolInfo{Tool: d.Tool, Hash: d.Hash, Radius: radius, RadiusSource: src, RadiusExample: d.RadiusExample,
-		Margin: t.margin, Threshold: thr, Gates: gates, CollidesWith: nonNil(ix.collides[i])}
+		Margin: t.margin, Threshold: thr, Gates: gates, GateScores: ix.gateScores(i), CollidesWith: nonNil(ix.collides[i])}
 	if t.examples > 0 && t.examples < MinHeldOutExamples {
-		info.FallbackGate = ix.bareThreshold(i)
+		info.FallbackGate, info.FallbackGateScore = ix.bareThreshold(i), ix.bareScore(i)
 	}
 	return info, nil
 }

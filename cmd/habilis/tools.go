@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -132,18 +133,14 @@ func printToolInfo(w io.Writer, info *selector.ToolInfo) {
 	}
 	fmt.Fprintf(w, "margin:      %.3f\n", info.Margin)
 	fmt.Fprintf(w, "gates:       a request passes a mode's gate when its gate score reaches it\n")
-	scores := map[habilis.Mode]string{habilis.ModeDescription: "description score", habilis.ModeCentroid: "centroid score", habilis.ModeHybrid: "evidence"}
-	if len(t.Examples) == 0 {
-		scores[habilis.ModeCentroid], scores[habilis.ModeHybrid] = "description score", "description score"
-	}
 	for _, m := range []habilis.Mode{habilis.ModeHybrid, habilis.ModeCentroid, habilis.ModeDescription} {
 		if g, ok := info.Gates[m]; ok {
-			fmt.Fprintf(w, "  %-12s %.3f on the %s\n", m, g, scores[m])
+			fmt.Fprintf(w, "  %-12s %.3f on the %s\n", m, g, cmp.Or(info.GateScores[m], "score"))
 		}
 	}
 	if n := len(t.Examples); n > 0 && n < selector.MinHeldOutExamples {
-		fmt.Fprintf(w, "  (fewer than %d examples: hybrid mode also lets through what it would without them, at %.3f)\n",
-			selector.MinHeldOutExamples, info.FallbackGate)
+		fmt.Fprintf(w, "  (fewer than %d examples: hybrid mode also lets through what it would without them, %.3f on the %s)\n",
+			selector.MinHeldOutExamples, info.FallbackGate, cmp.Or(info.FallbackGateScore, "score"))
 	}
 	if len(info.CollidesWith) > 0 {
 		fmt.Fprintf(w, "collides:    %s\n", strings.Join(info.CollidesWith, ", "))

@@ -1090,9 +1090,14 @@ type GetToolResponse struct {
 	// fallback_gate, for a tool with one or two examples, is the gate it
 	// would have in hybrid mode without them, which it passes too (on its
 	// description score, or its evidence with a model); 0 otherwise.
-	FallbackGate  float32 `protobuf:"fixed32,10,opt,name=fallback_gate,json=fallbackGate,proto3" json:"fallback_gate,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	FallbackGate float32 `protobuf:"fixed32,10,opt,name=fallback_gate,json=fallbackGate,proto3" json:"fallback_gate,omitempty"`
+	// gate_scores names, for each mode, the score its gate is on:
+	// "description score", "centroid score" or "evidence".
+	GateScores map[string]string `protobuf:"bytes,11,rep,name=gate_scores,json=gateScores,proto3" json:"gate_scores,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// fallback_gate_score names the score fallback_gate is on.
+	FallbackGateScore string `protobuf:"bytes,12,opt,name=fallback_gate_score,json=fallbackGateScore,proto3" json:"fallback_gate_score,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *GetToolResponse) Reset() {
@@ -1193,6 +1198,20 @@ func (x *GetToolResponse) GetFallbackGate() float32 {
 		return x.FallbackGate
 	}
 	return 0
+}
+
+func (x *GetToolResponse) GetGateScores() map[string]string {
+	if x != nil {
+		return x.GateScores
+	}
+	return nil
+}
+
+func (x *GetToolResponse) GetFallbackGateScore() string {
+	if x != nil {
+		return x.FallbackGateScore
+	}
+	return ""
 }
 
 type UpsertToolsRequest struct {
@@ -2673,7 +2692,7 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"\x05tools\x18\x01 \x03(\v2\x10.habilis.v1.ToolR\x05tools\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x04R\aversion\"$\n" +
 	"\x0eGetToolRequest\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"\xa7\x03\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\xe4\x04\n" +
 	"\x0fGetToolResponse\x12$\n" +
 	"\x04tool\x18\x01 \x01(\v2\x10.habilis.v1.ToolR\x04tool\x12\x12\n" +
 	"\x04hash\x18\x02 \x01(\tR\x04hash\x12\x16\n" +
@@ -2685,11 +2704,17 @@ const file_habilis_v1_habilis_proto_rawDesc = "" +
 	"\rcollides_with\x18\b \x03(\tR\fcollidesWith\x12<\n" +
 	"\x05gates\x18\t \x03(\v2&.habilis.v1.GetToolResponse.GatesEntryR\x05gates\x12#\n" +
 	"\rfallback_gate\x18\n" +
-	" \x01(\x02R\ffallbackGate\x1a8\n" +
+	" \x01(\x02R\ffallbackGate\x12L\n" +
+	"\vgate_scores\x18\v \x03(\v2+.habilis.v1.GetToolResponse.GateScoresEntryR\n" +
+	"gateScores\x12.\n" +
+	"\x13fallback_gate_score\x18\f \x01(\tR\x11fallbackGateScore\x1a8\n" +
 	"\n" +
 	"GatesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x02R\x05value:\x028\x01\"y\n" +
+	"\x05value\x18\x02 \x01(\x02R\x05value:\x028\x01\x1a=\n" +
+	"\x0fGateScoresEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"y\n" +
 	"\x12UpsertToolsRequest\x12&\n" +
 	"\x05tools\x18\x01 \x03(\v2\x10.habilis.v1.ToolR\x05tools\x12!\n" +
 	"\fcatalog_json\x18\x02 \x01(\tR\vcatalogJson\x12\x18\n" +
@@ -2827,7 +2852,7 @@ func file_habilis_v1_habilis_proto_rawDescGZIP() []byte {
 	return file_habilis_v1_habilis_proto_rawDescData
 }
 
-var file_habilis_v1_habilis_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_habilis_v1_habilis_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_habilis_v1_habilis_proto_goTypes = []any{
 	(*SelectRequest)(nil),       // 0: habilis.v1.SelectRequest
 	(*SelectResponse)(nil),      // 1: habilis.v1.SelectResponse
@@ -2863,7 +2888,8 @@ var file_habilis_v1_habilis_proto_goTypes = []any{
 	(*Content)(nil),             // 31: habilis.v1.Content
 	nil,                         // 32: habilis.v1.Tool.MetaEntry
 	nil,                         // 33: habilis.v1.GetToolResponse.GatesEntry
-	nil,                         // 34: habilis.v1.FillResponse.FilledByEntry
+	nil,                         // 34: habilis.v1.GetToolResponse.GateScoresEntry
+	nil,                         // 35: habilis.v1.FillResponse.FilledByEntry
 }
 var file_habilis_v1_habilis_proto_depIdxs = []int32{
 	2,  // 0: habilis.v1.SelectResponse.matches:type_name -> habilis.v1.Match
@@ -2874,44 +2900,45 @@ var file_habilis_v1_habilis_proto_depIdxs = []int32{
 	8,  // 5: habilis.v1.ListToolsResponse.tools:type_name -> habilis.v1.Tool
 	8,  // 6: habilis.v1.GetToolResponse.tool:type_name -> habilis.v1.Tool
 	33, // 7: habilis.v1.GetToolResponse.gates:type_name -> habilis.v1.GetToolResponse.GatesEntry
-	8,  // 8: habilis.v1.UpsertToolsRequest.tools:type_name -> habilis.v1.Tool
-	14, // 9: habilis.v1.UpsertToolsResponse.report:type_name -> habilis.v1.WriteReport
-	14, // 10: habilis.v1.DeleteToolsResponse.report:type_name -> habilis.v1.WriteReport
-	20, // 11: habilis.v1.CollisionsResponse.collisions:type_name -> habilis.v1.Collision
-	21, // 12: habilis.v1.Collision.leaks:type_name -> habilis.v1.Leak
-	34, // 13: habilis.v1.FillResponse.filled_by:type_name -> habilis.v1.FillResponse.FilledByEntry
-	24, // 14: habilis.v1.FillResponse.rejected:type_name -> habilis.v1.Rejection
-	25, // 15: habilis.v1.FillResponse.missing:type_name -> habilis.v1.MissingArgument
-	26, // 16: habilis.v1.FillResponse.problems:type_name -> habilis.v1.Problem
-	27, // 17: habilis.v1.FillResponse.errors:type_name -> habilis.v1.FillerError
-	23, // 18: habilis.v1.InvokeResponse.fill:type_name -> habilis.v1.FillResponse
-	30, // 19: habilis.v1.InvokeResponse.result:type_name -> habilis.v1.ToolResult
-	31, // 20: habilis.v1.ToolResult.content:type_name -> habilis.v1.Content
-	0,  // 21: habilis.v1.ToolRouter.Select:input_type -> habilis.v1.SelectRequest
-	3,  // 22: habilis.v1.ToolRouter.SelectBatch:input_type -> habilis.v1.SelectBatchRequest
-	6,  // 23: habilis.v1.ToolRouter.Prefilter:input_type -> habilis.v1.PrefilterRequest
-	9,  // 24: habilis.v1.ToolRouter.ListTools:input_type -> habilis.v1.ListToolsRequest
-	11, // 25: habilis.v1.ToolRouter.GetTool:input_type -> habilis.v1.GetToolRequest
-	13, // 26: habilis.v1.ToolRouter.UpsertTools:input_type -> habilis.v1.UpsertToolsRequest
-	16, // 27: habilis.v1.ToolRouter.DeleteTools:input_type -> habilis.v1.DeleteToolsRequest
-	18, // 28: habilis.v1.ToolRouter.Collisions:input_type -> habilis.v1.CollisionsRequest
-	22, // 29: habilis.v1.ToolRouter.Fill:input_type -> habilis.v1.FillRequest
-	28, // 30: habilis.v1.ToolRouter.Invoke:input_type -> habilis.v1.InvokeRequest
-	1,  // 31: habilis.v1.ToolRouter.Select:output_type -> habilis.v1.SelectResponse
-	4,  // 32: habilis.v1.ToolRouter.SelectBatch:output_type -> habilis.v1.SelectBatchResponse
-	7,  // 33: habilis.v1.ToolRouter.Prefilter:output_type -> habilis.v1.PrefilterResponse
-	10, // 34: habilis.v1.ToolRouter.ListTools:output_type -> habilis.v1.ListToolsResponse
-	12, // 35: habilis.v1.ToolRouter.GetTool:output_type -> habilis.v1.GetToolResponse
-	15, // 36: habilis.v1.ToolRouter.UpsertTools:output_type -> habilis.v1.UpsertToolsResponse
-	17, // 37: habilis.v1.ToolRouter.DeleteTools:output_type -> habilis.v1.DeleteToolsResponse
-	19, // 38: habilis.v1.ToolRouter.Collisions:output_type -> habilis.v1.CollisionsResponse
-	23, // 39: habilis.v1.ToolRouter.Fill:output_type -> habilis.v1.FillResponse
-	29, // 40: habilis.v1.ToolRouter.Invoke:output_type -> habilis.v1.InvokeResponse
-	31, // [31:41] is the sub-list for method output_type
-	21, // [21:31] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	34, // 8: habilis.v1.GetToolResponse.gate_scores:type_name -> habilis.v1.GetToolResponse.GateScoresEntry
+	8,  // 9: habilis.v1.UpsertToolsRequest.tools:type_name -> habilis.v1.Tool
+	14, // 10: habilis.v1.UpsertToolsResponse.report:type_name -> habilis.v1.WriteReport
+	14, // 11: habilis.v1.DeleteToolsResponse.report:type_name -> habilis.v1.WriteReport
+	20, // 12: habilis.v1.CollisionsResponse.collisions:type_name -> habilis.v1.Collision
+	21, // 13: habilis.v1.Collision.leaks:type_name -> habilis.v1.Leak
+	35, // 14: habilis.v1.FillResponse.filled_by:type_name -> habilis.v1.FillResponse.FilledByEntry
+	24, // 15: habilis.v1.FillResponse.rejected:type_name -> habilis.v1.Rejection
+	25, // 16: habilis.v1.FillResponse.missing:type_name -> habilis.v1.MissingArgument
+	26, // 17: habilis.v1.FillResponse.problems:type_name -> habilis.v1.Problem
+	27, // 18: habilis.v1.FillResponse.errors:type_name -> habilis.v1.FillerError
+	23, // 19: habilis.v1.InvokeResponse.fill:type_name -> habilis.v1.FillResponse
+	30, // 20: habilis.v1.InvokeResponse.result:type_name -> habilis.v1.ToolResult
+	31, // 21: habilis.v1.ToolResult.content:type_name -> habilis.v1.Content
+	0,  // 22: habilis.v1.ToolRouter.Select:input_type -> habilis.v1.SelectRequest
+	3,  // 23: habilis.v1.ToolRouter.SelectBatch:input_type -> habilis.v1.SelectBatchRequest
+	6,  // 24: habilis.v1.ToolRouter.Prefilter:input_type -> habilis.v1.PrefilterRequest
+	9,  // 25: habilis.v1.ToolRouter.ListTools:input_type -> habilis.v1.ListToolsRequest
+	11, // 26: habilis.v1.ToolRouter.GetTool:input_type -> habilis.v1.GetToolRequest
+	13, // 27: habilis.v1.ToolRouter.UpsertTools:input_type -> habilis.v1.UpsertToolsRequest
+	16, // 28: habilis.v1.ToolRouter.DeleteTools:input_type -> habilis.v1.DeleteToolsRequest
+	18, // 29: habilis.v1.ToolRouter.Collisions:input_type -> habilis.v1.CollisionsRequest
+	22, // 30: habilis.v1.ToolRouter.Fill:input_type -> habilis.v1.FillRequest
+	28, // 31: habilis.v1.ToolRouter.Invoke:input_type -> habilis.v1.InvokeRequest
+	1,  // 32: habilis.v1.ToolRouter.Select:output_type -> habilis.v1.SelectResponse
+	4,  // 33: habilis.v1.ToolRouter.SelectBatch:output_type -> habilis.v1.SelectBatchResponse
+	7,  // 34: habilis.v1.ToolRouter.Prefilter:output_type -> habilis.v1.PrefilterResponse
+	10, // 35: habilis.v1.ToolRouter.ListTools:output_type -> habilis.v1.ListToolsResponse
+	12, // 36: habilis.v1.ToolRouter.GetTool:output_type -> habilis.v1.GetToolResponse
+	15, // 37: habilis.v1.ToolRouter.UpsertTools:output_type -> habilis.v1.UpsertToolsResponse
+	17, // 38: habilis.v1.ToolRouter.DeleteTools:output_type -> habilis.v1.DeleteToolsResponse
+	19, // 39: habilis.v1.ToolRouter.Collisions:output_type -> habilis.v1.CollisionsResponse
+	23, // 40: habilis.v1.ToolRouter.Fill:output_type -> habilis.v1.FillResponse
+	29, // 41: habilis.v1.ToolRouter.Invoke:output_type -> habilis.v1.InvokeResponse
+	32, // [32:42] is the sub-list for method output_type
+	22, // [22:32] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_habilis_v1_habilis_proto_init() }
@@ -2926,7 +2953,7 @@ func file_habilis_v1_habilis_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_habilis_v1_habilis_proto_rawDesc), len(file_habilis_v1_habilis_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   35,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
