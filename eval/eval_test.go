@@ -187,17 +187,7 @@ func TestFit(t *testing.T) {
 // rather than freezing those of the catalog it fitted.
 func TestFitKeepsWhatItLearned(t *testing.T) {
 	ctx := context.Background()
-	var qs []eval.Query
-	for _, who := range []string{"Ann", "Bob", "Carl", "Dana", "Lee", "my landlord", "the team", "support", "Tom", "my boss"} {
-		for _, what := range []string{"email %s the slides", "send %s a note by email", "mail the invoice to %s", "write to %s by email"} {
-			qs = append(qs, eval.Query{Query: fmt.Sprintf(what, who), Expected: []string{"send_email"}})
-		}
-	}
-	for _, amount := range []string{"5 francs", "80 dollars", "12 euros", "3 pounds", "40 kroner", "100 yen", "7 rupees", "60 pesos"} {
-		for _, into := range []string{"convert %s to yen", "what are %s in pounds", "how much is %s in dollars"} {
-			qs = append(qs, eval.Query{Query: fmt.Sprintf(into, amount), Expected: []string{"convert_currency"}})
-		}
-	}
+	qs := trafficQueries()
 	for _, tt := range []struct {
 		name    string
 		qs      []eval.Query
@@ -236,11 +226,10 @@ func TestFitKeepsWhatItLearned(t *testing.T) {
 	}
 }
 
-// TestFitWithoutNoToolQueries checks that queries all for a tool, as
-// recorded traffic is, learn the gates against the built-in background's
-// generic requests, and that queries for no tool leave the background
-// out.
-func TestFitWithoutNoToolQueries(t *testing.T) {
+// trafficQueries returns 64 labelled queries all for a tool, as recorded
+// traffic holds them: 40 for send_email and 24 for convert_currency,
+// enough for fit to learn the gates from.
+func trafficQueries() []eval.Query {
 	var qs []eval.Query
 	for _, who := range []string{"Ann", "Bob", "Carl", "Dana", "Lee", "my landlord", "the team", "support", "Tom", "my boss"} {
 		for _, what := range []string{"email %s the slides", "send %s a note by email", "mail the invoice to %s", "write to %s by email"} {
@@ -252,6 +241,15 @@ func TestFitWithoutNoToolQueries(t *testing.T) {
 			qs = append(qs, eval.Query{Query: fmt.Sprintf(into, amount), Expected: []string{"convert_currency"}})
 		}
 	}
+	return qs
+}
+
+// TestFitWithoutNoToolQueries checks that queries all for a tool, as
+// recorded traffic is, learn the gates against the built-in background's
+// generic requests, and that queries for no tool leave the background
+// out.
+func TestFitWithoutNoToolQueries(t *testing.T) {
+	qs := trafficQueries()
 	for _, tt := range []struct {
 		name       string
 		qs         []eval.Query
