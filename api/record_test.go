@@ -8,16 +8,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/eval"
+	"github.com/habilis-router/habilis/internal/testutil"
 )
 
 // toolCaller is an OpenAI-compatible upstream whose answer to a chat
@@ -247,32 +246,9 @@ func TestProxyRecord(t *testing.T) {
 	}
 	resp.Body.Close()
 	proxy.Close() // waits for the handlers, which record as they end
-	if diff := cmp.Diff(want, recordedRows(t, path)); diff != "" {
+	if diff := cmp.Diff(want, testutil.RecordedRows(t, path)); diff != "" {
 		t.Errorf("recorded (-want +got):\n%s", diff)
 	}
-}
-
-// recordedRows reads a record file as "query|tool|source" rows, checking
-// that each line holds the four keys, one tool and an RFC 3339 time.
-func recordedRows(t *testing.T, path string) []string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []string
-	for line := range strings.Lines(string(b)) {
-		var keys map[string]json.RawMessage
-		var rec eval.Record
-		if json.Unmarshal([]byte(line), &keys) != nil || json.Unmarshal([]byte(line), &rec) != nil || len(keys) != 4 || len(rec.Expected) != 1 {
-			t.Fatalf("record line %q: want {query, expected: [one tool], source, time}", line)
-		}
-		if _, err := time.Parse(time.RFC3339, rec.Time); err != nil {
-			t.Errorf("record line %q: time: %v", line, err)
-		}
-		rows = append(rows, rec.Query+"|"+rec.Expected[0]+"|"+rec.Source)
-	}
-	return rows
 }
 
 // FuzzAnswerTap reads any answer, JSON or streamed, in two reads split

@@ -1,46 +1,17 @@
 package mcpgate
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis/eval"
+	"github.com/habilis-router/habilis/internal/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// recordedLines reads a record file as the lines it holds: query, the
-// expected tools and source, "|"-separated, after checking each line's
-// keys and time.
-func recordedLines(t *testing.T, path string) []string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	for line := range strings.Lines(string(b)) {
-		var rec map[string]any
-		if err := json.Unmarshal([]byte(line), &rec); err != nil {
-			t.Fatalf("record line %q: %v", line, err)
-		}
-		if len(rec) != 4 {
-			t.Errorf("record line %q: want query, expected, source and time", line)
-		}
-		if _, err := time.Parse(time.RFC3339, fmt.Sprint(rec["time"])); err != nil {
-			t.Errorf("record line %q: time: %v", line, err)
-		}
-		lines = append(lines, fmt.Sprintf("%v|%v|%v", rec["query"], rec["expected"], rec["source"]))
-	}
-	return lines
-}
 
 // recordingGateway returns a gateway over the weather and files servers
 // that records its traffic, and the record's path.
@@ -92,11 +63,11 @@ func TestServerRecord(t *testing.T) {
 	clientCall(t, direct, "get_forecast", map[string]any{"city": "Rome"})
 
 	want := []string{
-		"will it rain in Lisbon tomorrow|[get_forecast]|mcp",
-		"read the file notes.txt|[read_file]|mcp",
-		"weather forecast for Rome|[get_forecast]|mcp",
+		"will it rain in Lisbon tomorrow|get_forecast|mcp",
+		"read the file notes.txt|read_file|mcp",
+		"weather forecast for Rome|get_forecast|mcp",
 	}
-	if diff := cmp.Diff(want, recordedLines(t, path)); diff != "" {
+	if diff := cmp.Diff(want, testutil.RecordedRows(t, path)); diff != "" {
 		t.Errorf("recorded (-want +got):\n%s", diff)
 	}
 }
@@ -109,7 +80,7 @@ func TestServerRecordConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 8 {
 		q := fmt.Sprintf("will it rain in city %d tomorrow", i)
-		want = append(want, q+"|[get_forecast]|mcp")
+		want = append(want, q+"|get_forecast|mcp")
 		cs := connect(t, g, ExposeSearch, nil)
 		wg.Go(func() {
 			for _, p := range []*mcp.CallToolParams{
@@ -123,7 +94,7 @@ func TestServerRecordConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	got := recordedLines(t, path)
+	got := testutil.RecordedRows(t, path)
 	slices.Sort(got)
 	slices.Sort(want)
 	if diff := cmp.Diff(want, got); diff != "" {

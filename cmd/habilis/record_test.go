@@ -11,42 +11,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis/eval"
 	"github.com/habilis-router/habilis/internal/testutil"
 )
-
-// recordedRows reads a --record file line by line as "query|tool|source",
-// checking that each line holds exactly the keys the contract names, one
-// expected tool and an RFC 3339 time.
-func recordedRows(t *testing.T, path string) []string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []string
-	for line := range strings.Lines(string(b)) {
-		var rec struct {
-			Query, Source, Time string
-			Expected            []string
-		}
-		var keys map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(line), &keys); err != nil || json.Unmarshal([]byte(line), &rec) != nil {
-			t.Fatalf("record line %q: not a JSON object: %v", line, err)
-		}
-		if len(keys) != 4 || len(rec.Expected) != 1 {
-			t.Errorf("record line %q: want query, expected (one tool), source and time", line)
-		}
-		if _, err := time.Parse(time.RFC3339, rec.Time); err != nil {
-			t.Errorf("record line %q: time: %v", line, err)
-		}
-		rows = append(rows, rec.Query+"|"+strings.Join(rec.Expected, ",")+"|"+rec.Source)
-	}
-	return rows
-}
 
 // fitRecorded runs habilis fit on a recorded file and checks that the
 // catalog learnt from it: every query added as an example of its tool, a
@@ -57,7 +26,7 @@ func fitRecorded(t *testing.T, store, record string) {
 	if rep.Before.Fitted || !rep.After.Fitted {
 		t.Errorf("fit: fitted before %v, after %v; want false, true", rep.Before.Fitted, rep.After.Fitted)
 	}
-	rows := recordedRows(t, record)
+	rows := testutil.RecordedRows(t, record)
 	if rep.Queries != len(rows) || rep.AddedExamples != len(rows) {
 		t.Errorf("fit read %d queries and added %d examples, want the %d recorded", rep.Queries, rep.AddedExamples, len(rows))
 	}
@@ -103,7 +72,7 @@ func TestMCPServeRecord(t *testing.T) {
 		want = append(want, a.query+"|"+a.tool+"|mcp")
 	}
 	callThrough(t, cs, "no_such_tool", nil)
-	if diff := cmp.Diff(want, recordedRows(t, record)); diff != "" {
+	if diff := cmp.Diff(want, testutil.RecordedRows(t, record)); diff != "" {
 		t.Fatalf("recorded (-want +got):\n%s\nstderr:\n%s", diff, stderr)
 	}
 
@@ -212,7 +181,7 @@ func TestProxyRecordThenFit(t *testing.T) {
 	if code, _ := srv.stop(t); code != 0 {
 		t.Fatalf("proxy exited %d:\n%s", code, srv.stderr)
 	}
-	if diff := cmp.Diff(want, recordedRows(t, record)); diff != "" {
+	if diff := cmp.Diff(want, testutil.RecordedRows(t, record)); diff != "" {
 		t.Fatalf("recorded (-want +got):\n%s", diff)
 	}
 	fitRecorded(t, store, record)
@@ -236,7 +205,7 @@ func TestMCPServeRecordHTTP(t *testing.T) {
 		"jot this down for later: buy milk|save_note|mcp",
 		"what time is it in Tokyo|count_words|mcp",
 	}
-	if diff := cmp.Diff(want, recordedRows(t, record)); diff != "" {
+	if diff := cmp.Diff(want, testutil.RecordedRows(t, record)); diff != "" {
 		t.Errorf("recorded (-want +got):\n%s\nstderr:\n%s", diff, stderr)
 	}
 }

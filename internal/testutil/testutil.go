@@ -1,7 +1,8 @@
 // Package testutil holds the helpers that the tests of several packages
 // share: HTTP calls whose failure ends the test, an embedded store and a
 // lexical router that close when it ends, a wait for an event and a
-// buffer goroutines may write, lines appended to a file, the tools an MCP server lists, a dense
+// buffer goroutines may write, lines appended to a file and a --record
+// file read back (RecordedRows), the tools an MCP server lists, a dense
 // embedder that stands in for a model (HashEmbedder) and the bytes a bbolt
 // file uses (HighWater). Only tests import it (the layering test keeps it
 // so).
