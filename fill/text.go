@@ -46,25 +46,39 @@ func analyse(raw string, now time.Time) *query {
 	q.numbers = findNumbers(raw, q.tokens)
 	q.dates = findDates(raw, q.tokens, now)
 	for _, m := range emailPattern.FindAllStringIndex(raw, -1) {
-		q.emails = append(q.emails, mention{start: m[0], end: m[1]})
+		if whole(raw, m[0], m[1]) {
+			q.emails = append(q.emails, mention{start: m[0], end: m[1]})
+		}
 	}
 	for _, m := range urlPattern.FindAllStringIndex(raw, -1) {
 		end := m[1]
 		for end > m[0] && strings.ContainsRune(".,;:!?)]}'\"", rune(raw[end-1])) {
 			end--
 		}
-		q.urls = append(q.urls, mention{start: m[0], end: end})
+		if whole(raw, m[0], end) {
+			q.urls = append(q.urls, mention{start: m[0], end: end})
+		}
 	}
 	for _, m := range pathPattern.FindAllStringSubmatchIndex(raw, -1) {
 		end := m[3]
 		for end > m[2] && strings.ContainsRune(".,;:!?)]}'\"", rune(raw[end-1])) {
 			end--
 		}
-		if !strings.Contains(raw[m[2]:end], "://") {
+		if !strings.Contains(raw[m[2]:end], "://") && whole(raw, m[2], end) {
 			q.paths = append(q.paths, mention{start: m[2], end: end})
 		}
 	}
 	return q
+}
+
+// whole reports that raw[start:end] is not part of a longer word: the
+// ASCII patterns of e-mail addresses, URLs and paths stop at a letter
+// they do not know ("0@0.0Ԑ" matches "0@0.0"), and a value cut from a
+// word is not what the user wrote, which Check (containsPhrase) refuses.
+func whole(raw string, start, end int) bool {
+	before, _ := utf8.DecodeLastRuneInString(raw[:start])
+	after, _ := utf8.DecodeRuneInString(raw[end:])
+	return (start == 0 || !isWordRune(before)) && (end == len(raw) || !isWordRune(after))
 }
 
 func (q *query) span(m mention) string { return q.raw[m.start:m.end] }
