@@ -1,6 +1,10 @@
 package habilis
 
-import "errors"
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
 
 // Sentinel errors. Packages wrap them once with the operation
 // ("boltstore: put \"x\": %w") so callers test them with errors.Is, locally
@@ -91,4 +95,44 @@ func configuredName(i EmbedderInfo) string {
 		return i.Kind
 	}
 	return i.String()
+}
+
+// UnknownToolError reports a tool name the catalog does not hold. It
+// unwraps to ErrNotFound. Suggestions are the catalog's names it most
+// likely misspells, closest first and at most three, or none when none is
+// close; callers add what named the tool ("pinned", "names[2]").
+type UnknownToolError struct {
+	Name        string
+	Suggestions []string
+}
+
+// Error gives `tool "get_wether": not found (did you mean "get_weather"?)`.
+func (e *UnknownToolError) Error() string {
+	return "tool " + strconv.Quote(e.Name) + ": " + ErrNotFound.Error() + DidYouMean(e.Suggestions)
+}
+
+func (e *UnknownToolError) Unwrap() error { return ErrNotFound }
+
+// DidYouMean words suggested names as the end of a message:
+// ` (did you mean "a"?)`, ` (did you mean "a" or "b"?)`,
+// ` (did you mean "a", "b" or "c"?)`, or "" for none. Every message that
+// suggests a name ends so.
+func DidYouMean(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(" (did you mean ")
+	for i, n := range names {
+		switch {
+		case i == 0:
+		case i == len(names)-1:
+			b.WriteString(" or ")
+		default:
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(n))
+	}
+	b.WriteString("?)")
+	return b.String()
 }

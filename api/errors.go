@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/catalog"
@@ -16,6 +17,9 @@ import (
 
 // errorDomain is the domain of the ErrorInfo every habilis status carries.
 const errorDomain = "habilis.v1"
+
+// toolResource is the ResourceInfo type of a NOT_FOUND status for a tool.
+const toolResource = "habilis.v1.Tool"
 
 // errorMapping pairs a habilis sentinel error with its gRPC code and the
 // reason written in the status's ErrorInfo.
@@ -64,19 +68,37 @@ func invalidf(field, format string, args ...any) error {
 }
 
 // toolError is an unknown tool named by a request field. It unwraps to
-// ErrNotFound and becomes a ResourceInfo naming the tool.
+// the UnknownToolError, and so to ErrNotFound, and becomes a ResourceInfo
+// naming the tool, with the names it likely misspells in the ErrorInfo's
+// metadata (suggestionsKey).
 type toolError struct {
 	field string
-	name  string
+	err   *habilis.UnknownToolError
+}
+
+// unknownTool is the error for the tool name in field, which lookup
+// (the router's Tool, or a check of an inline catalog) refused with err:
+// a toolError when err says the tool is unknown, err itself otherwise.
+func unknownTool(field string, err error) error {
+	var ue *habilis.UnknownToolError
+	if errors.As(err, &ue) {
+		return &toolError{field: field, err: ue}
+	}
+	return err
 }
 
 func (e *toolError) Error() string {
 	if e.field == "tool" { // "tool: tool "x"" would say it twice
-		return fmt.Sprintf("tool %q: %v", e.name, habilis.ErrNotFound)
+		return e.err.Error()
 	}
-	return fmt.Sprintf("%s: tool %q: %v", e.field, e.name, habilis.ErrNotFound)
+	return e.field + ": " + e.err.Error()
 }
-func (e *toolError) Unwrap() error { return habilis.ErrNotFound }
+func (e *toolError) Unwrap() error { return e.err }
+
+// suggestionsKey is the ErrorInfo metadata key of a NOT_FOUND status that
+// lists, comma-separated (tool names hold no comma), the names an unknown
+// tool's most likely misspells; absent when none is close.
+const suggestionsKey = "suggestions"
 
 // catalogField is where catalog problems are reported: the request field
 // holding the catalog, and whether it is a list of Tool messages (whose
@@ -174,16 +196,20 @@ func toStatus(err error) error {
 		return status.Error(codes.Internal, err.Error())
 	}
 	st := status.New(m.code, err.Error())
-	details := []protoadapt.MessageV1{&errdetails.ErrorInfo{Reason: m.reason, Domain: errorDomain}}
+	info := &errdetails.ErrorInfo{Reason: m.reason, Domain: errorDomain}
+	details := []protoadapt.MessageV1{info}
 	switch m.code {
 	case codes.InvalidArgument:
 		if v := violations(err); len(v) > 0 {
 			details = append(details, &errdetails.BadRequest{FieldViolations: v})
 		}
 	case codes.NotFound:
-		var te *toolError
-		if errors.As(err, &te) {
-			details = append(details, &errdetails.ResourceInfo{ResourceType: "habilis.v1.Tool", ResourceName: te.name, Description: te.Error()})
+		var ue *habilis.UnknownToolError
+		if errors.As(err, &ue) {
+			details = append(details, &errdetails.ResourceInfo{ResourceType: toolResource, ResourceName: ue.Name, Description: err.Error()})
+			if len(ue.Suggestions) > 0 {
+				info.Metadata = map[string]string{suggestionsKey: strings.Join(ue.Suggestions, ",")}
+			}
 		}
 	}
 	if withDetails, derr := st.WithDetails(details...); derr == nil {
@@ -240,6 +266,28 @@ func (e *RemoteError) FieldViolations() map[string]string {
 	return out
 }
 
+// remoteUnknownTool reads the unknown tool a status names back, with its
+// suggestions, or returns nil: so that errors.As finds the
+// UnknownToolError for a remote router as for a local one.
+func remoteUnknownTool(st *status.Status) *habilis.UnknownToolError {
+	var ue *habilis.UnknownToolError
+	var suggested string
+	for _, d := range st.Details() {
+		switch d := d.(type) {
+		case *errdetails.ResourceInfo:
+			if d.GetResourceType() == toolResource {
+				ue = &habilis.UnknownToolError{Name: d.GetResourceName()}
+			}
+		case *errdetails.ErrorInfo:
+			suggested = d.GetMetadata()[suggestionsKey]
+		}
+	}
+	if ue != nil && suggested != "" {
+		ue.Suggestions = strings.Split(suggested, ",")
+	}
+	return ue
+}
+
 // fromStatus converts an error of a gRPC call back to a *RemoteError that
 // wraps habilis' sentinel: by the ErrorInfo reason the server wrote, or
 // else by code (errors from the transport carry no ErrorInfo).
@@ -259,6 +307,10 @@ func fromStatus(err error) error {
 		}
 	}
 	re := &RemoteError{st: st}
+	if ue := remoteUnknownTool(st); ue != nil && (reason == "NOT_FOUND" || reason == "" && st.Code() == codes.NotFound) {
+		re.sentinel = ue
+		return re
+	}
 	for _, m := range table {
 		if reason != "" && m.reason == reason {
 			re.sentinel = m.err

@@ -14,6 +14,7 @@ import (
 	"github.com/habilis-router/habilis"
 	habilisv1 "github.com/habilis-router/habilis/api/habilis/v1"
 	"github.com/habilis-router/habilis/catalog"
+	"github.com/habilis-router/habilis/internal/suggest"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/memstore"
 	"google.golang.org/grpc/codes"
@@ -46,6 +47,15 @@ type inlineCatalog struct {
 	// request has needed them (see definitions).
 	mu      sync.Mutex
 	written map[string]*rendered
+}
+
+// lookup returns an UnknownToolError for a name the catalog does not
+// hold, suggesting the names it most likely misspells, or nil.
+func (c *inlineCatalog) lookup(name string) error {
+	if c.names[name] {
+		return nil
+	}
+	return suggest.UnknownTool(name, c.names)
 }
 
 // parseInline parses an inline catalog with habilis' catalog rules and
@@ -508,7 +518,7 @@ func (s *Server) prefilterInline(ctx context.Context, data, query, shape string,
 		return nil, err
 	}
 	cat := ix.cat
-	if err := checkNames(opts, func(n string) bool { return cat.names[n] }); err != nil {
+	if err := checkNames(opts, cat.lookup); err != nil {
 		return nil, err
 	}
 	d, err := ix.r.Select(ctx, query, opts)

@@ -277,16 +277,17 @@ func selectOptions(req selectParams) (habilis.SelectOptions, error) {
 	return habilis.SelectOptions{K: int(k), Mode: m, Pinned: req.GetPinned(), Denied: req.GetDenied(), FailOpen: req.GetFailOpen()}, nil
 }
 
-// checkNames refuses pinned or denied tools that has does not know, naming
-// the field and the tool.
-func checkNames(opts habilis.SelectOptions, has func(string) bool) error {
+// checkNames refuses pinned or denied tools that lookup does not know
+// (it returns an UnknownToolError for them), naming the field and the
+// tool.
+func checkNames(opts habilis.SelectOptions, lookup func(string) error) error {
 	for _, l := range []struct {
 		field string
 		names []string
 	}{{"pinned", opts.Pinned}, {"denied", opts.Denied}} {
 		for i, n := range l.names {
-			if !has(n) {
-				return &toolError{field: fmt.Sprintf("%s[%d]", l.field, i), name: n}
+			if err := lookup(n); err != nil {
+				return unknownTool(fmt.Sprintf("%s[%d]", l.field, i), err)
 			}
 		}
 	}
@@ -298,9 +299,9 @@ func (s *Server) checkTools(opts habilis.SelectOptions) error {
 	if len(opts.Pinned) == 0 && len(opts.Denied) == 0 {
 		return nil
 	}
-	return checkNames(opts, func(n string) bool {
+	return checkNames(opts, func(n string) error {
 		_, err := s.r.Tool(n)
-		return err == nil
+		return err
 	})
 }
 
@@ -405,11 +406,8 @@ func (s *Server) tool(field, name string) (*selector.ToolInfo, error) {
 		return nil, invalidf(field, "must not be empty")
 	}
 	ti, err := s.r.Tool(name)
-	if errors.Is(err, habilis.ErrNotFound) {
-		return nil, &toolError{field: field, name: name}
-	}
 	if err != nil {
-		return nil, err
+		return nil, unknownTool(field, err)
 	}
 	return ti, nil
 }
@@ -495,7 +493,7 @@ func (s *Server) DeleteTools(ctx context.Context, req *habilisv1.DeleteToolsRequ
 	}
 	for i, n := range names {
 		if _, err := s.r.Tool(n); err != nil {
-			return nil, &toolError{field: fmt.Sprintf("names[%d]", i), name: n}
+			return nil, unknownTool(fmt.Sprintf("names[%d]", i), err)
 		}
 	}
 	rep, err := s.r.Delete(ctx, names)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/fill"
+	"github.com/habilis-router/habilis/internal/suggest"
 )
 
 // MaxSize is the largest catalog file Parse and Read accept, so a wrong
@@ -545,7 +546,7 @@ func (c *toolCtx) checkFields(m map[string]json.RawMessage, prefix string, known
 		if slices.Contains(known, k) {
 			continue
 		}
-		if strict || closest(k, known) != "" {
+		if strict || suggest.Closest(k, known) != "" {
 			c.errorf(joinPath(prefix, k), "%s", unknownField(k, known))
 		}
 	}
@@ -921,8 +922,8 @@ func (c *toolCtx) argvTemplates(spec *fill.ExecutorSpec, schema json.RawMessage)
 			continue
 		}
 		field := fmt.Sprintf("executor.argv[%d]", i)
-		if near := closest(name, declared); near != "" {
-			c.errorf(field, "%q names no argument of the tool (did you mean %q?)", a, "{"+near+"}")
+		if near := suggest.Closest(name, declared); near != "" {
+			c.errorf(field, "%q names no argument of the tool%s", a, habilis.DidYouMean([]string{"{" + near + "}"}))
 		} else if closed {
 			c.errorf(field, "%q names no argument of the tool, and its schema admits no others", a)
 		}
@@ -1393,49 +1394,8 @@ func joinPath(prefix, field string) string {
 // unknownField words the error for a field not in known, suggesting the
 // known field it most likely misspells.
 func unknownField(k string, known []string) string {
-	if s := closest(k, known); s != "" {
-		return fmt.Sprintf("unknown field (did you mean %q?)", s)
+	if s := suggest.Closest(k, known); s != "" {
+		return "unknown field" + habilis.DidYouMean([]string{s})
 	}
 	return "unknown field; known fields are " + strings.Join(known, ", ")
-}
-
-// closest returns the field of known within two edits of k (ignoring case
-// and '_'), or "".
-func closest(k string, known []string) string {
-	norm := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "_", "") }
-	nk := norm(k)
-	if len(nk) < 3 {
-		return ""
-	}
-	best, bestD := "", 3
-	for _, f := range known {
-		if d := editDistance(nk, norm(f)); d < bestD {
-			best, bestD = f, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return math.MaxInt
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/catalog"
+	"github.com/habilis-router/habilis/internal/suggest"
 	"github.com/habilis-router/habilis/selector"
 )
 
@@ -172,7 +174,11 @@ func (q *Query) catalog(byName map[string]habilis.Tool) ([]habilis.Tool, error) 
 		}
 		t, ok := byName[n]
 		if !ok {
-			return nil, fmt.Errorf("candidate %q: not in the catalog (--tools) and not defined inline: %w", n, habilis.ErrNotFound)
+			names := slices.Collect(maps.Keys(byName))
+			for _, t := range q.Inline {
+				names = append(names, t.Name)
+			}
+			return nil, fmt.Errorf("candidate %q: not in the catalog (--tools) and not defined inline%s: %w", n, habilis.DidYouMean(suggest.Names(n, names)), habilis.ErrNotFound)
 		}
 		out = append(out, t)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/suggest"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/memstore"
 )
@@ -99,7 +100,8 @@ func checkExpected(tools []habilis.Tool, qs []Query) error {
 		}
 		for _, e := range q.Expected {
 			if !known[e] {
-				return fmt.Errorf("eval: query %q expects tool %q, which the catalog does not hold: %w", q.Query, e, habilis.ErrNotFound)
+				near := suggest.UnknownTool(e, known).Suggestions
+				return fmt.Errorf("eval: query %q expects tool %q, which the catalog does not hold%s: %w", q.Query, e, habilis.DidYouMean(near), habilis.ErrNotFound)
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/catalog"
+	"github.com/habilis-router/habilis/internal/suggest"
 	"github.com/habilis-router/habilis/selector"
 )
 
@@ -200,7 +201,7 @@ func newFitReport(r *selector.Router, tools []habilis.Tool, qs []Query) (*FitRep
 	for i, q := range qs {
 		for _, e := range q.Expected {
 			if !known[e] {
-				return nil, fmt.Errorf("query %d %q expects tool %q: %w", i+1, q.Query, e, habilis.ErrNotFound)
+				return nil, fmt.Errorf("query %d %q expects %w", i+1, q.Query, suggest.UnknownTool(e, known))
 			}
 		}
 		if len(q.Expected) == 0 {

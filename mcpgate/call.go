@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/suggest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -46,7 +48,7 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) *
 		if alts := c.renamed(name); len(alts) > 0 {
 			return errorResult("unknown tool %q: the gateway offers the tools of that name as %s", name, strings.Join(alts, " or "))
 		}
-		return errorResult("unknown tool %q: search_tools finds the tools this gateway offers", name)
+		return errorResult("unknown tool %q%s: search_tools finds the tools this gateway offers", name, habilis.DidYouMean(c.near(name)))
 	}
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || string(args) == "null" {
@@ -91,6 +93,17 @@ func (c *view) renamed(upstream string) []string {
 		}
 	}
 	return names
+}
+
+// near returns the tools' names at the gateway, its own tools' among
+// them, that name most likely misspells.
+func (c *view) near(name string) []string {
+	names := make([]string, 0, len(c.byName)+2)
+	names = append(names, SearchToolName, CallToolName)
+	for n := range c.byName {
+		names = append(names, n)
+	}
+	return suggest.Names(name, names)
 }
 
 // starting returns the quoted names of the servers still starting.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/eval"
+	"github.com/habilis-router/habilis/internal/suggest"
 	"github.com/habilis-router/habilis/selector"
 	"github.com/habilis-router/habilis/store/memstore"
 )
@@ -75,11 +76,14 @@ func (g *Gateway) fitted(ctx context.Context, st *memstore.Store, entries []*ent
 	if len(qs) == 0 {
 		return nil
 	}
-	kept, skipped := fitRows(qs, entries)
+	kept, skipped, near := fitRows(qs, entries)
 	log := g.opts.Logger
 	if skipped > 0 {
-		log.Info("mcp gateway: labelled queries naming tools the index lacks (a server down, a tool renamed, another config) are skipped",
-			"skipped", skipped, "of", len(qs))
+		attrs := []any{"skipped", skipped, "of", len(qs)}
+		if len(near) > 0 {
+			attrs = append(attrs, "did_you_mean", near)
+		}
+		log.Info("mcp gateway: labelled queries naming tools the index lacks (a server down, a tool renamed, another config) are skipped", attrs...)
 	}
 	if !slices.ContainsFunc(kept, func(q eval.Query) bool { return len(q.Expected) > 0 }) {
 		// A warning: rows there are, but for other tools (a file of another
@@ -123,11 +127,12 @@ func fitCopy(ctx context.Context, st *memstore.Store, cfg selector.Config, qs []
 // of entries, with those named as the gateway names them, and how many
 // were skipped. A tool is named by its name at the gateway or, as in an
 // overlay, by its server's name for it when no other server's tool has
-// that name too. Queries for no tool are kept.
-func fitRows(qs []eval.Query, entries []*entry) ([]eval.Query, int) {
+// that name too. Queries for no tool are kept. near gives, for the names
+// of skipped rows that likely misspell a tool's, the names they most
+// likely misspell.
+func fitRows(qs []eval.Query, entries []*entry) (kept []eval.Query, skipped int, near map[string][]string) {
 	names := gatewayNames(entries)
-	kept := make([]eval.Query, 0, len(qs))
-	skipped := 0
+	kept = make([]eval.Query, 0, len(qs))
 	for _, q := range qs {
 		expected := make([]string, 0, len(q.Expected))
 		ok := true
@@ -137,6 +142,7 @@ func fitRows(qs []eval.Query, entries []*entry) ([]eval.Query, int) {
 			if found && !slices.Contains(expected, name) {
 				expected = append(expected, name)
 			}
+			near = unknownNear(e, found, names, near)
 		}
 		if !ok {
 			skipped++
@@ -144,7 +150,22 @@ func fitRows(qs []eval.Query, entries []*entry) ([]eval.Query, int) {
 		}
 		kept = append(kept, eval.Query{Query: q.Query, Expected: expected})
 	}
-	return kept, skipped
+	return kept, skipped, near
+}
+
+// unknownNear adds to near the names that name, unless found, most likely
+// misspells among names' keys, and returns near (nil while empty).
+func unknownNear(name string, found bool, names map[string]string, near map[string][]string) map[string][]string {
+	if found || near[name] != nil {
+		return near
+	}
+	if s := suggest.UnknownTool(name, names).Suggestions; len(s) > 0 {
+		if near == nil {
+			near = map[string][]string{}
+		}
+		near[name] = s
+	}
+	return near
 }
 
 // gatewayNames maps each tool's name at the gateway to itself, and its

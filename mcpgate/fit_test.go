@@ -157,7 +157,7 @@ func TestFitRows(t *testing.T) {
 	q := func(query string, expected ...string) eval.Query {
 		return eval.Query{Query: query, Expected: expected}
 	}
-	kept, skipped := fitRows([]eval.Query{
+	kept, skipped, near := fitRows([]eval.Query{
 		q("a", "files__search"),
 		q("b", "search_tools"),              // files' own name: files__search_tools
 		q("c", "search"),                    // two servers have one
@@ -165,6 +165,8 @@ func TestFitRows(t *testing.T) {
 		q("e", "read_file", "send_email"),   // one unknown
 		q("f"),
 		q("g", "weather__search", "weather__search"),
+		q("h", "get_forcast"), // misspelt
+		q("i", "Read-File"),   // misspelt
 	}, entries)
 	want := []eval.Query{
 		q("a", "files__search"),
@@ -173,8 +175,12 @@ func TestFitRows(t *testing.T) {
 		{Query: "f", Expected: []string{}},
 		q("g", "weather__search"),
 	}
-	if diff := cmp.Diff(want, kept); diff != "" || skipped != 2 {
-		t.Errorf("fitRows skipped %d, want 2; kept (-want +got):\n%s", skipped, diff)
+	if diff := cmp.Diff(want, kept); diff != "" || skipped != 4 {
+		t.Errorf("fitRows skipped %d, want 4; kept (-want +got):\n%s", skipped, diff)
+	}
+	wantNear := map[string][]string{"get_forcast": {"get_forecast"}, "Read-File": {"read_file"}}
+	if diff := cmp.Diff(wantNear, near); diff != "" {
+		t.Errorf("fitRows suggestions (-want +got):\n%s", diff)
 	}
 }
 

@@ -207,8 +207,8 @@ func New(ctx context.Context, servers []Server, opts Options) (*Gateway, error) 
 		return nil, err
 	}
 	close(built)
-	if names := unmatchedOverlay(opts.Overlay, first.entries); len(names) > 0 {
-		opts.Logger.Warn("overlay names tools no server has", "names", names)
+	if names, near := unmatchedOverlay(opts.Overlay, first.entries); len(names) > 0 {
+		opts.Logger.Warn("overlay names tools no server has", "names", names, "did_you_mean", near)
 	}
 	g.fitFirst(ctx, wctx, first, qs, began)
 	return g, nil
@@ -456,6 +456,9 @@ type Listing struct {
 	// OverlayUnmatched are the overlay's tool names that name no tool of
 	// the servers that answered, sorted: a misspelt name adds nothing.
 	OverlayUnmatched []string `json:"overlay_unmatched,omitempty"`
+	// OverlaySuggestions gives, for each name of OverlayUnmatched that
+	// likely misspells a tool's name, the names it most likely misspells.
+	OverlaySuggestions map[string][]string `json:"overlay_suggestions,omitempty"`
 }
 
 // List connects to every server, lists its tools and disconnects. A
@@ -475,7 +478,7 @@ func List(ctx context.Context, servers []Server, opts Options) (*Listing, error)
 	for _, e := range entries {
 		l.Tools = append(l.Tools, e.ToolInfo)
 	}
-	l.OverlayUnmatched = unmatchedOverlay(opts.Overlay, entries)
+	l.OverlayUnmatched, l.OverlaySuggestions = unmatchedOverlay(opts.Overlay, entries)
 	for _, st := range lists {
 		l.ListBytes += listBytes(st.tools)
 	}

@@ -161,6 +161,9 @@ func TestGatewayCall(t *testing.T) {
 		{"weather__search", ``, false, "station 7", "search"},
 		{"files__search_tools", `{}`, false, "a hammer", "search_tools"},
 		{"nope", `{}`, true, `unknown tool "nope": search_tools finds`, ""},
+		{"get_forcast", `{}`, true, `unknown tool "get_forcast" (did you mean "get_forecast"?): search_tools finds`, ""},
+		{"READ_FILES", `{}`, true, `unknown tool "READ_FILES" (did you mean "read_file"?): search_tools finds`, ""},
+		{"serch_tools", `{}`, true, `unknown tool "serch_tools" (did you mean "search_tools"?): search_tools finds`, ""},
 		// A tool's own name, when the gateway offers it under its
 		// server's (two servers share it, or it is the gateway's own),
 		// is refused naming what to call instead.

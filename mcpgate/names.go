@@ -11,6 +11,7 @@ import (
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/catalog"
 	"github.com/habilis-router/habilis/fill"
+	"github.com/habilis-router/habilis/internal/suggest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -153,20 +154,29 @@ func (e *entry) habilisTool() habilis.Tool {
 	return habilis.Tool{Name: e.Name, Description: e.Description, Examples: e.Examples, InputSchema: e.InputSchema, Meta: meta}
 }
 
-// unmatchedOverlay returns the overlay's names that name no tool, sorted.
-func unmatchedOverlay(overlay Overlay, entries []*entry) []string {
+// unmatchedOverlay returns the overlay's names that name no tool, sorted,
+// and for those that likely misspell a tool's name, the names they most
+// likely misspell.
+func unmatchedOverlay(overlay Overlay, entries []*entry) (names []string, near map[string][]string) {
 	known := map[string]bool{}
 	for _, e := range entries {
 		known[e.Name], known[e.Upstream] = true, true
 	}
-	var out []string
 	for name := range overlay {
 		if !known[name] {
-			out = append(out, name)
+			names = append(names, name)
 		}
 	}
-	slices.Sort(out)
-	return out
+	slices.Sort(names)
+	for _, name := range names {
+		if s := suggest.UnknownTool(name, known).Suggestions; len(s) > 0 {
+			if near == nil {
+				near = map[string][]string{}
+			}
+			near[name] = s
+		}
+	}
+	return names, near
 }
 
 // refusal says why arguments break a tool's schema, or "" when they do not

@@ -109,6 +109,9 @@ func TestList(t *testing.T) {
 	if diff := cmp.Diff([]string{"red_file"}, l.OverlayUnmatched); diff != "" {
 		t.Errorf("List overlay names matching no tool (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff(map[string][]string{"red_file": {"read_file"}}, l.OverlaySuggestions); diff != "" {
+		t.Errorf("List overlay names' suggestions (-want +got):\n%s", diff)
+	}
 	if l.GatewayBytes <= 0 || l.ListBytes <= 0 {
 		t.Errorf("List bytes: servers %d, gateway %d; want both counted", l.ListBytes, l.GatewayBytes)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/collision"
+	"github.com/habilis-router/habilis/internal/suggest"
 )
 
 // A patched write (see patch.go) runs these phases over the index in
@@ -123,7 +124,7 @@ func planPatch(ix *index, req writeRequest, op string) (*patchPlan, error) {
 	}
 	for _, n := range req.deletes {
 		if _, held := ix.byName[n]; !held {
-			return nil, fmt.Errorf("tool %q: %w", n, habilis.ErrNotFound)
+			return nil, suggest.UnknownTool(n, ix.byName)
 		}
 		p.gone[n] = true
 		p.rep.Removed = append(p.rep.Removed, n)

@@ -25,6 +25,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/collision"
+	"github.com/habilis-router/habilis/internal/suggest"
 	"github.com/habilis-router/habilis/store/memstore"
 )
 
@@ -450,7 +451,7 @@ func (r *Router) Delete(ctx context.Context, names []string) (*LoadReport, error
 		}
 		for _, n := range names {
 			if !have[n] {
-				return nil, fmt.Errorf("tool %q: %w", n, habilis.ErrNotFound)
+				return nil, suggest.UnknownTool(n, have)
 			}
 		}
 		return r.write(ctx, snap, writeRequest{deletes: names})
@@ -567,7 +568,7 @@ func (r *Router) Tool(name string) (*ToolInfo, error) {
 	}
 	i, ok := ix.byName[name]
 	if !ok {
-		return nil, fmt.Errorf("tool %q: %w", name, habilis.ErrNotFound)
+		return nil, suggest.UnknownTool(name, ix.byName)
 	}
 	d, err := ix.defs.def(i)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/suggest"
 	"github.com/habilis-router/habilis/internal/vec"
 )
 
@@ -254,7 +255,7 @@ func (ix *index) selection(query string, opts habilis.SelectOptions) (*selection
 	for _, n := range opts.Denied {
 		i, ok := ix.byName[n]
 		if !ok {
-			return nil, fmt.Errorf("denied tool %q: %w", n, habilis.ErrNotFound)
+			return nil, fmt.Errorf("denied %w", suggest.UnknownTool(n, ix.byName))
 		}
 		sel.denied[i] = true
 	}
@@ -262,7 +263,7 @@ func (ix *index) selection(query string, opts habilis.SelectOptions) (*selection
 	for _, n := range opts.Pinned {
 		i, ok := ix.byName[n]
 		if !ok {
-			return nil, fmt.Errorf("pinned tool %q: %w", n, habilis.ErrNotFound)
+			return nil, fmt.Errorf("pinned %w", suggest.UnknownTool(n, ix.byName))
 		}
 		if sel.denied[i] {
 			// Pinned tools are always returned and denied ones never.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/suggest"
 )
 
 // choose returns the indexes of the records to draw, in record order, and
@@ -24,7 +24,7 @@ func choose(in Input, limit int) ([]int, string, error) {
 	case len(in.Tools) > 0:
 		for _, name := range in.Tools {
 			if _, ok := byName[name]; !ok {
-				return nil, "", errorf(habilis.ErrNotFound, "tool %q", name)
+				return nil, "", suggest.UnknownTool(name, byName)
 			}
 			c.add(name)
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/eval"
 	"github.com/habilis-router/habilis/mcpgate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -345,7 +346,11 @@ func runMCPTools(ctx context.Context, o *mcpOptions, stdout io.Writer) error {
 		}
 	}
 	if len(l.OverlayUnmatched) > 0 {
-		fmt.Fprintf(stdout, "--overlay names tools no server that answered has: %s\n", strings.Join(l.OverlayUnmatched, ", "))
+		names := make([]string, len(l.OverlayUnmatched))
+		for i, n := range l.OverlayUnmatched {
+			names[i] = n + habilis.DidYouMean(l.OverlaySuggestions[n])
+		}
+		fmt.Fprintf(stdout, "--overlay names tools no server that answered has: %s\n", strings.Join(names, ", "))
 	}
 	fmt.Fprintf(stdout, "%s; their tools/list results hold %d bytes of JSON (about %d tokens), the gateway's own %d (about %d)\n",
 		serversSummary(len(l.Tools), l.Servers), l.ListBytes, tokens(l.ListBytes), l.GatewayBytes, tokens(l.GatewayBytes))

@@ -289,7 +289,10 @@ func TestMCPTools(t *testing.T) {
 	if diff := cmp.Diff([]string{"save_notes"}, l.OverlayUnmatched); diff != "" {
 		t.Errorf("mcp tools --overlay --json overlay_unmatched (-want +got):\n%s", diff)
 	}
-	if out := mustRun(t, "mcp", "tools", "--config", config, "--overlay", overlay); !strings.Contains(out, "--overlay names tools no server that answered has: save_notes\n") {
+	if diff := cmp.Diff(map[string][]string{"save_notes": {"save_note"}}, l.OverlaySuggestions); diff != "" {
+		t.Errorf("mcp tools --overlay --json overlay_suggestions (-want +got):\n%s", diff)
+	}
+	if out := mustRun(t, "mcp", "tools", "--config", config, "--overlay", overlay); !strings.Contains(out, `--overlay names tools no server that answered has: save_notes (did you mean "save_note"?)`+"\n") {
 		t.Errorf("mcp tools --overlay does not name the overlay's unknown tool:\n%s", out)
 	}
 	ans := decode[mcpgate.SearchResult](t, mustRun(t, "mcp", "search", "--config", config, "-k", "2", "count the words of this text"))

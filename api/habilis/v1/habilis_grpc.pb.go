@@ -12,7 +12,9 @@
 // NOT_FOUND, CONFLICT, EMBEDDER_MISMATCH, READ_ONLY, UNAVAILABLE, CLOSED,
 // DEADLINE_EXCEEDED or CANCELED); INVALID_ARGUMENT statuses add a
 // google.rpc.BadRequest naming the offending fields and NOT_FOUND statuses a
-// google.rpc.ResourceInfo naming the tool.
+// google.rpc.ResourceInfo naming the tool, with the ErrorInfo's metadata
+// "suggestions" listing, comma-separated, the catalog's names it most
+// likely misspells (absent when none is close).
 
 package habilisv1
 

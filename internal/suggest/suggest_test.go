@@ -1,0 +1,88 @@
+package suggest
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestNames(t *testing.T) {
+	tools := []string{"get_weather", "get_weather_forecast", "get_time", "convert_timezone", "web_search", "news_search", "set_reminder", "calculator"}
+	for _, tc := range []struct {
+		name  string
+		known []string
+		want  []string
+	}{
+		{"get_wether", tools, []string{"get_weather"}},
+		{"Get-Weather", tools, []string{"get_weather"}},
+		{"getweather", tools, []string{"get_weather"}},
+		{"get_tmie", tools, []string{"get_time"}},     // a transposition is one edit
+		{"calculater", tools, []string{"calculator"}}, // a substitution
+		{"web_serch", tools, []string{"web_search"}},  // a deletion
+		{"get_weather", tools, nil},                   // never itself
+		{"weather", tools, nil},                       // too far from every name
+		{"send_email", tools, nil},                    // unrelated
+		{"ab", []string{"a", "abc", "b"}, nil},        // too short to guess at
+		{"nmae", []string{"name", "description"}, []string{"name"}},
+		{"exmples", []string{"examples", "name"}, []string{"examples"}},
+		{"tol", []string{"tool", "toll", "tl", "top", "xyz"}, []string{"tl", "toll", "tool"}}, // at most Max, ties alphabetical
+		{"fooo", []string{"foo1", "foo", "fo", "fooooo"}, []string{"foo", "foo1"}},
+		{"abcdefg", []string{"abcdefgxy", "abcdefx", "abzzzzz"}, []string{"abcdefx", "abcdefgxy"}}, // closest first,
+		{"séarch", []string{"search"}, []string{"search"}},                                         // runes, not bytes
+		{"", tools, nil},
+	} {
+		if got := Names(tc.name, tc.known); !cmp.Equal(got, tc.want) {
+			t.Errorf("Names(%q) = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestNamesAtMost(t *testing.T) {
+	known := []string{"tool_a", "tool_b", "tool_c", "tool_d", "tool_e"}
+	got := Names("tool_x", known)
+	if want := []string{"tool_a", "tool_b", "tool_c"}; !cmp.Equal(got, want) {
+		t.Errorf("Names(tool_x) = %q, want %q", got, want)
+	}
+}
+
+func TestClosest(t *testing.T) {
+	if got := Closest("paramters", []string{"name", "parameters", "strict"}); got != "parameters" {
+		t.Errorf("Closest(paramters) = %q, want parameters", got)
+	}
+	if got := Closest("zzz", []string{"name"}); got != "" {
+		t.Errorf("Closest(zzz) = %q, want none", got)
+	}
+}
+
+func TestDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b  string
+		limit int
+		want  int
+	}{
+		{"kitten", "sitting", 5, 3},
+		{"abcd", "bacd", 2, 1},
+		{"abcdefgh", "hgfedcba", 2, 3}, // stops past the limit
+		{"abc", "abcdefg", 2, 3},       // lengths alone exceed it
+		{"", "ab", 2, 2},
+	} {
+		if got := distance(tc.a, tc.b, tc.limit); got != tc.want {
+			t.Errorf("distance(%q, %q, %d) = %d, want %d", tc.a, tc.b, tc.limit, got, tc.want)
+		}
+	}
+}
+
+func FuzzNames(f *testing.F) {
+	f.Add("get_wether", "get_weather")
+	f.Add("ab", "ba")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		got := Names(a, []string{b, a})
+		if len(got) > 1 || len(got) == 1 && got[0] != b {
+			t.Fatalf("Names(%q, [%q %q]) = %q", a, b, a, got)
+		}
+		d := distance(normalize(a), normalize(b), 64)
+		if d != distance(normalize(b), normalize(a), 64) {
+			t.Fatalf("distance(%q, %q) is not symmetric", a, b)
+		}
+	})
+}
