@@ -15,7 +15,8 @@ import (
 // help is).
 func TestErrorMessages(t *testing.T) {
 	store := loadedStore(t)
-	for _, tt := range append(usageErrorCases(store), inputErrorCases(t, store)...) {
+	cases := append(usageErrorCases(store), inputErrorCases(t, store)...)
+	for _, tt := range append(cases, mcpFlagErrorCases()...) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := habilisRun(t, tt.args...)
 			if r.code != tt.code || r.stderr != tt.want {
@@ -83,6 +84,30 @@ func usageErrorCases(store string) []errorCase {
 		{"remote as a URL without a port", []string{"--remote", "https://localhost", "select", "weather"}, exitUsage,
 			"habilis: --remote \"https://localhost\": want HOST:PORT of a habilis server (http:// or https:// may come before it, with no path)\n" +
 				"Run 'habilis select --help' for usage.\n"},
+	}
+}
+
+// mcpFlagErrorCases are the mcp commands' flags out of range: the message
+// names the flag and its value, as for every other command's flags, and
+// no server is started: the flags are refused before the config is read.
+func mcpFlagErrorCases() []errorCase {
+	const config = "servers.json"
+	usage := func(cmd, msg string) string {
+		return "habilis: " + msg + "\nRun 'habilis mcp " + cmd + " --help' for usage.\n"
+	}
+	return []errorCase{
+		{"mcp search k 0", []string{"mcp", "search", "--config", config, "-k", "0", "weather"}, exitUsage,
+			usage("search", "-k 0: want 1 to 50")},
+		{"mcp serve k too large", []string{"mcp", "serve", "--config", config, "-k", "51"}, exitUsage,
+			usage("serve", "-k 51: want 1 to 50")},
+		{"mcp connect timeout 0", []string{"mcp", "tools", "--config", config, "--connect-timeout", "0s"}, exitUsage,
+			usage("tools", "--connect-timeout 0s: want a positive duration")},
+		{"mcp call timeout 0", []string{"mcp", "serve", "--config", config, "--call-timeout", "0s"}, exitUsage,
+			usage("serve", "--call-timeout 0s: want a positive duration")},
+		{"mcp max result 0", []string{"mcp", "serve", "--config", config, "--max-result", "0"}, exitUsage,
+			usage("serve", "--max-result 0: want a positive number of bytes")},
+		{"mcp negative restart delay", []string{"mcp", "serve", "--config", config, "--restart-delay", "-1s"}, exitUsage,
+			usage("serve", "--restart-delay -1s: want 0 (never restart) or more")},
 	}
 }
 

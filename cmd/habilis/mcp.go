@@ -45,6 +45,13 @@ type mcpOptions struct {
 	query string
 }
 
+// newMCPOptions returns the options at their defaults, those of the flags
+// a command does not have included, so that checkFlags passes them.
+func newMCPOptions(g *globalOptions) *mcpOptions {
+	return &mcpOptions{g: g, connectTimeout: mcpgate.DefaultConnectTimeout, k: mcpgate.DefaultK,
+		callTimeout: mcpgate.DefaultCallTimeout, maxResult: mcpgate.DefaultMaxResult, restart: mcpgate.DefaultRestartDelay}
+}
+
 func (o *mcpOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.config, "config", "", "the MCP servers to front: a JSON file with an \"mcpServers\" object, as MCP clients write it (required)")
@@ -77,7 +84,7 @@ func newMCPCmd(g *globalOptions) *cobra.Command {
 }
 
 func newMCPServeCmd(g *globalOptions) *cobra.Command {
-	o := &mcpOptions{g: g}
+	o := newMCPOptions(g)
 	cmd := &cobra.Command{
 		Use:   "serve --config FILE",
 		Short: "Serve MCP in front of the config's servers",
@@ -134,7 +141,7 @@ info), never to stdout, which carries the protocol in stdio mode.`,
 }
 
 func newMCPToolsCmd(g *globalOptions) *cobra.Command {
-	o := &mcpOptions{g: g}
+	o := newMCPOptions(g)
 	cmd := &cobra.Command{
 		Use:   "tools --config FILE",
 		Short: "List the tools of the config's servers, with the names the gateway gives them",
@@ -148,7 +155,7 @@ func newMCPToolsCmd(g *globalOptions) *cobra.Command {
 }
 
 func newMCPSearchCmd(g *globalOptions) *cobra.Command {
-	o := &mcpOptions{g: g}
+	o := newMCPOptions(g)
 	cmd := &cobra.Command{
 		Use:   "search --config FILE QUERY",
 		Short: "Print search_tools' answer to QUERY over the config's servers",
@@ -174,8 +181,8 @@ func (o *mcpOptions) gatewayOptions() ([]mcpgate.Server, mcpgate.Options, error)
 	if o.config == "" {
 		return nil, opts, usagef("--config FILE is required: the MCP servers to front")
 	}
-	if o.connectTimeout <= 0 || o.callTimeout < 0 || o.maxResult < 0 || o.restart < 0 || o.k < 1 || o.k > mcpgate.MaxK {
-		return nil, opts, usagef("--connect-timeout and --call-timeout must be positive, --max-result and --restart-delay not negative, -k between 1 and %d", mcpgate.MaxK)
+	if err := o.checkFlags(); err != nil {
+		return nil, opts, err
 	}
 	servers, err := mcpgate.ReadConfig(o.config)
 	if err != nil {
@@ -198,6 +205,24 @@ func (o *mcpOptions) gatewayOptions() ([]mcpgate.Server, mcpgate.Options, error)
 		opts.RestartDelay = -1 // never
 	}
 	return servers, opts, nil
+}
+
+// checkFlags refuses a flag out of range, naming it and its value. Flags
+// a command does not have hold their defaults, which pass.
+func (o *mcpOptions) checkFlags() error {
+	switch {
+	case o.k < 1 || o.k > mcpgate.MaxK:
+		return usagef("-k %d: want 1 to %d", o.k, mcpgate.MaxK)
+	case o.connectTimeout <= 0:
+		return usagef("--connect-timeout %s: want a positive duration", o.connectTimeout)
+	case o.callTimeout <= 0:
+		return usagef("--call-timeout %s: want a positive duration", o.callTimeout)
+	case o.maxResult <= 0:
+		return usagef("--max-result %d: want a positive number of bytes", o.maxResult)
+	case o.restart < 0:
+		return usagef("--restart-delay %s: want 0 (never restart) or more", o.restart)
+	}
+	return nil
 }
 
 // files sets the options the --overlay, --record and --fit files give,
@@ -322,7 +347,6 @@ type nopWriteCloser struct{ io.Writer }
 func (nopWriteCloser) Close() error { return nil }
 
 func runMCPTools(ctx context.Context, o *mcpOptions, stdout io.Writer) error {
-	o.k = mcpgate.DefaultK
 	servers, opts, err := o.gatewayOptions()
 	if err != nil {
 		return err
