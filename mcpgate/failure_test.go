@@ -54,6 +54,34 @@ func TestUpstreamFailsToStart(t *testing.T) {
 	}
 }
 
+// TestUpstreamFailureReason checks that the reason a server is down says
+// what a user needs to fix it: how a stdio server that exits before it
+// answers exited, with its last words on stderr, and at which URL an HTTP
+// server answered an error.
+func TestUpstreamFailureReason(t *testing.T) {
+	notFound := httptest.NewServer(http.NotFoundHandler())
+	defer notFound.Close()
+	f := newFixture()
+	g := f.gateway(t, f.options(),
+		subprocess(t, "github", "fail"),
+		subprocess(t, "silent", "silent"),
+		Server{Name: "wrong-path", Transport: TransportHTTP, URL: notFound.URL + "/nope"},
+	)
+	want := map[string]string{
+		"github": "connect: the server exited (exit status 2) before it answered; stderr: " +
+			"test upstream starting in mode fail | fatal: GITHUB_TOKEN is not set",
+		"silent":     "connect: the server exited (exit status 1) before it answered",
+		"wrong-path": "connect to " + notFound.URL + "/nope: " + `calling "initialize": sending "initialize": Not Found`,
+	}
+	got := map[string]string{}
+	for _, s := range g.Servers() {
+		got[s.Name] = s.Reason
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("reasons the servers are down (-want +got):\n%s", diff)
+	}
+}
+
 func TestUpstreamCrashes(t *testing.T) {
 	f := weatherAndFiles()
 	g := f.gateway(t, f.options(), subprocess(t, "fragile", "crash"))

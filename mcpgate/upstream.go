@@ -135,7 +135,7 @@ func (u *upstream) lostTools() []string {
 func (u *upstream) start(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, u.opts.connectTimeout())
 	defer cancel()
-	t, err := u.transport()
+	t, exit, err := u.transport()
 	if err != nil {
 		u.down(err.Error())
 		return err
@@ -153,14 +153,14 @@ func (u *upstream) start(ctx context.Context) error {
 	})
 	cs, err := client.Connect(cctx, t, nil)
 	if err != nil {
-		err = u.explain(cctx, "connect", err)
+		err = u.explain(cctx, "connect", err, exit)
 		u.down(err.Error())
 		return err
 	}
 	tools, err := listTools(cctx, cs)
 	if err != nil {
 		cs.Close()
-		err = u.explain(cctx, "tools/list", err)
+		err = u.explain(cctx, "tools/list", err, exit)
 		u.down(err.Error())
 		return err
 	}
@@ -173,22 +173,85 @@ func (u *upstream) start(ctx context.Context) error {
 }
 
 // explain words a failure to connect or list: a timeout says how long it
-// waited, and a stdio server's last words on stderr say why it stopped.
-func (u *upstream) explain(ctx context.Context, op string, err error) error {
-	if ctx.Err() == context.DeadlineExceeded {
+// waited, a stdio server that exited says how (exit says, once its session
+// has closed), an HTTP server's error names its URL, and a stdio server's
+// last words on stderr say why it stopped.
+func (u *upstream) explain(ctx context.Context, op string, err error, exit *exitWatch) error {
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
 		err = fmt.Errorf("no answer within %s", u.opts.connectTimeout())
+	case exit.exited() != nil:
+		err = fmt.Errorf("the server exited (%s) before it answered", exit.exited().ProcessState)
+	}
+	if u.cfg.Transport != TransportStdio {
+		op += " to " + u.cfg.URL
 	}
 	if tail := u.stderr.last(); tail != "" {
-		return fmt.Errorf("%s: %v (stderr: %s)", op, err, tail)
+		return fmt.Errorf("%s: %v; stderr: %s", op, err, tail)
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }
 
-// transport returns how to reach the server.
-func (u *upstream) transport() (mcp.Transport, error) {
+// exitWatch keeps how a stdio server's process exited, which the SDK
+// learns when it closes the session and keeps to itself when that happens
+// inside Connect.
+type exitWatch struct {
+	mu  sync.Mutex
+	err *exec.ExitError
+}
+
+// exited returns how the process exited, nil while it has not been seen
+// to (or for a server that is not a process).
+func (w *exitWatch) exited() *exec.ExitError {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// watchExit wraps a command transport so that closing its connection
+// records how the process exited in w.
+type watchExit struct {
+	mcp.Transport
+	w *exitWatch
+}
+
+func (t watchExit) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return exitConn{Connection: c, w: t.w}, nil
+}
+
+// exitConn is a command transport's connection whose Close, which waits
+// for the process, records how it exited.
+type exitConn struct {
+	mcp.Connection
+	w *exitWatch
+}
+
+func (c exitConn) Close() error {
+	err := c.Connection.Close()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		c.w.mu.Lock()
+		if c.w.err == nil {
+			c.w.err = ee
+		}
+		c.w.mu.Unlock()
+	}
+	return err
+}
+
+// transport returns how to reach the server, and for a stdio server
+// where to learn how its process exited.
+func (u *upstream) transport() (mcp.Transport, *exitWatch, error) {
 	if u.opts.Transport != nil {
 		if t, err := u.opts.Transport(u.cfg); t != nil || err != nil {
-			return t, err
+			return t, nil, err
 		}
 	}
 	switch u.cfg.Transport {
@@ -203,13 +266,14 @@ func (u *upstream) transport() (mcp.Transport, error) {
 		// gateway's log, and its last lines explain a failure.
 		cmd.Stderr = u.stderr
 		cmd.WaitDelay = 2 * time.Second
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+		w := &exitWatch{}
+		return watchExit{&mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, w}, w, nil
 	case TransportHTTP:
-		return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient()}, nil
+		return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient()}, nil, nil
 	case TransportSSE:
-		return &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient()}, nil
+		return &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient()}, nil, nil
 	}
-	return nil, fmt.Errorf("transport %q: want stdio, http or sse", u.cfg.Transport)
+	return nil, nil, fmt.Errorf("transport %q: want stdio, http or sse", u.cfg.Transport)
 }
 
 // httpClient returns the HTTP client for the server, sending its headers.

@@ -30,8 +30,12 @@ func TestMain(m *testing.M) {
 
 // runTestUpstream serves a test server on stdin and stdout. Modes:
 // "crash" (tools echo and crash, which ends the process mid-call), and
-// "fail" (writes to stderr and exits before answering).
+// "fail" (writes to stderr and exits before answering), and "silent" (exits
+// with status 1 before answering, saying nothing, as false(1) does).
 func runTestUpstream(mode string) int {
+	if mode == "silent" {
+		return 1
+	}
 	fmt.Fprintln(os.Stderr, "test upstream starting in mode", mode)
 	if mode == "fail" {
 		fmt.Fprintln(os.Stderr, "fatal: GITHUB_TOKEN is not set")
