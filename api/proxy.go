@@ -188,6 +188,18 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 	writeOpenAIError(w, http.StatusBadGateway, "upstream_error", fmt.Sprintf("habilis proxy: upstream %s: %v", p.opts.Upstream, err))
 }
 
+// NoProxy answers every request under /v1 of a server that proxies no
+// OpenAI-compatible API (habilis serve --http without --upstream): 404 in
+// OpenAI's error shape, saying what to start, so that a client pointed at
+// the server tells its user more than "404 page not found".
+func NoProxy() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeOpenAIError(w, http.StatusNotFound, "invalid_request_error",
+			"this habilis server proxies no OpenAI-compatible API: start habilis serve with --upstream URL "+
+				"(the API's base URL, ending in /v1), or habilis proxy --upstream URL")
+	})
+}
+
 // writeOpenAIError writes an error of the proxy's own in OpenAI's shape,
 // which clients of that API know how to read.
 func writeOpenAIError(w http.ResponseWriter, status int, kind, msg string) {

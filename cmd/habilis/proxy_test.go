@@ -187,6 +187,30 @@ func TestRemoteCatalog(t *testing.T) {
 	}
 }
 
+// TestServeWithoutUpstream points an OpenAI client's requests at serve's
+// HTTP listener started without --upstream: they are answered 404 in
+// OpenAI's error shape, saying what to start, where they got "404 page not
+// found".
+func TestServeWithoutUpstream(t *testing.T) {
+	srv := startServe(t, "--store", filepath.Join(t.TempDir(), "habilis.db"), "serve", "--addr", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	const want = `{"error":{"code":null,"message":"this habilis server proxies no OpenAI-compatible API: ` +
+		`start habilis serve with --upstream URL (the API's base URL, ending in /v1), or habilis proxy --upstream URL",` +
+		`"type":"invalid_request_error"}}`
+	status, hdr, body := testutil.Post(t, srv.http+"/v1/chat/completions", chatRequest(t, 2, "mail the report to Bob"))
+	if status != http.StatusNotFound || hdr.Get("Content-Type") != "application/json" || body != want {
+		t.Errorf("chat request to serve without --upstream: %d %q %s\nwant 404 application/json %s", status, hdr.Get("Content-Type"), body, want)
+	}
+	res, err := http.Get(srv.http + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound || string(b) != want {
+		t.Errorf("GET /v1/models from serve without --upstream: %d %s, want 404 %s", res.StatusCode, b, want)
+	}
+}
+
 // TestRemoteRefusals checks that a broken file is refused before it
 // reaches the server, named as a local load names it, that an unknown tool
 // changes nothing, and that MCP servers' tools go with their executors.

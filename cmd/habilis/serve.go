@@ -118,7 +118,8 @@ error that says so.
 With --http ADDR it also serves HTTP there: every method as JSON (POST
 /habilis.v1.ToolRouter/METHOD with the request message as a JSON body, the
 .proto's field names; errors are Connect's JSON errors), gRPC over HTTP/2,
-/metrics, and with --upstream the chat proxy of ` + "`habilis proxy`" + `.
+/metrics, and with --upstream the chat proxy of ` + "`habilis proxy`" + ` (without it,
+requests under /v1 are answered 404 in OpenAI's error shape, saying so).
 
 It prints "listening on ADDR" once it accepts calls (and "http on URL" for
 --http). SIGTERM or SIGINT stop it gracefully: health turns NOT_SERVING, new
@@ -456,13 +457,15 @@ func (o *serveOptions) httpHandler(srv *api.Server) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/", services)
 	mux.Handle("/metrics", srv.MetricsHandler())
+	// Without --upstream, /v1/ says how to get a proxy, in the shape of
+	// the errors OpenAI's clients read.
+	v1 := api.NoProxy()
 	if o.upstream != "" {
-		p, err := api.NewProxy(srv, api.ProxyOptions{Upstream: o.upstream, K: o.k, MinTools: o.minTools, FailClosed: o.failClosed, Record: o.rec})
-		if err != nil {
+		if v1, err = api.NewProxy(srv, api.ProxyOptions{Upstream: o.upstream, K: o.k, MinTools: o.minTools, FailClosed: o.failClosed, Record: o.rec}); err != nil {
 			return nil, &usageError{err: err} // it names the upstream
 		}
-		mux.Handle("/v1/", p)
 	}
+	mux.Handle("/v1/", v1)
 	return mux, nil
 }
 
