@@ -211,6 +211,27 @@ func TestServeWithoutUpstream(t *testing.T) {
 	}
 }
 
+// TestProxyUpstreamWithoutPath starts the proxy with an upstream URL
+// without its /v1, the mistake that sends chat requests to the upstream's
+// /chat/completions, where an OpenAI-compatible server answers 404: the
+// proxy serves as told and warns at start, with the URL to try.
+func TestProxyUpstreamWithoutPath(t *testing.T) {
+	up := startUpstream(t)
+	bare := strings.TrimSuffix(up.url, "/v1")
+	srv := startServe(t, "--store", filepath.Join(t.TempDir(), "habilis.db"), "proxy", "--listen", "127.0.0.1:0", "--upstream", bare)
+	if status, _, body := testutil.Post(t, "http://"+srv.addr+"/v1/chat/completions", chatRequest(t, 2, "hi")); status != http.StatusOK || body != upstreamAnswer {
+		t.Errorf("chat through the proxy: %d %q, want the upstream's answer", status, body)
+	}
+	if code, _ := srv.stop(t); code != 0 {
+		t.Fatalf("proxy after SIGTERM: exit %d, stderr %q", code, srv.stderr)
+	}
+	want := fmt.Sprintf(`--upstream %s has no path: chat requests go to %s/chat/completions; `+
+		`an OpenAI-compatible API's base URL usually ends in /v1 (%s/v1)`, bare, bare, bare)
+	if n := strings.Count(srv.stderr.String(), want); n != 1 {
+		t.Errorf("stderr holds the warning %d times, want once:\n%s\nwant %q", n, srv.stderr, want)
+	}
+}
+
 // TestRemoteRefusals checks that a broken file is refused before it
 // reaches the server, named as a local load names it, that an unknown tool
 // changes nothing, and that MCP servers' tools go with their executors.

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"syscall"
@@ -464,9 +465,24 @@ func (o *serveOptions) httpHandler(srv *api.Server) (http.Handler, error) {
 		if v1, err = api.NewProxy(srv, api.ProxyOptions{Upstream: o.upstream, K: o.k, MinTools: o.minTools, FailClosed: o.failClosed, Record: o.rec}); err != nil {
 			return nil, &usageError{err: err} // it names the upstream
 		}
+		o.warnBareUpstream()
 	}
 	mux.Handle("/v1/", v1)
 	return mux, nil
+}
+
+// warnBareUpstream warns of an --upstream without a path, such as
+// Ollama's http://127.0.0.1:11434: the proxy forwards /v1/PATH to
+// UPSTREAM/PATH, where an OpenAI-compatible server answers 404. It serves
+// as told all the same, since some base URLs end otherwise.
+func (o *serveOptions) warnBareUpstream() {
+	u, err := url.Parse(o.upstream)
+	if err != nil || strings.Trim(u.Path, "/") != "" {
+		return
+	}
+	base := strings.TrimSuffix(o.upstream, "/")
+	o.g.logger.Warn(fmt.Sprintf("--upstream %s has no path: chat requests go to %s/chat/completions; "+
+		"an OpenAI-compatible API's base URL usually ends in /v1 (%s/v1)", o.upstream, base, base))
 }
 
 // serve serves on ls until ctx ends, then shuts down gracefully. The line
