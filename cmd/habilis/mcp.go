@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -39,8 +40,10 @@ type mcpOptions struct {
 	fit string
 	// rec is the open --record file.
 	rec *eval.Recorder
-	// stdin is where serve reads MCP over stdio.
-	stdin io.Reader
+	// stdin is where serve reads MCP over stdio; stdinTTY says it is a
+	// terminal, where a user rather than an MCP client started serve.
+	stdin    io.Reader
+	stdinTTY bool
 	// query is search's request.
 	query string
 }
@@ -130,6 +133,7 @@ info), never to stdout, which carries the protocol in stdio mode.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.stdin = cmd.InOrStdin()
+			o.stdinTTY = isTerminal(o.stdin)
 			return runMCPServe(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
@@ -263,6 +267,28 @@ func (o *mcpOptions) openGateway(ctx context.Context, waitAll bool) (*mcpgate.Ga
 	return gw, nil
 }
 
+// serveStdio serves MCP on stdin and stdout. Started in a terminal, where
+// nothing would show until a line broke the protocol, it says on stderr
+// what it waits for and how to try the servers instead.
+func (o *mcpOptions) serveStdio(ctx context.Context, gw *mcpgate.Gateway, expose mcpgate.Expose, summary string, stdout io.Writer) error {
+	o.g.logger.Info("serving MCP on stdio: " + summary)
+	if o.stdinTTY {
+		fmt.Fprintf(o.g.stderr, "habilis mcp serve: serving MCP over stdio (%s) to the MCP client that started it, "+
+			"which speaks JSON-RPC on stdin: in a terminal nothing shows. To try the servers, run habilis mcp tools "+
+			"or habilis mcp search with the same --config; to serve HTTP, --http ADDR. Ctrl-D stops it.\n", summary)
+	}
+	t := &mcp.IOTransport{Reader: io.NopCloser(o.stdin), Writer: nopWriteCloser{stdout}}
+	err := gw.NewServer(expose).Run(ctx, t)
+	var syntax *json.SyntaxError
+	switch {
+	case err == nil || ctx.Err() != nil:
+		return nil
+	case errors.As(err, &syntax):
+		return fmt.Errorf("mcp serve: stdin is not MCP (JSON-RPC messages, one a line): %w", err)
+	}
+	return fmt.Errorf("mcp serve: %w", err)
+}
+
 func runMCPServe(ctx context.Context, o *mcpOptions, stdout io.Writer) error {
 	expose, err := mcpgate.ParseExpose(o.expose)
 	if err != nil {
@@ -280,12 +306,7 @@ func runMCPServe(ctx context.Context, o *mcpOptions, stdout io.Writer) error {
 	defer gw.Close()
 	summary := gatewaySummary(gw)
 	if o.httpAddr == "" {
-		o.g.logger.Info("serving MCP on stdio: " + summary)
-		t := &mcp.IOTransport{Reader: io.NopCloser(o.stdin), Writer: nopWriteCloser{stdout}}
-		if err := gw.NewServer(expose).Run(ctx, t); err != nil && ctx.Err() == nil {
-			return fmt.Errorf("mcp serve: %w", err)
-		}
-		return nil
+		return o.serveStdio(ctx, gw, expose, summary, stdout)
 	}
 	return serveMCPHTTP(ctx, o, gw, expose, summary, stdout)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -359,5 +360,43 @@ func TestMCPServeExposeSelected(t *testing.T) {
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "count_words", Arguments: map[string]any{"text": "one two three"}})
 	if err != nil || res.IsError || resultText(res) != "3" {
 		t.Errorf("direct call of an exposed tool = %v, %v", res, err)
+	}
+}
+
+// TestMCPServeOnTerminal runs mcp serve over stdio as a user who starts it
+// in a terminal does: habilis says on stderr what it waits for, where it
+// printed nothing at the default log level, and a line typed there that is
+// not MCP is named as such.
+func TestMCPServeOnTerminal(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		tty   bool
+		input string
+		note  bool
+		err   string
+	}{
+		{"terminal, Ctrl-D", true, "", true, ""},
+		{"terminal, a line typed", true, "hello\n", true, "mcp serve: stdin is not MCP (JSON-RPC messages, one a line): invalid character 'h' looking for beginning of value"},
+		{"a client's pipe", false, "", false, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g, stderr, _ := progressOptions(false)
+			o := newMCPOptions(g)
+			o.config, o.stdin, o.stdinTTY = testUpstreams(t), strings.NewReader(tt.input), tt.tty
+			var stdout bytes.Buffer
+			err := runMCPServe(t.Context(), o, &stdout)
+			if got := fmt.Sprint(err); (tt.err == "" && err != nil) || (tt.err != "" && got != tt.err) {
+				t.Errorf("runMCPServe = %v, want %q", err, tt.err)
+			}
+			const note = "habilis mcp serve: serving MCP over stdio (5 tools from 2 servers, 0 not ready) to the MCP client that " +
+				"started it, which speaks JSON-RPC on stdin: in a terminal nothing shows. To try the servers, run habilis mcp tools " +
+				"or habilis mcp search with the same --config; to serve HTTP, --http ADDR. Ctrl-D stops it.\n"
+			if got := stderr.String(); (got == note) != tt.note {
+				t.Errorf("stderr:\n%s\nwant the note %v:\n%s", got, tt.note, note)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout, which carries only MCP: %q", stdout.String())
+			}
+		})
 	}
 }
