@@ -8,12 +8,14 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 
 	"connectrpc.com/connect"
 	"connectrpc.com/vanguard"
 	"connectrpc.com/vanguard/vanguardgrpc"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -68,7 +70,7 @@ func (s *Server) HTTPHandler() (http.Handler, error) {
 	// know, it would answer after rewriting the request's headers.
 	mux := http.NewServeMux()
 	for name, info := range s.grpc.GetServiceInfo() {
-		mux.Handle("/"+name+"/", connectJSON(h))
+		mux.Handle("/"+name+"/", knownMethods(name, info, connectJSON(h)))
 		for _, m := range info.Methods {
 			if !getAllowed(name + "." + m.Name) {
 				mux.Handle("/"+name+"/"+m.Name, postOnly(connectJSON(h)))
@@ -76,6 +78,27 @@ func (s *Server) HTTPHandler() (http.Handler, error) {
 		}
 	}
 	return mux, nil
+}
+
+// knownMethods answers a path under a service that names none of its
+// methods (a lowercase "select", say) with 404 and the service's methods,
+// where the transcoder said "Not Found" alone; gRPC calls, whose clients
+// read the status the transcoder gives them, go to it unchanged.
+func knownMethods(service string, info grpc.ServiceInfo, h http.Handler) http.Handler {
+	names := make([]string, len(info.Methods))
+	for i, m := range info.Methods {
+		names[i] = m.Name
+	}
+	slices.Sort(names)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		method := strings.TrimPrefix(r.URL.Path, "/"+service+"/")
+		if slices.Contains(names, method) || strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+			h.ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, fmt.Sprintf("no method %q in %s: its methods are %s (POST /%s/METHOD with the request message in JSON)",
+			method, service, strings.Join(names, ", "), service), http.StatusNotFound)
+	})
 }
 
 // getAllowed reports a method that Connect may call with GET: one the

@@ -348,6 +348,31 @@ func TestHTTPMethodNotAllowed(t *testing.T) {
 	}
 }
 
+// TestHTTPUnknownMethod checks that a path under a service that names no
+// method of it (a lowercase "select", say) is answered 404 with the
+// service's methods, where it was a bare "Not Found", and that a path under
+// no service stays a plain 404.
+func TestHTTPUnknownMethod(t *testing.T) {
+	_, base := jsonFixture(t, ServerOptions{})
+	const methods = "its methods are Collisions, DeleteTools, Fill, GetTool, Invoke, ListTools, Prefilter, Select, SelectBatch, UpsertTools " +
+		"(POST /habilis.v1.ToolRouter/METHOD with the request message in JSON)\n"
+	for _, tt := range []struct {
+		path, want string
+	}{
+		{"/habilis.v1.ToolRouter/select", `no method "select" in habilis.v1.ToolRouter: ` + methods},
+		{"/habilis.v1.ToolRouter/", `no method "" in habilis.v1.ToolRouter: ` + methods},
+		{"/habilis.v1.ToolRouter/Select/extra", `no method "Select/extra" in habilis.v1.ToolRouter: ` + methods},
+		{"/grpc.health.v1.Health/Status", `no method "Status" in grpc.health.v1.Health: its methods are Check, List, Watch ` +
+			"(POST /grpc.health.v1.Health/METHOD with the request message in JSON)\n"},
+		{"/habilis.v1.Nothing/Select", "404 page not found\n"},
+	} {
+		status, _, body := testutil.Post(t, base+tt.path, `{"query": "weather in Oslo"}`)
+		if status != http.StatusNotFound || body != tt.want {
+			t.Errorf("POST %s = %d %q, want 404 %q", tt.path, status, body, tt.want)
+		}
+	}
+}
+
 func TestGetAllowed(t *testing.T) {
 	for _, method := range []string{"habilis.v1.ToolRouter.Select", "grpc.health.v1.Health.Check", "habilis.v1.ToolRouter", "no.such.Method"} {
 		if getAllowed(method) {
