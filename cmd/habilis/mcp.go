@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -245,6 +246,11 @@ func (o *mcpOptions) files(opts *mcpgate.Options) error {
 	}
 	if o.fit != "" {
 		opts.Fit = mcpgate.FitFile(o.fit) // read at each build of the index
+		// The --record file exists by now; another that does not is
+		// nothing to learn yet, or a mistyped path: say so once.
+		if _, err := os.Stat(o.fit); errors.Is(err, fs.ErrNotExist) {
+			o.g.logger.Warn("--fit " + o.fit + " does not exist yet: the index serves unfitted until it does (the file is read again at each build)")
+		}
 	}
 	return nil
 }

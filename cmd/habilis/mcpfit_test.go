@@ -89,12 +89,20 @@ func TestMCPServeFit(t *testing.T) {
 }
 
 // TestMCPSearchFitMissing checks that mcp search --fit with a file that
-// does not exist yet answers unfitted, like without the flag.
+// does not exist yet answers unfitted, like without the flag, and warns
+// once that it does, since a mistyped path would otherwise fit nothing
+// without a word at the default log level.
 func TestMCPSearchFitMissing(t *testing.T) {
 	config := testUpstreams(t)
 	q := "remind me to call mum"
 	want := mustRun(t, "mcp", "search", "--config", config, q)
-	got := mustRun(t, "mcp", "search", "--config", config, "--fit", filepath.Join(t.TempDir(), "none.jsonl"), q)
+	missing := filepath.Join(t.TempDir(), "none.jsonl")
+	r := habilisRun(t, "mcp", "search", "--config", config, "--fit", missing, q)
+	got := r.stdout
+	warning := `msg="--fit ` + missing + ` does not exist yet: the index serves unfitted until it does (the file is read again at each build)"`
+	if r.code != exitOK || strings.Count(r.stderr, warning) != 1 {
+		t.Errorf("mcp search --fit on a missing file: exit %d, stderr:\n%s\nwant exit 0 and the warning once: %s", r.code, r.stderr, warning)
+	}
 	var a, b mcpgate.SearchResult
 	if json.Unmarshal([]byte(want), &a) != nil || json.Unmarshal([]byte(got), &b) != nil || routed(b, fitAsks[q]) {
 		t.Fatalf("mcp search --fit on a missing file printed %s", got)
