@@ -19,7 +19,8 @@ import (
 // numbers next to an argument's name ("base of 10", "5 years") or, for
 // required numbers, in order of appearance, quoted strings, values after an
 // argument's name ("city Paris"), places after a preposition ("in Paris")
-// for location-like arguments, and capitalised names for required strings.
+// for location-like arguments (written in lower case too, for arguments
+// that are places), and capitalised names for required strings.
 // It is deterministic: the same tool and request give the same answer.
 type Extractor struct {
 	// Now is the reference time for relative dates ("tomorrow") and dates
@@ -41,8 +42,9 @@ func (e *Extractor) Fill(ctx context.Context, tool habilis.Tool, query string) (
 		return nil, fmt.Errorf("extractor: %w", err)
 	}
 	x := &extraction{
-		q:    analyse(query, e.Now),
-		used: map[int]bool{},
+		q:     analyse(query, e.Now),
+		used:  map[int]bool{},
+		topic: topicWords(tool.Name, tool.Description),
 	}
 	x.quotes = findQuotes(query)
 	x.sentenceStarts = sentenceStarts(x.q)
@@ -57,6 +59,9 @@ type extraction struct {
 	used           map[int]bool // token indices
 	sentenceStarts map[int]bool
 	numberTokens   []bool // built on first use
+	// topic holds the words of the tool's name and description, which a
+	// place written in lower case may not hold (see lowercasePlace).
+	topic map[string]bool
 }
 
 // arg is one property being filled.
@@ -806,7 +811,8 @@ func isJoinWord(w string) bool {
 
 // place returns the capitalised name after a preposition suited to the
 // argument: "from" for origins, "to" for destinations, else "in", "at",
-// "near", "for".
+// "near", "for"; failing one, for an argument that is a place, a place
+// written in lower case (lowercasePlace).
 func (x *extraction) place(a *arg) (string, []int) {
 	preps := []string{"in", "at", "near", "for", "around", "of"}
 	ws := words(a.name)
@@ -833,6 +839,9 @@ func (x *extraction) place(a *arg) (string, []int) {
 				return v, idx
 			}
 		}
+	}
+	if isPlaceArg(a) {
+		return x.lowercasePlace(preps)
 	}
 	return "", nil
 }

@@ -17,6 +17,8 @@ func FuzzFill(f *testing.F) {
 	f.Add("don't include images, 15% off, https://x.y/z.", `{"include_images":false,"unit":"celsius"}`)
 	f.Add("\xff\xfe 'unterminated \u201cquote", `[1,2]`)
 	f.Add("a=1, b=-3 and c=.5 in São Paulo, Brasil", `{"a":1e400}`)
+	f.Add("flights from oslo to são paulo-x tomorrow in 5 minutes", `{"city":"oslo"}`)
+	f.Add("weather in  rio  de - janeiro,at", `{}`)
 	schemas := []*Schema{mustSchema(f, checkSchema), mustSchema(f, weatherSchema), nil}
 	tools := []string{checkSchema, weatherSchema, `{}`}
 	now := time.Date(2024, 3, 14, 0, 0, 0, 0, time.UTC)
