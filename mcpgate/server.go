@@ -13,6 +13,7 @@ import (
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/eval"
 	"github.com/habilis-router/habilis/internal/jsonform"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -77,7 +78,31 @@ func (g *Gateway) NewServer(expose Expose) *mcp.Server {
 	s := &session{g: g, srv: srv, expose: expose}
 	srv.AddTool(searchTool, s.search)
 	srv.AddTool(callTool, s.call)
+	srv.AddReceivingMiddleware(s.unknownTool)
 	return srv
+}
+
+// unknownTool words the SDK's refusal of a tools/call naming a tool the
+// session does not list as call_tool words an unknown tool (Call): with
+// the names it most likely misspells and where to find the others, or,
+// for a tool the gateway offers, how to call it. The error stays a
+// JSON-RPC invalid-params error, as the SDK sends it.
+func (s *session) unknownTool(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		call, ok := req.(*mcp.CallToolRequest)
+		var we *jsonrpc.Error
+		if !ok || call.Params == nil || !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams ||
+			we.Message != fmt.Sprintf("unknown tool %q", call.Params.Name) {
+			return res, err
+		}
+		name, c := call.Params.Name, s.g.cur.Load()
+		msg := fmt.Sprintf("unknown tool %q%s: search_tools finds the tools this gateway offers", name, habilis.DidYouMean(c.near(name)))
+		if c.byName[name] != nil {
+			msg = fmt.Sprintf("tool %q is not listed in this session: call it with %s", name, CallToolName)
+		}
+		return nil, &jsonrpc.Error{Code: we.Code, Message: msg, Data: we.Data}
+	}
 }
 
 // session is one client's server and the tools it exposes.

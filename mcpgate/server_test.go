@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -165,5 +166,31 @@ func TestServerArgumentMessages(t *testing.T) {
 		if res := clientCall(t, cs, tt.tool, tt.args); !res.IsError || text(res) != tt.want {
 			t.Errorf("%s %v = isError %v %q, want %q", tt.tool, tt.args, res.IsError, text(res), tt.want)
 		}
+	}
+}
+
+// TestServerUnknownTool checks a tools/call of a tool the session does
+// not list: a misspelt name gets the names it likely misspells, a tool
+// the gateway offers outside the session's list says to use call_tool,
+// and call_tool itself suggests as Call does.
+func TestServerUnknownTool(t *testing.T) {
+	f := weatherAndFiles()
+	cs := connect(t, f.gateway(t, f.options()), ExposeSearch, nil)
+	for _, tc := range []struct {
+		name, want string
+	}{
+		{"serch_tools", `unknown tool "serch_tools" (did you mean "search_tools"?): search_tools finds the tools this gateway offers`},
+		{"get_forcast", `unknown tool "get_forcast" (did you mean "get_forecast"?): search_tools finds the tools this gateway offers`},
+		{"teleport", `unknown tool "teleport": search_tools finds the tools this gateway offers`},
+		{"get_forecast", `tool "get_forecast" is not listed in this session: call it with call_tool`},
+	} {
+		_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tc.name, Arguments: map[string]any{}})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("CallTool(%s) = %v, want an error saying %q", tc.name, err, tc.want)
+		}
+	}
+	res := clientCall(t, cs, "call_tool", map[string]any{"name": "raed_file", "arguments": map[string]any{}})
+	if want := `unknown tool "raed_file" (did you mean "read_file"?): search_tools finds the tools this gateway offers`; !res.IsError || text(res) != want {
+		t.Errorf("call_tool raed_file = isError %v %q, want %q", res.IsError, text(res), want)
 	}
 }
