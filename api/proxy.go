@@ -419,7 +419,7 @@ func (p *Proxy) fromCatalog(req *chatRequest) ([]string, bool) {
 		if !t.function {
 			continue
 		}
-		if _, err := p.s.r.Tool(t.name); err != nil {
+		if !p.s.r.Has(t.name) {
 			return nil, false
 		}
 		sent[t.name] = true

@@ -46,7 +46,7 @@ func (p *Proxy) record(ask *chatAsk, tool string) {
 	if !ask.tools[tool] {
 		return
 	}
-	if _, err := p.s.r.Tool(tool); err != nil {
+	if !p.s.r.Has(tool) {
 		return
 	}
 	p.opts.Record.Record(eval.SourceProxy, ask.query, tool)

@@ -559,7 +559,22 @@ type ToolInfo struct {
 	CollidesWith      []string `json:"collides_with"`
 }
 
-// Tool returns one tool with its gate, or ErrNotFound.
+// Has reports whether the catalog holds a tool named name: Tool's check
+// without its answer, nor the suggestions its error looks for, for a
+// request path that only asks (the chat proxy asks for every tool a
+// request offers).
+func (r *Router) Has(name string) bool {
+	ix, done, err := r.acquire()
+	defer done()
+	if err != nil || ix == nil {
+		return false
+	}
+	_, ok := ix.byName[name]
+	return ok
+}
+
+// Tool returns one tool with its gate, or an UnknownToolError (ErrNotFound)
+// suggesting the names name most likely misspells.
 func (r *Router) Tool(name string) (*ToolInfo, error) {
 	ix, done, err := r.acquire()
 	defer done()

@@ -9,7 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"unicode/utf8"
+	"unicode"
 
 	"github.com/habilis-router/habilis"
 )
@@ -18,16 +18,17 @@ import (
 const Max = 3
 
 // Names returns the names of known closest to name, closest first (ties
-// in alphabetical order, whatever known's), at most Max of them, or none when none is close.
-// Names are compared ignoring case and the separators '_', '-', '.' and
-// ' ', with an edit distance (a transposition counts one edit) of at
-// most maxEdits of name's length: one for 3 to 5 letters, two beyond,
-// none under 3, where any name would be "close". name itself is never
-// suggested.
+// in alphabetical order, whatever known's), at most Max of them, or none
+// when none is close. Names are compared ignoring case and the separators
+// '_', '-', '.' and ' ', with an edit distance (a transposition counts one
+// edit) of at most maxEdits of name's length: one for 3 to 5 letters, two
+// beyond, none under 3, where any name would be "close". name itself is
+// never suggested. It allocates nothing per name of known, and looks at
+// the letters of those of a length within reach alone (BenchmarkNames).
 func Names(name string, known []string) []string {
-	nk := normalize(name)
-	limit := maxEdits(utf8.RuneCountInString(nk))
-	if limit < 0 {
+	target := appendNormalized(nil, name)
+	limit := maxEdits(len(target))
+	if limit < 0 || len(target) > maxRunes {
 		return nil
 	}
 	type near struct {
@@ -35,16 +36,19 @@ func Names(name string, known []string) []string {
 		d    int
 	}
 	var found []near
+	var buf []rune
+	var rows [3][maxRunes + 1]int
 	for _, k := range known {
-		if k == name {
+		if k == name || len(k) < len(target)-limit { // a rune is at least a byte
 			continue
 		}
-		if d := distance(nk, normalize(k), limit); d <= limit {
+		buf = appendNormalized(buf[:0], k)
+		if d := distance(target, buf, limit, &rows); d <= limit {
 			found = append(found, near{k, d})
 		}
 	}
 	slices.SortFunc(found, func(a, b near) int { return cmp.Or(cmp.Compare(a.d, b.d), strings.Compare(a.name, b.name)) })
-	out := make([]string, 0, min(len(found), Max))
+	var out []string
 	for _, f := range found {
 		if len(out) == Max {
 			break
@@ -52,9 +56,6 @@ func Names(name string, known []string) []string {
 		if !slices.Contains(out, f.name) {
 			out = append(out, f.name)
 		}
-	}
-	if len(out) == 0 {
-		return nil
 	}
 	return out
 }
@@ -79,60 +80,72 @@ func maxEdits(n int) int {
 	return 2
 }
 
-// normalize lowers s and drops the separators names differ by alone
-// ("get-weather", "GetWeather", "get_weather").
-func normalize(s string) string {
-	return strings.Map(func(r rune) rune {
+// appendNormalized appends s to buf lowered and without the separators
+// names differ by alone ("get-weather", "GetWeather", "get_weather"),
+// stopping past maxRunes.
+func appendNormalized(buf []rune, s string) []rune {
+	for _, r := range s {
 		switch r {
 		case '_', '-', '.', ' ':
-			return -1
+			continue
 		}
-		return r
-	}, strings.ToLower(s))
+		if len(buf) > maxRunes {
+			break
+		}
+		buf = append(buf, unicode.ToLower(r))
+	}
+	return buf
 }
 
 // maxRunes bounds the names compared: a longer one is pasted text, not a
-// misspelt name, and the distance's cost grows with the square of it.
+// misspelt name.
 const maxRunes = 64
 
-// distance is the optimal string alignment distance between a and b, in
-// runes, or limit+1 as soon as it must exceed limit.
-func distance(a, b string, limit int) int {
-	ra, rb := []rune(a), []rune(b)
-	if len(ra) > maxRunes || len(rb) > maxRunes || abs(len(ra)-len(rb)) > limit {
-		return limit + 1
+// distance is the optimal string alignment distance between a and b, or
+// limit+1 as soon as it must exceed limit. Only the cells within limit of
+// the diagonal are computed: a path through any other costs more.
+func distance(a, b []rune, limit int, rows *[3][maxRunes + 1]int) int {
+	over := limit + 1
+	if len(a) > maxRunes || len(b) > maxRunes || abs(len(a)-len(b)) > limit {
+		return over
 	}
-	prev2 := make([]int, len(rb)+1)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
+	prev2, prev, cur := rows[0][:len(b)+1], rows[1][:len(b)+1], rows[2][:len(b)+1]
 	for j := range prev {
-		prev[j] = j
+		prev[j] = min(j, over)
 	}
 	prevBest := 0
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
+	for i := 1; i <= len(a); i++ {
+		lo, hi := max(1, i-limit), min(len(b), i+limit)
+		cur[0] = min(i, over)
+		if lo > 1 {
+			cur[lo-1] = over
+		}
 		best := cur[0]
-		for j := 1; j <= len(rb); j++ {
+		for j := lo; j <= hi; j++ {
 			cost := 1
-			if ra[i-1] == rb[j-1] {
+			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
+			c := min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				c = min(c, prev2[j-2]+1)
 			}
+			cur[j] = min(c, over)
 			best = min(best, cur[j])
+		}
+		if hi < len(b) {
+			cur[hi+1] = over
 		}
 		// A cell comes from the row above or, by a transposition, from
 		// the one above that plus one: past two such rows none can come
 		// back under the limit.
-		if best > limit && prevBest >= limit {
-			return limit + 1
+		if best >= over && prevBest >= limit {
+			return over
 		}
 		prevBest = best
 		prev2, prev, cur = prev, cur, prev2
 	}
-	return prev[len(rb)]
+	return prev[len(b)]
 }
 
 func abs(n int) int {

@@ -1,6 +1,7 @@
 package suggest
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -65,24 +66,77 @@ func TestDistance(t *testing.T) {
 		{"abcdefgh", "hgfedcba", 2, 3}, // stops past the limit
 		{"abc", "abcdefg", 2, 3},       // lengths alone exceed it
 		{"", "ab", 2, 2},
+		{"getwether", "getweather", 2, 1},
+		{"ca", "abc", 3, 3}, // not 2: a transposed pair is not edited again
 	} {
-		if got := distance(tc.a, tc.b, tc.limit); got != tc.want {
+		if got := dist(tc.a, tc.b, tc.limit); got != tc.want {
 			t.Errorf("distance(%q, %q, %d) = %d, want %d", tc.a, tc.b, tc.limit, got, tc.want)
 		}
 	}
 }
 
+// dist is distance over strings.
+func dist(a, b string, limit int) int {
+	var rows [3][maxRunes + 1]int
+	return distance([]rune(a), []rune(b), limit, &rows)
+}
+
+// fullDistance is the optimal string alignment distance computed over
+// every cell, against which distance's band and early stop are checked.
+func fullDistance(a, b []rune) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
 func FuzzNames(f *testing.F) {
 	f.Add("get_wether", "get_weather")
 	f.Add("ab", "ba")
+	f.Add("ca", "abc")
 	f.Fuzz(func(t *testing.T, a, b string) {
 		got := Names(a, []string{b, a})
 		if len(got) > 1 || len(got) == 1 && got[0] != b {
 			t.Fatalf("Names(%q, [%q %q]) = %q", a, b, a, got)
 		}
-		d := distance(normalize(a), normalize(b), 64)
-		if d != distance(normalize(b), normalize(a), 64) {
-			t.Fatalf("distance(%q, %q) is not symmetric", a, b)
+		ra, rb := []rune(a), []rune(b)
+		if len(ra) > maxRunes || len(rb) > maxRunes {
+			return
+		}
+		full := fullDistance(ra, rb)
+		for limit := range 4 {
+			if got, want := dist(a, b, limit), min(full, limit+1); got != want {
+				t.Fatalf("distance(%q, %q, %d) = %d, want %d", a, b, limit, got, want)
+			}
 		}
 	})
+}
+
+// BenchmarkNames measures a suggestion among 5,000 tool names, the cost a
+// lookup of an unknown tool adds.
+func BenchmarkNames(b *testing.B) {
+	known := make([]string, 5000)
+	for i := range known {
+		known[i] = fmt.Sprintf("service_%d_get_item_%d", i%37, i)
+	}
+	for b.Loop() {
+		Names("service_3_get_itme_39", known)
+	}
 }
