@@ -27,12 +27,16 @@ var lowerPlacePrepositions = []string{"in", "at", "near", "for", "from", "to"}
 
 // isPlaceArg reports an argument that holds a place, by its name ("city",
 // "destination") or, for one named for a direction or nothing in
-// particular ("to", "q"), by its description ("Departure city").
+// particular ("to", "q"), by the first words of its description, which
+// say what it is ("Departure city", "The city and state"), where later
+// ones may name a place among other things ("Search terms, such as a
+// place or a dish").
 func isPlaceArg(a *arg) bool {
 	if slices.ContainsFunc(words(a.name), isPlaceNoun) {
 		return true
 	}
-	return slices.ContainsFunc(words(a.s.Description), func(w string) bool {
+	desc := words(a.s.Description)
+	return slices.ContainsFunc(desc[:min(len(desc), 4)], func(w string) bool {
 		return isPlaceNoun(w) || w == "airport" || w == "airports"
 	})
 }

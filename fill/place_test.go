@@ -71,6 +71,8 @@ func TestLowercaseNotPlaces(t *testing.T) {
 		{"a direction that is no place", unitSchema, "convert 5 to kilometers", time.Time{}, `{"value":5}`},
 		{"not a place argument", `{"properties":{"query":{"type":"string"}},"required":["query"]}`,
 			"weather in porto", time.Time{}, `{}`},
+		{"a place among other things", `{"properties":{"q":{"type":"string","description":"Search terms, such as a place or a dish"}},"required":["q"]}`,
+			"search for sushi in porto", time.Time{}, `{}`},
 	})
 }
 
