@@ -87,9 +87,10 @@ func usageErrorCases(store string) []errorCase {
 	}
 }
 
-// mcpFlagErrorCases are the mcp commands' flags out of range: the message
-// names the flag and its value, as for every other command's flags, and
-// no server is started: the flags are refused before the config is read.
+// mcpFlagErrorCases are the mcp commands' flags out of range and search's
+// queries that select would refuse too: the message names the flag and its
+// value, as for every other command, and no server is started: they are
+// refused before the config is read.
 func mcpFlagErrorCases() []errorCase {
 	const config = "servers.json"
 	usage := func(cmd, msg string) string {
@@ -106,6 +107,10 @@ func mcpFlagErrorCases() []errorCase {
 			usage("serve", "--call-timeout 0s: want a positive duration")},
 		{"mcp max result 0", []string{"mcp", "serve", "--config", config, "--max-result", "0"}, exitUsage,
 			usage("serve", "--max-result 0: want a positive number of bytes")},
+		{"mcp search empty query", []string{"mcp", "search", "--config", config, "  "}, exitUsage,
+			usage("search", "mcp search: the query is empty")},
+		{"mcp search query not UTF-8", []string{"mcp", "search", "--config", config, "weather in \xffOslo"}, exitUsage,
+			usage("search", "mcp search: the query is not UTF-8 text")},
 		{"mcp negative restart delay", []string{"mcp", "serve", "--config", config, "--restart-delay", "-1s"}, exitUsage,
 			usage("serve", "--restart-delay -1s: want 0 (never restart) or more")},
 	}

@@ -413,6 +413,9 @@ func runMCPTools(ctx context.Context, o *mcpOptions, stdout io.Writer) error {
 func tokens(n int) int { return (n + 3) / 4 }
 
 func runMCPSearch(ctx context.Context, o *mcpOptions, stdout io.Writer) error {
+	if err := checkQuery("mcp search", o.query); err != nil {
+		return err
+	}
 	gw, err := o.openGateway(ctx, true)
 	if err != nil {
 		return err
