@@ -200,6 +200,24 @@ func NoProxy() http.Handler {
 	})
 }
 
+// HandleWithoutV1 registers on mux the paths of the OpenAI API without
+// their /v1 (/chat/completions, /models, ...), which a client whose base
+// URL lacks /v1 asks for: they are answered 404 in OpenAI's error shape,
+// with the base URL to set, where the client reported "404 page not found".
+func HandleWithoutV1(mux *http.ServeMux) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		writeOpenAIError(w, http.StatusNotFound, "invalid_request_error",
+			fmt.Sprintf("%s is served under /v1 here: set the OpenAI client's base URL to %s://%s/v1", r.URL.Path, scheme, r.Host))
+	})
+	for _, path := range []string{"/chat/completions", "/completions", "/embeddings", "/models", "/models/", "/responses", "/responses/"} {
+		mux.Handle(path, h)
+	}
+}
+
 // writeOpenAIError writes an error of the proxy's own in OpenAI's shape,
 // which clients of that API know how to read.
 func writeOpenAIError(w http.ResponseWriter, status int, kind, msg string) {

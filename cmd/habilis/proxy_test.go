@@ -232,6 +232,27 @@ func TestProxyUpstreamWithoutPath(t *testing.T) {
 	}
 }
 
+// TestProxyBaseURLWithoutV1 sends what an OpenAI client whose base URL
+// lacks /v1 sends: a 404 in OpenAI's error shape that gives the base URL to
+// set, where the client reported "404 page not found"; other paths stay a
+// plain 404.
+func TestProxyBaseURLWithoutV1(t *testing.T) {
+	up := startUpstream(t)
+	srv := startServe(t, "--store", filepath.Join(t.TempDir(), "habilis.db"), "proxy", "--listen", "127.0.0.1:0", "--upstream", up.url)
+	base := "http://" + srv.addr
+	for _, path := range []string{"/chat/completions", "/models", "/embeddings"} {
+		want := `{"error":{"code":null,"message":"` + path + ` is served under /v1 here: set the OpenAI client's base URL to ` + base + `/v1",` +
+			`"type":"invalid_request_error"}}`
+		status, _, body := testutil.Post(t, base+path, chatRequest(t, 2, "mail the report to Bob"))
+		if status != http.StatusNotFound || body != want {
+			t.Errorf("POST %s = %d %s, want 404 %s", path, status, body, want)
+		}
+	}
+	if status, _, body := testutil.Post(t, base+"/elsewhere", `{}`); status != http.StatusNotFound || body != "404 page not found\n" {
+		t.Errorf("POST /elsewhere = %d %q, want a plain 404", status, body)
+	}
+}
+
 // TestRemoteRefusals checks that a broken file is refused before it
 // reaches the server, named as a local load names it, that an unknown tool
 // changes nothing, and that MCP servers' tools go with their executors.

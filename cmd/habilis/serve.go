@@ -466,6 +466,7 @@ func (o *serveOptions) httpHandler(srv *api.Server) (http.Handler, error) {
 			return nil, &usageError{err: err} // it names the upstream
 		}
 		o.warnBareUpstream()
+		api.HandleWithoutV1(mux)
 	}
 	mux.Handle("/v1/", v1)
 	return mux, nil
