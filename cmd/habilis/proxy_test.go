@@ -300,7 +300,7 @@ func TestProxyBadFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"proxy"}, "--upstream is required"},
-		{[]string{"proxy", "--upstream", "localhost:11434/v1"}, "http or https"},
+		{[]string{"proxy", "--upstream", "localhost:11434/v1"}, `habilis: --upstream "localhost:11434/v1": want an http or https base URL`},
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1/v1", "--k", "0"}, "-k 0"},
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1/v1", "--min-tools", "-1"}, "--min-tools"},
 		{[]string{"serve", "--upstream", "http://127.0.0.1:1/v1"}, "--upstream needs --http"},

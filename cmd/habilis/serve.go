@@ -463,7 +463,7 @@ func (o *serveOptions) httpHandler(srv *api.Server) (http.Handler, error) {
 	v1 := api.NoProxy()
 	if o.upstream != "" {
 		if v1, err = api.NewProxy(srv, api.ProxyOptions{Upstream: o.upstream, K: o.k, MinTools: o.minTools, FailClosed: o.failClosed, Record: o.rec}); err != nil {
-			return nil, &usageError{err: err} // it names the upstream
+			return nil, &usageError{err: fmt.Errorf("--%w", err)} // it names the upstream: --upstream "URL": ...
 		}
 		o.warnBareUpstream()
 		api.HandleWithoutV1(mux)
