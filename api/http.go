@@ -3,12 +3,14 @@ package api
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -143,10 +145,50 @@ func (c jsonCodec) Unmarshal(data []byte, msg proto.Message) error {
 		// (line 1:2): unknown field ..."), which says nothing to a caller
 		// of an HTTP API.
 		detail := strings.TrimSpace(strings.TrimPrefix(err.Error(), "proto:"))
+		md := msg.ProtoReflect().Descriptor()
+		if name, ok := unknownField(detail); ok && topLevelKey(data, name) {
+			detail += "; its fields are " + fieldNames(md)
+		}
 		return connect.NewError(connect.CodeInvalidArgument,
-			fmt.Errorf("request body is not a %s in JSON: %s", msg.ProtoReflect().Descriptor().Name(), detail))
+			fmt.Errorf("request body is not a %s in JSON: %s", md.Name(), detail))
 	}
 	return nil
+}
+
+// unknownField returns the name protojson's error says is unknown
+// (`unknown field "kk"`).
+func unknownField(detail string) (string, bool) {
+	_, rest, ok := strings.Cut(detail, "unknown field ")
+	if !ok {
+		return "", false
+	}
+	q, err := strconv.QuotedPrefix(rest)
+	if err != nil {
+		return "", false
+	}
+	name, err := strconv.Unquote(q)
+	return name, err == nil
+}
+
+// topLevelKey reports whether the JSON object data has the key name
+// itself, rather than one of the messages inside it.
+func topLevelKey(data []byte, name string) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil {
+		return false
+	}
+	_, ok := top[name]
+	return ok
+}
+
+// fieldNames lists a message's fields by their .proto names, in order.
+func fieldNames(md protoreflect.MessageDescriptor) string {
+	fields := md.Fields()
+	names := make([]string, fields.Len())
+	for i := range names {
+		names[i] = string(fields.Get(i).Name())
+	}
+	return strings.Join(names, ", ")
 }
 
 // connectJSON marks a JSON POST that does not say its protocol as Connect's.

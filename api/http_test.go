@@ -145,7 +145,13 @@ func TestHTTPErrors(t *testing.T) {
 		{"empty query", "Select", `{"query": " "}`, auth, 400, "invalid_argument", `"field":"query"`, "query: must not be empty"},
 		{"k out of range", "Select", `{"query": "weather", "k": 5000}`, auth, 400, "invalid_argument", `"field":"k"`, ""},
 		{"unknown field", "Select", `{"query": "weather", "kk": 1}`, auth, 400, "invalid_argument", "",
-			`request body is not a SelectRequest in JSON: (line 1:22): unknown field "kk"`},
+			`request body is not a SelectRequest in JSON: (line 1:22): unknown field "kk"; its fields are ` +
+				"query, k, mode, pinned, denied, fail_open"},
+		{"unknown field of a catalog write", "UpsertTools", `{"tools_json": "[]"}`, auth, 400, "invalid_argument", "",
+			`request body is not a UpsertToolsRequest in JSON: (line 1:2): unknown field "tools_json"; its fields are ` +
+				"tools, catalog_json, replace"},
+		{"unknown field of a nested message", "UpsertTools", `{"tools": [{"name": "a", "descripton": "x"}]}`, auth, 400, "invalid_argument", "",
+			`request body is not a UpsertToolsRequest in JSON: (line 1:26): unknown field "descripton"`},
 		{"not JSON", "Select", `{"query": `, auth, 400, "invalid_argument", "",
 			"request body is not a SelectRequest in JSON: unexpected EOF"},
 		{"empty body", "Select", ``, auth, 400, "invalid_argument", "", "request body is empty: want the request message in JSON, {} for an empty one"},
