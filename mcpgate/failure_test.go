@@ -210,6 +210,11 @@ func TestEveryUpstreamDown(t *testing.T) {
 	if !res.Abstained || len(res.Tools) != 0 || len(res.Unavailable) != 1 || res.Unavailable[0].Server != "github" {
 		t.Errorf("search with every server down = %+v, want an abstention naming github", res)
 	}
+	// The reason says why there is nothing, where it said "the catalog is
+	// empty" of a config that names servers.
+	if want := "no tool to search: every server is unavailable (see unavailable)"; res.Reason != want {
+		t.Errorf("search with every server down: reason %q, want %q", res.Reason, want)
+	}
 	if res := g.Call(t.Context(), "create_issue", nil); !res.IsError {
 		t.Errorf("call with every server down = %q", text(res))
 	}

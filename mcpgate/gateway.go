@@ -605,5 +605,20 @@ func (g *Gateway) Search(ctx context.Context, query string, k int) (*SearchResul
 			res.Unavailable = append(res.Unavailable, Unavailable{Server: s.Name, Reason: s.Reason})
 		}
 	}
+	if len(c.byName) == 0 {
+		res.Reason = emptyReason(len(c.servers), len(res.Unavailable))
+	}
 	return res, nil
+}
+
+// emptyReason says why an index holds no tool, where the router says "the
+// catalog is empty" of a config that names servers.
+func emptyReason(servers, unavailable int) string {
+	switch {
+	case unavailable > 0 && unavailable == servers:
+		return "no tool to search: every server is unavailable (see unavailable)"
+	case unavailable > 0:
+		return "no tool to search: the servers that answered offer none, and the others are unavailable (see unavailable)"
+	}
+	return "no tool to search: the servers offer none"
 }
