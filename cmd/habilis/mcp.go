@@ -393,7 +393,7 @@ func runMCPTools(ctx context.Context, o *mcpOptions, stdout io.Writer) error {
 	tw.Flush()
 	for _, s := range l.Servers {
 		if s.Status != mcpgate.StatusReady {
-			fmt.Fprintf(stdout, "server %s is down: %s\n", s.Name, s.Reason)
+			fmt.Fprintf(stdout, "server %q is down: %s\n", s.Name, s.Reason)
 		}
 	}
 	if len(l.OverlayUnmatched) > 0 {

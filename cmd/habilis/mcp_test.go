@@ -319,7 +319,7 @@ func TestMCPToolsServerDown(t *testing.T) {
 	if r.code != exitOK || !strings.HasPrefix(lines[len(lines)-1], want) {
 		t.Errorf("mcp tools with a server down = exit %d, stdout:\n%s\nwant exit 0, ending in %q...", r.code, r.stdout, want)
 	}
-	const down = "server missing is down: connect: fork/exec /nonexistent/mcp-server: no such file or directory\n"
+	const down = "server \"missing\" is down: connect: fork/exec /nonexistent/mcp-server: no such file or directory\n"
 	if n := strings.Count(r.stdout, down); n != 1 || strings.Contains(r.stderr, "/nonexistent") {
 		t.Errorf("mcp tools says %d times on stdout %q, stderr:\n%s\nwant once, on stdout only", n, down, r.stderr)
 	}
