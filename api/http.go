@@ -149,6 +149,7 @@ func (c jsonCodec) Unmarshal(data []byte, msg proto.Message) error {
 		if name, ok := unknownField(detail); ok && topLevelKey(data, name) {
 			detail += "; its fields are " + fieldNames(md)
 		}
+		detail += jsonTextHint(detail, md)
 		return connect.NewError(connect.CodeInvalidArgument,
 			fmt.Errorf("request body is not a %s in JSON: %s", md.Name(), detail))
 	}
@@ -179,6 +180,29 @@ func topLevelKey(data []byte, name string) bool {
 	}
 	_, ok := top[name]
 	return ok
+}
+
+// jsonTextHint explains protojson's refusal of an array or object given
+// for one of the string fields that hold JSON text (tools_json,
+// catalog_json, ...), which the API's examples spell as escaped strings
+// and a caller is apt to send as JSON itself.
+func jsonTextHint(detail string, md protoreflect.MessageDescriptor) string {
+	_, rest, ok := strings.Cut(detail, "invalid value for string field ")
+	if !ok {
+		return ""
+	}
+	name, value, ok := strings.Cut(rest, ": ")
+	f := md.Fields().ByJSONName(name)
+	if !ok || f == nil || !strings.HasSuffix(string(f.Name()), "_json") {
+		return ""
+	}
+	switch {
+	case strings.HasPrefix(value, "["):
+		return fmt.Sprintf(`; %s is a string: send the array as JSON text inside it ("[...]", its quotes escaped)`, f.Name())
+	case strings.HasPrefix(value, "{"):
+		return fmt.Sprintf(`; %s is a string: send the object as JSON text inside it ("{...}", its quotes escaped)`, f.Name())
+	}
+	return ""
 }
 
 // fieldNames lists a message's fields by their .proto names, in order.

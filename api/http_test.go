@@ -150,6 +150,12 @@ func TestHTTPErrors(t *testing.T) {
 		{"unknown field of a catalog write", "UpsertTools", `{"tools_json": "[]"}`, auth, 400, "invalid_argument", "",
 			`request body is not a UpsertToolsRequest in JSON: (line 1:2): unknown field "tools_json"; its fields are ` +
 				"tools, catalog_json, replace"},
+		{"JSON text sent as an array", "Prefilter", `{"query": "mail Bob", "tools_json": [{"type": "function"}]}`, auth, 400, "invalid_argument", "",
+			`request body is not a PrefilterRequest in JSON: (line 1:37): invalid value for string field toolsJson: [; ` +
+				`tools_json is a string: send the array as JSON text inside it ("[...]", its quotes escaped)`},
+		{"JSON text sent as an object", "UpsertTools", `{"catalog_json": {"tools": []}}`, auth, 400, "invalid_argument", "",
+			`request body is not a UpsertToolsRequest in JSON: (line 1:18): invalid value for string field catalogJson: {; ` +
+				`catalog_json is a string: send the object as JSON text inside it ("{...}", its quotes escaped)`},
 		{"unknown field of a nested message", "UpsertTools", `{"tools": [{"name": "a", "descripton": "x"}]}`, auth, 400, "invalid_argument", "",
 			`request body is not a UpsertToolsRequest in JSON: (line 1:26): unknown field "descripton"`},
 		{"not JSON", "Select", `{"query": `, auth, 400, "invalid_argument", "",
