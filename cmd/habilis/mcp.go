@@ -363,10 +363,18 @@ func serversSummary(tools int, servers []mcpgate.ServerStatus) string {
 		}
 	}
 	if len(notReady) == 0 {
-		return fmt.Sprintf("%d tools from %d servers, 0 not ready", tools, len(servers))
+		return fmt.Sprintf("%s from %s, 0 not ready", counted(tools, "tool"), counted(len(servers), "server"))
 	}
-	return fmt.Sprintf("%d tools from %d of %d servers, %d not ready (%s)",
-		tools, len(servers)-len(notReady), len(servers), len(notReady), strings.Join(notReady, ", "))
+	return fmt.Sprintf("%s from %d of %s, %d not ready (%s)", counted(tools, "tool"),
+		len(servers)-len(notReady), counted(len(servers), "server"), len(notReady), strings.Join(notReady, ", "))
+}
+
+// counted is n and the noun, in the plural unless n is 1.
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 type nopWriteCloser struct{ io.Writer }

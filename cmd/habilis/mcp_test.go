@@ -400,3 +400,24 @@ func TestMCPServeOnTerminal(t *testing.T) {
 		})
 	}
 }
+
+// TestServersSummary checks the line mcp tools ends with and serve logs,
+// in the singular for one.
+func TestServersSummary(t *testing.T) {
+	ready := mcpgate.ServerStatus{Name: "memory", Status: mcpgate.StatusReady}
+	down := mcpgate.ServerStatus{Name: "github", Status: mcpgate.StatusDown}
+	for _, tt := range []struct {
+		tools   int
+		servers []mcpgate.ServerStatus
+		want    string
+	}{
+		{9, []mcpgate.ServerStatus{ready}, "9 tools from 1 server, 0 not ready"},
+		{1, []mcpgate.ServerStatus{ready, ready}, "1 tool from 2 servers, 0 not ready"},
+		{0, []mcpgate.ServerStatus{down}, "0 tools from 0 of 1 server, 1 not ready (github)"},
+		{9, []mcpgate.ServerStatus{ready, down}, "9 tools from 1 of 2 servers, 1 not ready (github)"},
+	} {
+		if got := serversSummary(tt.tools, tt.servers); got != tt.want {
+			t.Errorf("serversSummary(%d, %v) = %q, want %q", tt.tools, tt.servers, got, tt.want)
+		}
+	}
+}
