@@ -359,6 +359,11 @@ func openStore(ctx context.Context, spec string, write bool) (habilis.Store, err
 // does not write. migrating, when set, is told the progress of rewriting a
 // bbolt store of an earlier format, which its first write does.
 func openStoreAs(ctx context.Context, spec string, access storeAccess, migrating func(done, total int)) (habilis.Store, error) {
+	if strings.TrimSpace(spec) == "" {
+		// --store "$UNSET": said so, where "store  does not exist" or
+		// "open : no such file" read as a bug.
+		return nil, &usageError{err: habilis.ErrInvalid, msg: "--store is empty: want a bbolt file or qdrant://HOST:PORT/CATALOG"}
+	}
 	if strings.HasPrefix(spec, "qdrant://") {
 		cfg, err := qdrantstore.ParseURL(spec)
 		if err != nil {
