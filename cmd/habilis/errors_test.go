@@ -157,6 +157,9 @@ func inputErrorCases(t *testing.T, store string) []errorCase {
 			"habilis: open " + missingFile + ": no such file or directory\n"},
 		{"catalog not JSON", []string{"--store", filepath.Join(dir, "new.db"), "load", badJSON}, exitError,
 			"habilis: " + badJSON + ":1:3: invalid JSON: unexpected end of JSON input\n"},
+		{"serve a broken catalog", []string{"--store", filepath.Join(dir, "new.db"), "serve", "--addr", "127.0.0.1:0", "--tools", testdata("broken.json")}, exitError,
+			"habilis: serve: --tools: " + testdata("broken.json") + `: tool 1 "send_email": field "descripton": unknown field (did you mean "description"?)` + "\n" +
+				testdata("broken.json") + `: tool 1 "send_email": field "description": is required: routing needs to know what the tool does` + "\n"},
 		{"catalog tool without description", []string{"--store", filepath.Join(dir, "new.db"), "load", noDescription}, exitError,
 			"habilis: " + noDescription + ": tool 0 \"a\": field \"description\": is required: routing needs to know what the tool does\n"},
 		{"OpenAI tool of another type", []string{"--store", filepath.Join(dir, "new.db"), "load", customTool}, exitError,

@@ -246,7 +246,7 @@ func runServe(ctx context.Context, o *serveOptions, stdout io.Writer) error {
 	var tools []habilis.Tool
 	if o.tools != "" {
 		if tools, err = catalog.Read(o.tools); err != nil {
-			return fmt.Errorf("%s: --tools %s: %w", o.cmd, o.tools, err)
+			return fmt.Errorf("%s: --tools: %w", o.cmd, err) // its errors name the file
 		}
 	}
 	o.g.serving = true
