@@ -129,8 +129,12 @@ server (npx fetching a package) is reported as starting and joins when it
 answers, within --connect-timeout. A server that fails to start or dies is
 logged and named in search_tools' "unavailable"; the others keep serving, a
 call to one of its tools fails with the reason, and it is started again after
---restart-delay (doubled after each failed attempt, up to a minute). Logs go to stderr (upstream servers' stderr at --log-level
-info), never to stdout, which carries the protocol in stdio mode.`,
+--restart-delay (doubled after each failed attempt, up to a minute).
+
+Logs go to stderr (upstream servers' stderr at --log-level info), never to
+stdout, which carries the protocol in stdio mode. Started in a terminal, serve
+says on stderr that it waits for an MCP client there (Ctrl-D stops it); habilis
+mcp tools and habilis mcp search try the servers by hand.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.stdin = cmd.InOrStdin()
