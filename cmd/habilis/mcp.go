@@ -268,7 +268,11 @@ func (o *mcpOptions) openGateway(ctx context.Context, waitAll bool) (*mcpgate.Ga
 		return nil, err
 	}
 	if waitAll {
-		opts.StartWait = o.connectTimeout + time.Second
+		// A server that does not answer in time fails once its process
+		// has stopped: up to 2 s after its stdin closes, 2 s after
+		// SIGTERM and 2 s after SIGKILL (mcpgate's stdio transport). The
+		// wait ends as soon as every server has answered or failed.
+		opts.StartWait = o.connectTimeout + 7*time.Second
 	}
 	gw, err := mcpgate.New(ctx, servers, opts)
 	if err != nil {

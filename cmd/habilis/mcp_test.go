@@ -421,3 +421,31 @@ func TestServersSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPSearchWaitsOutTimeout checks that mcp search, which waits for
+// every server, reports one that never answers as it ended, past its
+// --connect-timeout and the wait for its process to stop, where it said
+// "starting: it has not answered yet" of a server it had given up on.
+func TestMCPSearchWaitsOutTimeout(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep(1) to stand for a server that never answers")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := writeConfig(t, map[string]any{
+		"notes": map[string]any{"command": exe, "env": map[string]string{testUpstreamEnv: "notes"}},
+		"mute":  map[string]any{"command": sleep, "args": []string{"60"}},
+	})
+	r := habilisRun(t, "mcp", "search", "--config", config, "--connect-timeout", "1s", "save a note")
+	var res mcpgate.SearchResult
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code != exitOK {
+		t.Fatalf("mcp search: exit %d, stdout %q (%v), stderr:\n%s", r.code, r.stdout, err, r.stderr)
+	}
+	want := []mcpgate.Unavailable{{Server: "mute", Reason: "connect: no answer within 1s"}}
+	if diff := cmp.Diff(want, res.Unavailable); diff != "" {
+		t.Errorf("mcp search with a server that never answers: unavailable (-want +got):\n%s", diff)
+	}
+}
