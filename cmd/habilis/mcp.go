@@ -332,6 +332,12 @@ func serveMCPHTTP(ctx context.Context, o *mcpOptions, gw *mcpgate.Gateway, expos
 	if err != nil {
 		return fmt.Errorf("mcp serve: --http: %w", err)
 	}
+	if a, ok := lis.Addr().(*net.TCPAddr); ok && !a.IP.IsLoopback() {
+		// The SDK guards a loopback listener against DNS rebinding; past
+		// it, nothing checks who calls the servers' tools.
+		o.g.logger.Warn("mcp serve: --http " + o.httpAddr + " answers beyond this machine with no authentication: " +
+			"whoever reaches it can call every tool of the servers; listen on 127.0.0.1 unless something in front checks who calls")
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gw.NewServer(expose) },
 		&mcp.StreamableHTTPOptions{Logger: o.g.logger}))

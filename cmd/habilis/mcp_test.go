@@ -449,3 +449,36 @@ func TestMCPSearchWaitsOutTimeout(t *testing.T) {
 		t.Errorf("mcp search with a server that never answers: unavailable (-want +got):\n%s", diff)
 	}
 }
+
+// TestMCPServeHTTPBeyondLoopback checks that the gateway warns when --http
+// listens beyond this machine, where anyone who reaches it may call every
+// tool of its servers, and only then.
+func TestMCPServeHTTPBeyondLoopback(t *testing.T) {
+	const warning = "answers beyond this machine with no authentication"
+	for _, tt := range []struct {
+		addr string
+		warn bool
+	}{
+		{"0.0.0.0:0", true},
+		{"127.0.0.1:0", false},
+	} {
+		_, stderr, cmd := startGatewayHTTP(t, "--config", testUpstreams(t), "--http", tt.addr)
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("mcp serve --http %s after SIGTERM: %v\nstderr:\n%s", tt.addr, err, stderr)
+		}
+		if got := strings.Count(stderr.String(), warning); got != boolCount(tt.warn) {
+			t.Errorf("mcp serve --http %s: stderr holds %q %d times, want %d:\n%s", tt.addr, warning, got, boolCount(tt.warn), stderr)
+		}
+	}
+}
+
+// boolCount is 1 for true and 0 for false.
+func boolCount(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
