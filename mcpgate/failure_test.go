@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -65,12 +66,17 @@ func TestUpstreamFailureReason(t *testing.T) {
 	g := f.gateway(t, f.options(),
 		subprocess(t, "github", "fail"),
 		subprocess(t, "silent", "silent"),
+		subprocess(t, "garbage", "garbage"),
 		Server{Name: "wrong-path", Transport: TransportHTTP, URL: notFound.URL + "/nope"},
 	)
 	want := map[string]string{
 		"github": "connect: the server exited (exit status 2) before it answered; stderr: " +
 			"test upstream starting in mode fail | fatal: GITHUB_TOKEN is not set",
-		"silent":     "connect: the server exited (exit status 1) before it answered",
+		"silent": "connect: the server exited (exit status 1) before it answered",
+		// Stopped by the gateway, it did not exit of itself: the reason is
+		// what it wrote.
+		"garbage": "connect: the server wrote something other than JSON-RPC on stdout (a log line belongs on stderr): " +
+			`connection closed: calling "initialize": client is closing: invalid character 'h' in literal true (expecting 'r')`,
 		"wrong-path": "connect to " + notFound.URL + "/nope: " + `calling "initialize": sending "initialize": Not Found`,
 	}
 	got := map[string]string{}
@@ -299,5 +305,27 @@ func TestUpstreamRestartReason(t *testing.T) {
 		if tt.want == "" && strings.Contains(reason, "starting it again") {
 			t.Errorf("restart delay %v: reason %q says it will be started again", tt.delay, reason)
 		}
+	}
+}
+
+// TestCloseWhileStarting closes the gateway while a server has not
+// answered yet: nothing is logged as a server failure, where "mcp server
+// unavailable ... context canceled" was, at every stop of a gateway with a
+// slow server.
+func TestCloseWhileStarting(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep(1) to stand for a server that never answers")
+	}
+	f := newFixture()
+	opts := f.options()
+	opts.StartWait = time.Millisecond
+	g, err := New(t.Context(), []Server{{Name: "mute", Transport: TransportStdio, Command: sleep, Args: []string{"60"}}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	if strings.Contains(f.logs.String(), "mcp server unavailable") {
+		t.Errorf("closing the gateway while a server starts logged it as a failure:\n%s", f.logs)
 	}
 }

@@ -3,6 +3,7 @@ package mcpgate
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/habilis-router/habilis/internal/httpclient"
@@ -96,12 +98,28 @@ func (u *upstream) snapshot() (status, reason string, tools []*mcp.Tool, session
 
 // down records that the upstream is unusable and why.
 func (u *upstream) down(reason string) {
-	u.mu.Lock()
-	u.status, u.reason, u.tools, u.restart = StatusDown, reason, nil, 0
-	u.mu.Unlock()
+	u.setDown(reason)
 	if !u.quietDown {
 		u.logger.Warn("mcp server unavailable", "reason", reason)
 	}
+}
+
+// setDown marks the upstream down for reason, unlogged.
+func (u *upstream) setDown(reason string) {
+	u.mu.Lock()
+	u.status, u.reason, u.tools, u.restart = StatusDown, reason, nil, 0
+	u.mu.Unlock()
+}
+
+// failed records a failure to start and returns it; a start the gateway's
+// closing (ctx) cut short is no failure of the server's, and goes unlogged.
+func (u *upstream) failed(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		u.setDown(err.Error())
+	} else {
+		u.down(err.Error())
+	}
+	return err
 }
 
 // restartIn records when a down upstream will be started again, which
@@ -153,16 +171,12 @@ func (u *upstream) start(ctx context.Context) error {
 	})
 	cs, err := client.Connect(cctx, t, nil)
 	if err != nil {
-		err = u.explain(cctx, "connect", err, exit)
-		u.down(err.Error())
-		return err
+		return u.failed(ctx, u.explain(cctx, "connect", err, exit))
 	}
 	tools, err := listTools(cctx, cs)
 	if err != nil {
 		cs.Close()
-		err = u.explain(cctx, "tools/list", err, exit)
-		u.down(err.Error())
-		return err
+		return u.failed(ctx, u.explain(cctx, "tools/list", err, exit))
 	}
 	u.mu.Lock()
 	u.session, u.status, u.reason, u.restart = cs, StatusReady, "", 0
@@ -180,8 +194,12 @@ func (u *upstream) explain(ctx context.Context, op string, err error, exit *exit
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
 		err = fmt.Errorf("no answer within %s", u.opts.connectTimeout())
-	case exit.exited() != nil:
+	case exit.exited() != nil && exit.exited().Exited():
+		// Exited of itself, with a status: a process the transport
+		// stopped after the failure (SIGTERM) says nothing of its cause.
 		err = fmt.Errorf("the server exited (%s) before it answered", exit.exited().ProcessState)
+	case exit.garbled():
+		err = fmt.Errorf("the server wrote something other than JSON-RPC on stdout (a log line belongs on stderr): %w", err)
 	}
 	if u.cfg.Transport != TransportStdio {
 		op += " to " + u.cfg.URL
@@ -192,12 +210,26 @@ func (u *upstream) explain(ctx context.Context, op string, err error, exit *exit
 	return fmt.Errorf("%s: %w", op, err)
 }
 
-// exitWatch keeps how a stdio server's process exited, which the SDK
-// learns when it closes the session and keeps to itself when that happens
-// inside Connect.
+// exitWatch keeps what a stdio server's connection saw of its process:
+// how it exited, which the SDK learns when it closes the session and keeps
+// to itself when that happens inside Connect, and whether it wrote
+// something that is not JSON, which the SDK reports as a bare syntax error.
 type exitWatch struct {
 	mu  sync.Mutex
 	err *exec.ExitError
+	// notJSON is set when the server wrote a line that is not JSON.
+	notJSON bool
+}
+
+// garbled reports that the server wrote something that is not JSON on
+// stdout, which the SDK reports as a bare JSON syntax error.
+func (w *exitWatch) garbled() bool {
+	if w == nil {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.notJSON
 }
 
 // exited returns how the process exited, nil while it has not been seen
@@ -211,8 +243,8 @@ func (w *exitWatch) exited() *exec.ExitError {
 	return w.err
 }
 
-// watchExit wraps a command transport so that closing its connection
-// records how the process exited in w.
+// watchExit wraps a command transport so that its connection records in
+// w how the process exited and whether it wrote something not JSON.
 type watchExit struct {
 	mcp.Transport
 	w *exitWatch
@@ -227,10 +259,21 @@ func (t watchExit) Connect(ctx context.Context) (mcp.Connection, error) {
 }
 
 // exitConn is a command transport's connection whose Close, which waits
-// for the process, records how it exited.
+// for the process, records how it exited, and whose Read records a line
+// that is not JSON.
 type exitConn struct {
 	mcp.Connection
 	w *exitWatch
+}
+
+func (c exitConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if errors.As(err, new(*json.SyntaxError)) {
+		c.w.mu.Lock()
+		c.w.notJSON = true
+		c.w.mu.Unlock()
+	}
+	return msg, err
 }
 
 func (c exitConn) Close() error {

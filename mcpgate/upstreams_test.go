@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/habilis-router/habilis/embed/lexical"
 	"github.com/habilis-router/habilis/internal/testutil"
@@ -30,11 +31,17 @@ func TestMain(m *testing.M) {
 
 // runTestUpstream serves a test server on stdin and stdout. Modes:
 // "crash" (tools echo and crash, which ends the process mid-call), and
-// "fail" (writes to stderr and exits before answering), and "silent" (exits
-// with status 1 before answering, saying nothing, as false(1) does).
+// "fail" (writes to stderr and exits before answering), "silent" (exits
+// with status 1 before answering, saying nothing, as false(1) does), and
+// "garbage" (writes a line that is not JSON-RPC, then runs until stopped).
 func runTestUpstream(mode string) int {
-	if mode == "silent" {
+	switch mode {
+	case "silent":
 		return 1
+	case "garbage":
+		fmt.Println("this is not JSON-RPC")
+		time.Sleep(time.Minute) // until the gateway stops it
+		return 0
 	}
 	fmt.Fprintln(os.Stderr, "test upstream starting in mode", mode)
 	if mode == "fail" {
