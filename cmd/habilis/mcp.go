@@ -330,7 +330,7 @@ func runMCPServe(ctx context.Context, o *mcpOptions, stdout io.Writer) error {
 func serveMCPHTTP(ctx context.Context, o *mcpOptions, gw *mcpgate.Gateway, expose mcpgate.Expose, summary string, stdout io.Writer) error {
 	lis, err := net.Listen("tcp", o.httpAddr)
 	if err != nil {
-		return fmt.Errorf("mcp serve: --http: %w", err)
+		return listenError("mcp serve", "--http", err)
 	}
 	if a, ok := lis.Addr().(*net.TCPAddr); ok && !a.IP.IsLoopback() {
 		// The SDK guards a loopback listener against DNS rebinding; past

@@ -253,6 +253,36 @@ func TestProxyBaseURLWithoutV1(t *testing.T) {
 	}
 }
 
+// TestListenAddressInUse starts serve and proxy on an address another
+// process holds: the error names the flag that gave it and says what to
+// do, where it read "proxy: ADDR: listen tcp ADDR: bind: address already
+// in use".
+func TestListenAddressInUse(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	addr := lis.Addr().String()
+	store := filepath.Join(t.TempDir(), "habilis.db")
+	inUse := "listen tcp " + addr + ": bind: address already in use: another process serves there; stop it or give another address\n"
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"proxy", "--upstream", "http://127.0.0.1:1/v1", "--listen", addr}, "habilis: proxy: --listen: " + inUse},
+		{[]string{"serve", "--addr", addr}, "habilis: serve: --addr: " + inUse},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--http", addr}, "habilis: serve: --http: " + inUse},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--metrics-addr", addr}, "habilis: serve: --metrics-addr: " + inUse},
+		{[]string{"mcp", "serve", "--config", testUpstreams(t), "--http", addr}, "habilis: mcp serve: --http: " + inUse},
+	} {
+		r := habilisRun(t, append([]string{"--store", store}, tt.args...)...)
+		if r.code != exitError || r.stderr != tt.want {
+			t.Errorf("habilis %v: exit %d, stderr:\n%s\nwant exit 1, stderr:\n%s", tt.args, r.code, r.stderr, tt.want)
+		}
+	}
+}
+
 // TestRemoteRefusals checks that a broken file is refused before it
 // reaches the server, named as a local load names it, that an unknown tool
 // changes nothing, and that MCP servers' tools go with their executors.

@@ -423,7 +423,7 @@ func (o *serveOptions) listen(srv *api.Server, tlsConf *tls.Config) (*listeners,
 	var err error
 	if o.addr != "" {
 		if ls.grpc, err = net.Listen("tcp", o.addr); err != nil {
-			return nil, fmt.Errorf("%s: %w", o.cmd, err)
+			return nil, listenError(o.cmd, "--addr", err)
 		}
 	}
 	if o.httpAddr != "" {
@@ -434,7 +434,7 @@ func (o *serveOptions) listen(srv *api.Server, tlsConf *tls.Config) (*listeners,
 		}
 		if ls.http, err = listenHTTP(o.httpAddr, h, tlsConf); err != nil {
 			ls.close()
-			return nil, fmt.Errorf("%s: %s: %w", o.cmd, o.httpAddr, err)
+			return nil, listenError(o.cmd, o.httpFlag(), err)
 		}
 	}
 	if o.metricsAddr != "" {
@@ -442,10 +442,27 @@ func (o *serveOptions) listen(srv *api.Server, tlsConf *tls.Config) (*listeners,
 		mux.Handle("/metrics", srv.MetricsHandler())
 		if ls.metrics, err = listenHTTP(o.metricsAddr, mux, nil); err != nil {
 			ls.close()
-			return nil, fmt.Errorf("%s: --metrics-addr: %w", o.cmd, err)
+			return nil, listenError(o.cmd, "--metrics-addr", err)
 		}
 	}
 	return ls, nil
+}
+
+// httpFlag names the flag that gives the HTTP listener's address.
+func (o *serveOptions) httpFlag() string {
+	if o.cmd == "proxy" {
+		return "--listen"
+	}
+	return "--http"
+}
+
+// listenError names the flag whose address could not be listened on, and
+// what to do when another process holds it (net's error names the address).
+func listenError(cmd, flag string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%s: %s: %w: another process serves there; stop it or give another address", cmd, flag, err)
+	}
+	return fmt.Errorf("%s: %s: %w", cmd, flag, err)
 }
 
 // httpHandler is what the HTTP listener serves: the server's services
