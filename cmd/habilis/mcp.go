@@ -39,8 +39,9 @@ type mcpOptions struct {
 	record      string
 	// serve and search
 	fit string
-	// rec is the open --record file.
+	// rec is the open --record file; lis, serve's --http listener.
 	rec *eval.Recorder
+	lis net.Listener
 	// stdin is where serve reads MCP over stdio; stdinTTY says it is a
 	// terminal, where a user rather than an MCP client started serve.
 	stdin    io.Reader
@@ -274,11 +275,36 @@ func (o *mcpOptions) openGateway(ctx context.Context, waitAll bool) (*mcpgate.Ga
 		// wait ends as soon as every server has answered or failed.
 		opts.StartWait = o.connectTimeout + 7*time.Second
 	}
+	// serve --http listens before it starts the servers: an address in
+	// use is said at once, not after the servers' start wait.
+	if o.httpAddr != "" {
+		if o.lis, err = o.listenHTTP(); err != nil {
+			return nil, err
+		}
+	}
 	gw, err := mcpgate.New(ctx, servers, opts)
 	if err != nil {
+		if o.lis != nil {
+			o.lis.Close()
+		}
 		return nil, fmt.Errorf("mcp: %w", err)
 	}
 	return gw, nil
+}
+
+// listenHTTP listens on --http, warning of an address beyond this machine.
+func (o *mcpOptions) listenHTTP() (net.Listener, error) {
+	lis, err := net.Listen("tcp", o.httpAddr)
+	if err != nil {
+		return nil, listenError("mcp serve", "--http", err)
+	}
+	if a, ok := lis.Addr().(*net.TCPAddr); ok && !a.IP.IsLoopback() {
+		// The SDK guards a loopback listener against DNS rebinding; past
+		// it, nothing checks who calls the servers' tools.
+		o.g.logger.Warn("mcp serve: --http " + o.httpAddr + " answers beyond this machine with no authentication: " +
+			"whoever reaches it can call every tool of the servers; listen on 127.0.0.1 unless something in front checks who calls")
+	}
+	return lis, nil
 }
 
 // serveStdio serves MCP on stdin and stdout. Started in a terminal, where
@@ -328,16 +354,7 @@ func runMCPServe(ctx context.Context, o *mcpOptions, stdout io.Writer) error {
 // serveMCPHTTP serves the gateway over streamable HTTP until ctx ends,
 // one MCP server per session.
 func serveMCPHTTP(ctx context.Context, o *mcpOptions, gw *mcpgate.Gateway, expose mcpgate.Expose, summary string, stdout io.Writer) error {
-	lis, err := net.Listen("tcp", o.httpAddr)
-	if err != nil {
-		return listenError("mcp serve", "--http", err)
-	}
-	if a, ok := lis.Addr().(*net.TCPAddr); ok && !a.IP.IsLoopback() {
-		// The SDK guards a loopback listener against DNS rebinding; past
-		// it, nothing checks who calls the servers' tools.
-		o.g.logger.Warn("mcp serve: --http " + o.httpAddr + " answers beyond this machine with no authentication: " +
-			"whoever reaches it can call every tool of the servers; listen on 127.0.0.1 unless something in front checks who calls")
-	}
+	lis := o.lis // opened by openGateway
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gw.NewServer(expose) },
 		&mcp.StreamableHTTPOptions{Logger: o.g.logger}))

@@ -265,6 +265,10 @@ func TestListenAddressInUse(t *testing.T) {
 	defer lis.Close()
 	addr := lis.Addr().String()
 	store := filepath.Join(t.TempDir(), "habilis.db")
+	// The gateway listens before it starts its servers: this one would
+	// leave a mark.
+	mark := filepath.Join(t.TempDir(), "started")
+	started := writeConfig(t, map[string]any{"marker": map[string]any{"command": "sh", "args": []string{"-c", "touch " + mark + "; exec sleep 60"}}})
 	inUse := "listen tcp " + addr + ": bind: address already in use: another process serves there; stop it or give another address\n"
 	for _, tt := range []struct {
 		args []string
@@ -274,12 +278,15 @@ func TestListenAddressInUse(t *testing.T) {
 		{[]string{"serve", "--addr", addr}, "habilis: serve: --addr: " + inUse},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--http", addr}, "habilis: serve: --http: " + inUse},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--metrics-addr", addr}, "habilis: serve: --metrics-addr: " + inUse},
-		{[]string{"mcp", "serve", "--config", testUpstreams(t), "--http", addr}, "habilis: mcp serve: --http: " + inUse},
+		{[]string{"mcp", "serve", "--config", started, "--http", addr}, "habilis: mcp serve: --http: " + inUse},
 	} {
 		r := habilisRun(t, append([]string{"--store", store}, tt.args...)...)
 		if r.code != exitError || r.stderr != tt.want {
 			t.Errorf("habilis %v: exit %d, stderr:\n%s\nwant exit 1, stderr:\n%s", tt.args, r.code, r.stderr, tt.want)
 		}
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Errorf("mcp serve --http on an address in use started its servers first")
 	}
 }
 
