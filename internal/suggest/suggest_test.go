@@ -28,6 +28,8 @@ func TestNames(t *testing.T) {
 		{"exmples", []string{"examples", "name"}, []string{"examples"}},
 		{"tol", []string{"tool", "toll", "tl", "top", "xyz"}, []string{"tl", "toll", "tool"}}, // at most Max, ties alphabetical
 		{"fooo", []string{"foo1", "foo", "fo", "fooooo"}, []string{"foo", "foo1"}},
+		{"wethr", []string{"weather", "wether"}, []string{"wether"}},                               // five letters: one edit, not two
+		{"wethrs", []string{"weathers"}, []string{"weathers"}},                                     // six: two
 		{"abcdefg", []string{"abcdefgxy", "abcdefx", "abzzzzz"}, []string{"abcdefx", "abcdefgxy"}}, // closest first,
 		{"séarch", []string{"search"}, []string{"search"}},                                         // runes, not bytes
 		{"", tools, nil},
