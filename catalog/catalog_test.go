@@ -263,6 +263,7 @@ func TestParseErrors(t *testing.T) {
 		{"both wrappers", `{"tools": [{"name":"a","description":"d"}], "tools_list": []}`, -1, "", "tools_list", `conflicts with "tools"`},
 		{"tools not array", `{"tools": {"name": "a"}}`, -1, "", "tools", "must be an array of tools, got object"},
 		{"json-rpc error", `{"jsonrpc": "2.0", "id": 1, "error": {"code": -1}}`, -1, "", "error", "JSON-RPC error response"},
+		{"json-rpc without result", `{"jsonrpc": "2.0", "id": 1}`, -1, "", "result", "a JSON-RPC response needs a result"},
 		{"tool not object", `["get_weather"]`, 0, "", "", "must be an object, got string"},
 
 		// Shapes.
@@ -378,6 +379,40 @@ func TestParseErrors(t *testing.T) {
 			0, "a", "inputSchema.properties.x.$ref", "does not resolve"},
 		{"anyOf empty", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":{"anyOf":[]}}}}]`,
 			0, "a", "inputSchema.properties.x.anyOf", "must be a non-empty array of schemas"},
+		{"deep anyOf", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":` + strings.Repeat(`{"anyOf":[`, 70) + `{}` + strings.Repeat(`]}`, 70) + `}}}]`,
+			0, "a", "inputSchema.properties.x" + strings.Repeat(".anyOf[0]", 64), "nests deeper than 64 levels"},
+		{"deep $defs", `[{"name":"a","description":"d","inputSchema":` + strings.Repeat(`{"$defs":{"d":`, 70) + `{}` + strings.Repeat(`}}`, 70) + `}]`,
+			0, "a", "inputSchema" + strings.Repeat(".$defs.d", 65), "nests deeper than 64 levels"},
+		{"anyOf member", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":{"anyOf":[{"type":"string"},{"type":"lst"}]}}}}]`,
+			0, "a", "inputSchema.properties.x.anyOf[1].type", `"lst" is not a JSON Schema type`},
+		{"defs not object", `[{"name":"a","description":"d","inputSchema":{"type":"object","$defs":[{"type":"string"}]}}]`,
+			0, "a", "inputSchema.$defs", "must be an object of schemas, got array"},
+		{"defs member", `[{"name":"a","description":"d","inputSchema":{"type":"object","$defs":{"unit":{"enum":[]}}}}]`,
+			0, "a", "inputSchema.$defs.unit.enum", "must be a non-empty array"},
+		{"items not schema", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":{"type":"array","items":"string"}}}}]`,
+			0, "a", "inputSchema.properties.x.items", "must be a schema (an object or a boolean), got string"},
+		{"type array with number", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":{"type":["string",3]}}}}]`,
+			0, "a", "inputSchema.properties.x.type", "must hold type names, got number"},
+		{"type array with any", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":{"type":["string","any"]}}}}]`,
+			0, "a", "inputSchema.properties.x.type", `holds "any", which allows every type`},
+		{"type array with unknown", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":{"type":["string","txt"]}}}}]`,
+			0, "a", "inputSchema.properties.x.type", `"txt" is not a JSON Schema type`},
+		{"type array repeated", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":{"type":["string","str"]}}}}]`,
+			0, "a", "inputSchema.properties.x.type", `repeats "string"`},
+		{"ref not string", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":{"$ref":7}}}}]`,
+			0, "a", "inputSchema.properties.x.$ref", "must be a string, got number"},
+		{"ref past an array", `[{"name":"a","description":"d","inputSchema":{"$defs":{"u":{"anyOf":[{"type":"string"}]}},"properties":{"x":{"$ref":"#/$defs/u/anyOf/1"}}}}]`,
+			0, "a", "inputSchema.properties.x.$ref", `"#/$defs/u/anyOf/1" does not resolve`},
+		{"ref negative index", `[{"name":"a","description":"d","inputSchema":{"$defs":{"u":{"anyOf":[{"type":"string"}]}},"properties":{"x":{"$ref":"#/$defs/u/anyOf/-1"}}}}]`,
+			0, "a", "inputSchema.properties.x.$ref", "does not resolve"},
+		{"ref through a value", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":{"type":"string","$ref":"#/properties/x/type/y"}}}}]`,
+			0, "a", "inputSchema.properties.x.$ref", "does not resolve"},
+		{"required not string", `[{"name":"a","description":"d","inputSchema":{"type":"object","properties":{"x":{}},"required":["x",1]}}]`,
+			0, "a", "inputSchema.required[1]", "must be a string, got number"},
+		{"required repeated in schema", `[{"name":"a","description":"d","inputSchema":{"type":"object","properties":{"x":{}},"required":["x","x"]}}]`,
+			0, "a", "inputSchema.required[1]", `repeats "x"`},
+		{"required not list in schema", `[{"name":"a","description":"d","inputSchema":{"type":"object","properties":{"x":{}},"required":"x"}}]`,
+			0, "a", "inputSchema.required", "must be an array of property names, got string"},
 		{"openai schema", `[{"type":"function","function":{"name":"a","description":"d","parameters":{"type":"object","properties":{"x":{"type":"integr"}}}}}]`,
 			0, "a", "function.parameters.properties.x.type", `"integr" is not a JSON Schema type`},
 		{"deep schema", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":` + strings.Repeat(`{"items":`, 70) + `{}` + strings.Repeat(`}`, 70) + `}}}]`,
@@ -583,6 +618,41 @@ func TestParseArgumentsNamedLikeKeywords(t *testing.T) {
 	want := `{"properties":{"properties":{"description":"Extra properties","type":"string"},"type":{"description":"Kind of vehicle","type":"string"}},"type":"object"}`
 	if got := string(tools[0].InputSchema); got != want {
 		t.Errorf("InputSchema = %s, want %s", got, want)
+	}
+}
+
+// TestParseLocalRefs: references that resolve inside the schema, through
+// objects, array indexes and escaped names, load.
+func TestParseLocalRefs(t *testing.T) {
+	for _, ref := range []string{
+		"#",
+		"#unit",
+		"#/$defs/u",
+		"#/$defs/u/anyOf/0",
+		"#/$defs/u/anyOf/1",
+		"#/$defs/a~1b",
+		"#/$defs/t~0c",
+		"#/$defs/with%20space",
+	} {
+		data := `[{"name":"a","description":"d","inputSchema":{"$defs":{"u":{"anyOf":[{"type":"string"},{"type":"number"}]},` +
+			`"a/b":{},"t~c":{},"with space":{}},"properties":{"x":{"$ref":"` + ref + `"}}}}]`
+		if _, err := Parse("tools.json", []byte(data)); err != nil {
+			t.Errorf("Parse() with $ref %q: %v", ref, err)
+		}
+	}
+}
+
+// TestErrorWithoutFile: catalogs sent over the API have no file name; a
+// syntax error still says where it is.
+func TestErrorWithoutFile(t *testing.T) {
+	for _, tc := range []struct{ data, want string }{
+		{"[\n  {\"name\": \"a\",}\n]", "line 2, column 16: invalid JSON: invalid character '}' looking for beginning of object key string"},
+		{`[{"name":"a"}]`, `tool 0 "a": field "description": is required: routing needs to know what the tool does`},
+	} {
+		_, err := Parse("", []byte(tc.data))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("Parse(%q) error = %v, want %s", tc.data, err, tc.want)
+		}
 	}
 }
 
