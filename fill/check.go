@@ -293,8 +293,19 @@ func (q *query) supportsNumber(f float64) bool {
 	return false
 }
 
+// closeTo reports whether a and b are one number up to the rounding of
+// parsing it and of dividing a percentage by 100. Whole numbers must be
+// equal: an order or account number one digit off is another one, which a
+// relative tolerance accepted from ten digits on (12345678905 for
+// "12345678901" within 1e-9).
 func closeTo(a, b float64) bool {
-	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b))
+	if a == b {
+		return true
+	}
+	if a == math.Trunc(a) && b == math.Trunc(b) {
+		return false
+	}
+	return math.Abs(a-b) <= 1e-12*math.Max(1, math.Abs(b))
 }
 
 func (q *query) supportsEnum(v any) bool {

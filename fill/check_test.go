@@ -51,10 +51,23 @@ func TestCheck(t *testing.T) {
 		{"a rate of 15%", `{"amount":0.15}`, time.Time{}, `{"amount":0.15}`, nil},
 		{"two hundred and fifty apples", `{"amount":250}`, time.Time{}, `{"amount":250}`, nil},
 		{"transfer 100 dollars", `{"amount":1000}`, time.Time{}, `{}`, []Rejection{{Path: "amount", Value: 1000.0, Reason: "the request does not mention this number"}}},
+		{"show 12345678901 results", `{"count":12345678901}`, time.Time{}, `{"count":12345678901}`, nil},
+		{"show 12345678901 results", `{"count":12345678905}`, time.Time{}, `{}`, []Rejection{{Path: "count", Value: 12345678905.0, Reason: "the request does not mention this number"}}},
+		{"transfer 3 dollars", `{"amount":3.0000000000000004}`, time.Time{}, `{"amount":3.0000000000000004}`, nil}, // a float's rounding
+		{"a rate of 0.7%", `{"amount":0.007}`, time.Time{}, `{"amount":0.007}`, nil},
+		{"a rate of 33.3%", `{"amount":0.333}`, time.Time{}, `{"amount":0.333}`, nil},
+		{"a rate of 33.3%", `{"amount":0.3331}`, time.Time{}, `{}`, []Rejection{{Path: "amount", Value: 0.3331, Reason: "the request does not mention this number"}}},
 		{"show 3 results", `{"count":3.5}`, time.Time{}, `{}`, []Rejection{{Path: "count", Value: 3.5, Reason: "want integer, got number"}}},
 		{"show images too", `{"include_images":true}`, time.Time{}, `{"include_images":true}`, nil},
 		{"do not include images", `{"include_images":false}`, time.Time{}, `{"include_images":false}`, nil},
 		{"results without images", `{"include_images":false}`, time.Time{}, `{"include_images":false}`, nil},
+		{"no images please", `{"include_images":false}`, time.Time{}, `{"include_images":false}`, nil},
+		{"never show any of the images", `{"include_images":false}`, time.Time{}, `{"include_images":false}`, nil},
+		{"images turned off", `{"include_images":false}`, time.Time{}, `{"include_images":false}`, nil},
+		{"images: no", `{"include_images":false}`, time.Time{}, `{"include_images":false}`, nil},
+		{"images: yes", `{"include_images":true}`, time.Time{}, `{"include_images":true}`, nil},
+		{"images on", `{"include_images":false}`, time.Time{}, `{}`, []Rejection{{Path: "include_images", Value: false, Reason: "the request says the opposite"}}},
+		{"t shirts with images", `{"include_images":true}`, time.Time{}, `{"include_images":true}`, nil},
 		{"don't show images", `{"include_images":true}`, time.Time{}, `{}`, []Rejection{{Path: "include_images", Value: true, Reason: "the request says the opposite"}}},
 		{"weather in Rome", `{"include_images":true}`, time.Time{}, `{}`, []Rejection{{Path: "include_images", Value: true, Reason: `the request does not mention "images"`}}},
 		{"in Fahrenheit please", `{"unit":"fahrenheit"}`, time.Time{}, `{"unit":"fahrenheit"}`, nil},
@@ -79,6 +92,42 @@ func TestCheck(t *testing.T) {
 		}
 		if diff := cmp.Diff(tt.rejected, rejected); diff != "" {
 			t.Errorf("Check(%q, %s) rejected mismatch (-want +got):\n%s", tt.query, tt.args, diff)
+		}
+	}
+}
+
+// TestCheckSchemas: what the schema declares decides what is kept, and the
+// reason a null or an enum value is refused.
+func TestCheckSchemas(t *testing.T) {
+	tests := []struct {
+		schema, query, args, want string
+		rejected                  []Rejection
+	}{
+		{`{"type":"object"}`, "weather in Lisbon", `{"city":"Lisbon"}`, `{"city":"Lisbon"}`, nil},
+		{`{"type":"object","additionalProperties":false}`, "weather in Lisbon", `{"city":"Lisbon"}`, `{}`,
+			[]Rejection{{Path: "city", Value: "Lisbon", Reason: "not an argument of this tool"}}},
+		{`{"type":"object","properties":{"note":{"type":["string","null"]}}}`, "no note", `{"note":null}`, `{}`,
+			[]Rejection{{Path: "note", Value: nil, Reason: "null carries nothing the user said"}}},
+		{`{"type":"object","properties":{"note":{}}}`, "no note", `{"note":null}`, `{}`,
+			[]Rejection{{Path: "note", Value: nil, Reason: "empty value"}}},
+		{`{"type":"object","properties":{"pet":{"type":"string","enum":["dog","cat"]}}}`, "dogs please", `{"pet":"dog"}`, `{"pet":"dog"}`, nil},
+		{`{"type":"object","properties":{"sep":{"type":"string","enum":["-","csv"]}}}`, "export it as csv", `{"sep":"-"}`, `{}`,
+			[]Rejection{{Path: "sep", Value: "-", Reason: "the request does not mention it"}}},
+	}
+	for _, tt := range tests {
+		var args, want map[string]any
+		if err := json.Unmarshal([]byte(tt.args), &args); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(tt.want), &want); err != nil {
+			t.Fatal(err)
+		}
+		got, rejected := Check(mustSchema(t, tt.schema), tt.query, args, CheckOptions{})
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Check(%s, %q, %s) kept mismatch (-want +got):\n%s", tt.schema, tt.query, tt.args, diff)
+		}
+		if diff := cmp.Diff(tt.rejected, rejected); diff != "" {
+			t.Errorf("Check(%s, %q, %s) rejected mismatch (-want +got):\n%s", tt.schema, tt.query, tt.args, diff)
 		}
 	}
 }

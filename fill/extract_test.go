@@ -119,6 +119,12 @@ func TestExtractorEnumsAndBooleans(t *testing.T) {
 			"search cats but don't include images", time.Time{}, `{"include_images":false}`},
 		{"unmentioned boolean", `{"properties":{"include_images":{"type":"boolean"}}}`,
 			"search cats", time.Time{}, `{}`},
+		// A question whether to do it sets nothing; a condition several
+		// words before the request does not hedge it.
+		{"hedged boolean", `{"properties":{"include_images":{"type":"boolean"}}}`,
+			"tell me whether to include images", time.Time{}, `{}`},
+		{"far condition", `{"properties":{"include_images":{"type":"boolean"}}}`,
+			"if it rains tomorrow in the city show images", time.Time{}, `{"include_images":true}`},
 	})
 }
 
