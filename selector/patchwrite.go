@@ -254,6 +254,9 @@ func (r *Router) embedTools(ctx context.Context, ix *index, tools []habilis.Tool
 	for i, t := range tools {
 		rec := &recs[i]
 		*rec = habilis.Record{Tool: t, Hash: t.Hash(), DescriptionVector: vs[0], DocumentVector: vs[1], ExampleVectors: vs[2 : 2+len(t.Examples)]}
+		for k, v := range rec.ExampleVectors {
+			rec.ExampleVectors[k] = exampleVector(v)
+		}
 		vs = vs[2+len(t.Examples):]
 		shape(rec)
 		rec.Margin = ix.cal.Margin

@@ -12,6 +12,7 @@ import (
 
 	"github.com/habilis-router/habilis"
 	"github.com/habilis-router/habilis/internal/par"
+	"github.com/habilis-router/habilis/internal/vec"
 )
 
 // The write path is a pipeline of phases over one change:
@@ -408,13 +409,7 @@ func (r *Router) embed(ctx context.Context, c *change) error {
 	if err := checkDim(c.meta.Embedder, embVecs); err != nil {
 		return err
 	}
-	for k, s := range c.work.embSlots {
-		if s.kind == slotDescription {
-			c.recs[s.rec].DescriptionVector = embVecs[k]
-		} else {
-			c.recs[s.rec].ExampleVectors[s.ex] = embVecs[k]
-		}
-	}
+	c.place(embVecs)
 	if c.emb.lex != nil {
 		lexVecs, err := r.embedSlots(ctx, c.emb.lex, c.work.lexTexts, c.groups(c.work.lexSlots, c.lexJoined), c.lexJoined, report)
 		if err != nil {
@@ -429,6 +424,35 @@ func (r *Router) embed(ctx context.Context, c *change) error {
 	// not read again: a large load's memory peaks later, without them.
 	c.work, c.descTexts, c.lexJoined = embedWork{}, nil, nil
 	return nil
+}
+
+// place puts the embedder's vectors in the records, the examples' on
+// the grid the store keeps them on (exampleVector). Each vector is let
+// go once placed, so that the examples of a large load are not held
+// twice.
+func (c *change) place(vs []habilis.Vector) {
+	for k, s := range c.work.embSlots {
+		if s.kind == slotDescription {
+			c.recs[s.rec].DescriptionVector = vs[k]
+		} else {
+			c.recs[s.rec].ExampleVectors[s.ex] = exampleVector(vs[k])
+		}
+		vs[k] = habilis.Vector{}
+	}
+}
+
+// exampleVector returns an example's vector as it is stored: a dense one
+// on the 8-bit grid (vec.Round8), rounded here, where it is embedded and
+// before any centroid, calibration or collision is computed from it, so
+// that a store keeping it in 8 bits a coordinate gives back exactly the
+// vector the router computed with, in this process, on reopening and at
+// every later write; a sparse one as it is. Examples are read by writes
+// alone, never by selection.
+func exampleVector(v habilis.Vector) habilis.Vector {
+	if v.Dense == nil {
+		return v
+	}
+	return habilis.Vector{Dense: vec.Round8(v.Dense)}
 }
 
 // groups returns, for each slot, the texts of the corpus its text joins

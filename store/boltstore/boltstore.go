@@ -37,8 +37,10 @@ import (
 
 // formatVersion is the on-disk format this package writes (see codec.go).
 // Open refuses files of a newer format rather than misread them; files of
-// format 1 are read, and rewritten in this format by their next write.
-const formatVersion = 3
+// format 1 are read, and rewritten in this format by their next write;
+// those of formats 2 and 3 are read as they are and marked of this
+// format by their next write (codec.go).
+const formatVersion = 4
 
 // Bucket and key names; see codec.go for what they hold.
 const (
@@ -855,10 +857,14 @@ func write(ctx context.Context, tx *bolt.Tx, b *habilis.Batch, progress func(don
 	case format == 1:
 		err = migrate(ctx, tx, progress)
 	case format == 2:
-		// A format 2 value is a format 3 value (codec.go).
-		err = tx.Bucket([]byte(bucketMeta)).Put([]byte(keyFormat), binaryFormat())
+		// A format 2 value is a format 4 value (codec.go), and leaves no
+		// vector to the index.
+		err = markFormat(tx)
 	case !keepsIndex(tx, b.Index, b.IndexPatch):
 		err = rehome(ctx, tx, b, hold)
+	}
+	if err == nil && !b.Replace && storedFormat(tx) == 3 {
+		err = markFormat(tx) // a format 3 value is a format 4 value
 	}
 	if err != nil {
 		return habilis.CatalogMeta{}, err
@@ -969,6 +975,11 @@ func resetBuckets(tx *bolt.Tx) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
+	return markFormat(tx)
+}
+
+// markFormat marks the store of the format this package writes.
+func markFormat(tx *bolt.Tx) error {
 	return tx.Bucket([]byte(bucketMeta)).Put([]byte(keyFormat), binaryFormat())
 }
 

@@ -138,9 +138,9 @@ func TestOpenForeignFiles(t *testing.T) {
 			name: "newer format",
 			setup: func(t *testing.T, path string) {
 				testutil.BoltStore(t, path).Close()
-				setFormat(t, path, 4)
+				setFormat(t, path, 5)
 			},
-			want: "format version 4 is newer than the supported 3",
+			want: "format version 5 is newer than the supported 4",
 		},
 		{
 			name: "format zero",

@@ -11,9 +11,10 @@ import (
 	"time"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/vec"
 )
 
-// The on-disk encoding, format version 3. Integers written as "uvarint" are
+// The on-disk encoding, format version 4. Integers written as "uvarint" are
 // encoding/binary varints; floats and sparse indices are little-endian
 // float32 and uint32, so a vector's coordinates are a plain array.
 //
@@ -32,6 +33,8 @@ import (
 //	          the first less the one before it, less one,
 //	          n float32                                (sparse, positions)
 //	        | byte 6                                   (held by the index)
+//	        | byte 7, uvarint n, float32 scale s, n int8 q (dense, each
+//	          coordinate float32(q)·s; examples alone)
 //
 //	meta/format   uint32 big-endian format version
 //	meta/catalog  uint64 version, int64 UpdatedAt in Unix nanoseconds,
@@ -60,6 +63,15 @@ import (
 // the example (docs/benchmarks.md, where the file's bytes go). Kinds 3 to 5
 // appear only after terms.
 //
+// Examples' dense vectors are written in kind 7 when they lie on its grid,
+// which they do once the router has rounded them where it embeds them
+// (vec.Round8): a quarter of kind 1's bytes, and exactly the same floats
+// back. Any other dense vector (a centroid, a description, an example of
+// a store written before format 4 or by another writer) is written in
+// kind 1, so the encoding loses nothing. Formats 2 and 3 are format 4
+// without kind 7 (and 2 without kind 6): their values are read as they
+// are, and the next write marks the file format 4.
+//
 // Format 1 differs in two places, and is still read: tool values have no
 // terms (so vectors are of kinds 0 to 2 only), and each tool's examples are
 // a nested bucket examples/<name>/<uint32 big-endian index> of one value an
@@ -78,6 +90,7 @@ const (
 	kindBitmap    = 4
 	kindPositions = 5
 	kindHeld      = 6
+	kindDense8    = 7
 )
 
 // errCorrupt reports stored bytes that do not decode.
@@ -156,6 +169,7 @@ func appendMeta(b []byte, m habilis.CatalogMeta) []byte {
 type encoder struct {
 	terms, spare []uint32
 	pos          []int
+	q            []int8 // an example's coordinates on the 8-bit grid
 	// hold, when not nil, is the index the write stores, which may hold
 	// the record's vectors; held says which of them it holds (setTerms).
 	hold *holder
@@ -335,7 +349,26 @@ func appendSummary(b []byte, r *habilis.Record) []byte {
 // examples appends r's examples value; e.terms must be r's (setTerms).
 func (e *encoder) examples(b []byte, r *habilis.Record) []byte {
 	for i, text := range r.Tool.Examples {
-		b = e.vector(appendStr(b, text), r.ExampleVectors[i])
+		b = e.example(appendStr(b, text), r.ExampleVectors[i])
+	}
+	return b
+}
+
+// example appends an example's vector: in kind 7 when it is dense and on
+// the 8-bit grid, so that it decodes to the very same floats.
+func (e *encoder) example(b []byte, v habilis.Vector) []byte {
+	if v.Dense == nil {
+		return e.vector(b, v)
+	}
+	e.q = slices.Grow(e.q[:0], len(v.Dense))[:len(v.Dense)]
+	scale, ok := vec.Quantize8(e.q, v.Dense)
+	if !ok {
+		return e.vector(b, v)
+	}
+	b = appendUvarint(append(b, kindDense8), len(v.Dense))
+	b = appendF32(b, scale)
+	for _, q := range e.q {
+		b = append(b, byte(q))
 	}
 	return b
 }
@@ -643,9 +676,48 @@ func (s *slabs) vector(r *reader) habilis.Vector {
 			break
 		}
 		return s.termVector(r, kind)
+	case kindDense8:
+		if s.format < 4 {
+			break
+		}
+		return s.dense8(r)
 	}
 	r.fail()
 	return habilis.Vector{}
+}
+
+// dense8 decodes a dense vector of kind 7. Its scale must be finite and
+// above zero, as Quantize8 makes it, and so every coordinate it gives.
+func (s *slabs) dense8(r *reader) habilis.Vector {
+	n := r.count(1)
+	scale := r.f32()
+	p := r.next(n)
+	if r.err != nil {
+		return habilis.Vector{}
+	}
+	if !(scale > 0) || math.Float32bits(scale)&expBits == expBits {
+		r.fail()
+		return habilis.Vector{}
+	}
+	if s.measuring {
+		s.need.floats += n
+		return habilis.Vector{}
+	}
+	if n > cap(s.floats)-len(s.floats) {
+		r.fail()
+		return habilis.Vector{}
+	}
+	start := len(s.floats)
+	s.floats = s.floats[:start+n]
+	d := s.floats[start : start+n : start+n]
+	vec.Dequantize8(d, p, scale)
+	for _, f := range d {
+		if math.Float32bits(f)&expBits == expBits {
+			r.fail()
+			return habilis.Vector{}
+		}
+	}
+	return habilis.Vector{Dense: d}
 }
 
 // heldVector returns the vector of signal sig that the stored index

@@ -1,11 +1,15 @@
 package boltstore
 
 import (
+	"encoding/binary"
 	"errors"
+	"math"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/vec"
 	"github.com/habilis-router/habilis/store/storetest"
 )
 
@@ -28,10 +32,10 @@ func decodeTool(format int, v []byte) (habilis.Record, exampleSummary, *slabs, e
 	return rec, sum, s, nil
 }
 
-// decodeRecord2 decodes a format 2 tools value and examples value, as a
-// snapshot does (the name aside).
-func decodeRecord2(tool, ex []byte) (habilis.Record, error) {
-	rec, sum, s, err := decodeTool(2, tool)
+// decodeValues decodes a tools value and examples value of format (2 or
+// later), as a snapshot does (the name aside).
+func decodeValues(format int, tool, ex []byte) (habilis.Record, error) {
+	rec, sum, s, err := decodeTool(format, tool)
 	if err != nil {
 		return habilis.Record{}, err
 	}
@@ -50,8 +54,8 @@ func decodeRecord2(tool, ex []byte) (habilis.Record, error) {
 	return rec, nil
 }
 
-// encode2 returns r's tools and examples values in format 2.
-func encode2(r *habilis.Record) (tool, ex []byte) {
+// encode returns r's tools and examples values in the current format.
+func encode(r *habilis.Record) (tool, ex []byte) {
 	var e encoder
 	e.setTerms(r)
 	tool = e.tool(nil, r)
@@ -117,17 +121,17 @@ func TestRecordRoundTrip(t *testing.T) {
 	recs = append(recs, sharedTerms(storetest.Record("t", 3, true, 5), 300), sharedTerms(storetest.Record("t", 0, true, 6), 9))
 	empty := storetest.Record("t", 1, true, 7)
 	empty.DescriptionVector = habilis.Vector{Indices: []uint32{}, Values: []float32{}}
-	recs = append(recs, empty)
+	recs = append(recs, empty, onGrid(storetest.Record("t", 3, false, 8)))
 	for i, r := range recs {
-		tool, ex := encode2(&r)
-		got, err := decodeRecord2(tool, ex)
+		tool, ex := encode(&r)
+		got, err := decodeValues(formatVersion, tool, ex)
 		if err != nil {
-			t.Fatalf("record %d: decodeRecord2(encode2()) error = %v", i, err)
+			t.Fatalf("record %d: decodeValues(encode()) error = %v", i, err)
 		}
 		want := r
 		want.Tool.Name = ""
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("record %d: decodeRecord2(encode2()) mismatch (-want +got):\n%s", i, diff)
+			t.Errorf("record %d: decodeValues(encode()) mismatch (-want +got):\n%s", i, diff)
 		}
 	}
 	// The shared-terms record takes every sparse kind of format 2.
@@ -163,37 +167,42 @@ func FuzzDecodeTool(f *testing.F) {
 	})
 }
 
-// FuzzDecodeRecord decodes format 2 tools and examples values: what
-// decodes is a valid record, which encodes and decodes again to itself.
+// FuzzDecodeRecord decodes tools and examples values of the current
+// format: what decodes is a valid record, which encodes and decodes again
+// to itself.
 func FuzzDecodeRecord(f *testing.F) {
 	for n := range 3 {
 		r := storetest.Record("t", n, n%2 == 1, int64(n))
-		tool, ex := encode2(&r)
+		tool, ex := encode(&r)
 		f.Add(tool, ex)
 	}
+	r8 := onGrid(storetest.Record("t", 2, false, 4))
+	tool8, ex8 := encode(&r8)
+	f.Add(tool8, ex8)
 	r := sharedTerms(storetest.Record("t", 3, true, 5), 100)
-	tool, ex := encode2(&r)
+	tool, ex := encode(&r)
 	f.Add(tool, ex)
 	f.Fuzz(func(t *testing.T, tool, ex []byte) {
 		if len(ex) == 0 {
 			ex = nil
 		}
-		rec, err := decodeRecord2(tool, ex) // must not panic
+		rec, err := decodeValues(formatVersion, tool, ex) // must not panic
 		if err != nil {
 			return
 		}
 		vecs := append([]habilis.Vector{rec.DescriptionVector, rec.Centroid, rec.DocumentVector}, rec.ExampleVectors...)
 		for _, v := range vecs {
 			if err := v.Validate(); err != nil {
-				t.Fatalf("decodeRecord2(%x, %x) = invalid vector: %v", tool, ex, err)
+				t.Fatalf("decodeValues(%x, %x) = invalid vector: %v", tool, ex, err)
 			}
 		}
-		again, err := decodeRecord2(encode2(&rec))
+		tool2, ex2 := encode(&rec)
+		again, err := decodeValues(formatVersion, tool2, ex2)
 		if err != nil {
-			t.Fatalf("decodeRecord2(encode2(decodeRecord2(%x, %x))) error = %v", tool, ex, err)
+			t.Fatalf("decodeValues(encode(decodeValues(%x, %x))) error = %v", tool, ex, err)
 		}
 		if diff := cmp.Diff(rec, again); diff != "" {
-			t.Errorf("decodeRecord2(%x, %x) does not survive encode2 (-first +again):\n%s", tool, ex, diff)
+			t.Errorf("decodeValues(%x, %x) does not survive encode (-first +again):\n%s", tool, ex, diff)
 		}
 	})
 }
@@ -244,4 +253,59 @@ func FuzzDecodeExample(f *testing.F) {
 			t.Errorf("example(%x) = vector of %d indices and %d values", v, len(vec.Indices), len(vec.Values))
 		}
 	})
+}
+
+// onGrid returns r with its dense example vectors on the 8-bit grid, as
+// the router writes them.
+func onGrid(r habilis.Record) habilis.Record {
+	r.ExampleVectors = slices.Clone(r.ExampleVectors)
+	for k, v := range r.ExampleVectors {
+		if v.Dense != nil {
+			r.ExampleVectors[k] = habilis.Vector{Dense: vec.Round8(v.Dense)}
+		}
+	}
+	return r
+}
+
+// TestDense8 checks that dense examples on the 8-bit grid are written in
+// kind 7, a byte a coordinate, and others in kind 1; and that a kind 7
+// vector whose scale is not finite and above zero, whose coordinates
+// overflow, or that is cut short is damage, as is kind 7 in a format 3
+// value.
+func TestDense8(t *testing.T) {
+	r := onGrid(storetest.Generate("t", 1, storetest.Shape{Dim: 64}, 3))
+	var e encoder
+	e.setTerms(&r)
+	ex := e.examples(nil, &r)
+	text := len(appendStr(nil, r.Tool.Examples[0]))
+	if got, want := ex[text], byte(kindDense8); got != want || len(ex) != text+1+1+4+64 {
+		t.Fatalf("on-grid example encoded as kind %d in %d bytes, want kind %d in %d", got, len(ex), want, text+1+1+4+64)
+	}
+	off := storetest.Generate("t", 1, storetest.Shape{Dim: 64}, 3)
+	if got := e.examples(nil, &off)[text]; got != kindDense {
+		t.Errorf("off-grid example encoded as kind %d, want %d", got, kindDense)
+	}
+	tool, _ := encode(&r)
+	if _, err := decodeValues(formatVersion, tool, ex); err != nil {
+		t.Fatalf("decodeValues(kind 7) error = %v", err)
+	}
+	if _, err := decodeValues(3, tool, ex); !errors.Is(err, errCorrupt) {
+		t.Errorf("decodeValues(format 3, kind 7) error = %v, want %v", err, errCorrupt)
+	}
+	scaleAt := text + 2
+	for _, c := range []struct {
+		name  string
+		scale float32
+	}{{"zero", 0}, {"negative", -0.01}, {"NaN", float32(math.NaN())}, {"infinite", float32(math.Inf(1))}, {"overflowing", math.MaxFloat32}} {
+		bad := slices.Clone(ex)
+		binary.LittleEndian.PutUint32(bad[scaleAt:], math.Float32bits(c.scale))
+		if _, err := decodeValues(formatVersion, tool, bad); !errors.Is(err, errCorrupt) {
+			t.Errorf("decodeValues(kind 7, %s scale) error = %v, want %v", c.name, err, errCorrupt)
+		}
+	}
+	for _, n := range []int{text + 1, scaleAt + 3, len(ex) - 1} {
+		if _, err := decodeValues(formatVersion, tool, ex[:n]); !errors.Is(err, errCorrupt) {
+			t.Errorf("decodeValues(kind 7 cut to %d bytes) error = %v, want %v", n, err, errCorrupt)
+		}
+	}
 }

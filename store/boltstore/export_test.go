@@ -49,3 +49,28 @@ func HighWater(t testing.TB, s *Store) int64 {
 	}
 	return size
 }
+
+// StoredExampleBytes returns the bytes of the examples values of the store at
+// path, and how many examples the tools say they have.
+func StoredExampleBytes(t testing.TB, path string) (bytes, examples int) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.View(func(tx *bolt.Tx) error {
+		tools, ex := catalogBuckets(tx)
+		need, _, err := measure(storedFormat(tx), tools)
+		examples = need.examples
+		ex.ForEach(func(_, v []byte) error {
+			bytes += len(v)
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes, examples
+}

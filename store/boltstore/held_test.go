@@ -151,7 +151,7 @@ func TestHeldVectors(t *testing.T) {
 
 // TestFormat2 reads a format 2 store (records with every vector, as a
 // write storing no index leaves them) and checks that its next write
-// makes it a format 3 store whose records leave their vectors to the
+// makes it a format 4 store whose records leave their vectors to the
 // index, each read back as written.
 func TestFormat2(t *testing.T) {
 	ctx := context.Background()
@@ -194,8 +194,8 @@ func TestFormat2(t *testing.T) {
 	rec.check(t, "after a write to format 2")
 	r.Close()
 	rec.Store.Close()
-	if f := storedFormat(t, path); f != 3 {
-		t.Errorf("format after a write = %d, want 3", f)
+	if f := storedFormat(t, path); f != 4 {
+		t.Errorf("format after a write = %d, want 4", f)
 	}
 	if n := boltstore.HeldVectors(t, path); n == 0 {
 		t.Error("after a write to format 2, no vector is left to the index")

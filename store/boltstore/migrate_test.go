@@ -52,7 +52,7 @@ func byName(recs []habilis.Record) []habilis.Record {
 }
 
 // TestFormat1 reads a store of format 1 as it was written, and checks
-// that a write which does not replace the catalog rewrites it in format 3
+// that a write which does not replace the catalog rewrites it in format 4
 // with the write applied, showing its progress.
 func TestFormat1(t *testing.T) {
 	ctx := context.Background()
@@ -105,8 +105,8 @@ func TestFormat1(t *testing.T) {
 		t.Errorf("Progress calls = %v, want the last %d of %d", calls, len(recs), len(recs))
 	}
 	s.Close()
-	if f := storedFormat(t, path); f != 3 {
-		t.Errorf("format after a write = %d, want 3", f)
+	if f := storedFormat(t, path); f != 4 {
+		t.Errorf("format after a write = %d, want 4", f)
 	}
 	if rep, err := boltstore.Check(ctx, path, boltstore.CheckOptions{Records: checkGenerated}); err != nil || !rep.Sound() {
 		t.Errorf("Check(migrated) = %+v, %v; want sound", rep, err)
@@ -114,7 +114,7 @@ func TestFormat1(t *testing.T) {
 }
 
 // TestFormat1Replace checks that a write replacing a format 1 catalog
-// leaves a format 3 store of its tools alone.
+// leaves a format 4 store of its tools alone.
 func TestFormat1Replace(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "habilis.db")
 	recs, meta := format1Catalog()
@@ -132,8 +132,8 @@ func TestFormat1Replace(t *testing.T) {
 		t.Errorf("Snapshot() after Replace mismatch (-want +got):\n%s", diff)
 	}
 	s.Close()
-	if f := storedFormat(t, path); f != 3 {
-		t.Errorf("format after a write = %d, want 3", f)
+	if f := storedFormat(t, path); f != 4 {
+		t.Errorf("format after a write = %d, want 4", f)
 	}
 }
 
