@@ -325,7 +325,9 @@ func (sh *shared) scoreAll(q, ql habilis.Vector, s *scratch) bool {
 }
 
 // scoreRows is scoreAll over sh's own spaces, into sig. With s.centroidOnly
-// and dense spaces it scores the centroids alone (see centroidOnly).
+// and dense spaces it scores the centroids alone (see centroidOnly, and
+// lazy, which says so to the readers of the scores: over sparse spaces
+// of their own it scores them all).
 func (sh *shared) scoreRows(q, ql habilis.Vector, s *scratch, sig [][4]float32) bool {
 	if sh.tri != nil {
 		var ok bool
@@ -334,7 +336,7 @@ func (sh *shared) scoreRows(q, ql habilis.Vector, s *scratch, sig [][4]float32) 
 	}
 	col := s.col[:len(sig)]
 	ok := sh.cent.scoreColumn(q, col, sig, sigCent)
-	if s.centroidOnly {
+	if sh.lazy(s) {
 		return ok
 	}
 	ok = sh.desc.scoreColumn(q, col, sig, sigDesc) && ok
