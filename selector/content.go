@@ -146,6 +146,5 @@ func (sh *shared) holds(i int, t uint32) bool {
 	if !ok {
 		return false
 	}
-	_, found := slices.BinarySearch(d.prow[d.offsets[k]:d.offsets[k+1]], int32(i))
-	return found
+	return d.prow.Has(int(d.offsets[k]), int(d.offsets[k+1]), int32(i))
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/habilis-router/habilis"
@@ -131,7 +130,11 @@ func encodeIndex(ix *index, version uint64, extra ...section) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	secs = append(secs, extra...)
+	return assemble(ix, version, append(secs, extra...)), nil
+}
+
+// assemble lays out the sections of ix, for the catalog version.
+func assemble(ix *index, version uint64, secs []section) []byte {
 	off := headerSize + entrySize*len(secs)
 	offs := make([]int, len(secs))
 	for i, s := range secs {
@@ -163,7 +166,7 @@ func encodeIndex(ix *index, version uint64, extra ...section) ([]byte, error) {
 		copy(buf[offs[i]:], s.data)
 	})
 	le.PutUint32(buf[60:], tableCRC(buf, len(secs)))
-	return buf, nil
+	return buf
 }
 
 func tableCRC(buf []byte, n int) uint32 { return layout.TableCRC(buf, n) }
@@ -181,7 +184,7 @@ func indexSections(ix *index) ([]section, error) {
 	nameEnds := make([]uint32, n)
 	var names []byte
 	defEnds := make([]uint32, n)
-	var defs []byte
+	defs := 0
 	collideEnds := make([]uint32, n)
 	var collides []uint32
 	each, err := defsJSON(ix.defs, n)
@@ -196,14 +199,18 @@ func indexSections(ix *index) ([]section, error) {
 		}
 		names = append(names, t.name...)
 		nameEnds[i] = uint32(len(names))
-		defs = append(defs, each[i]...)
-		defEnds[i] = uint32(len(defs))
+		defs += len(each[i])
+		defEnds[i] = uint32(defs)
 		for _, c := range ix.collides[i] {
 			if j, ok := ix.byName[c]; ok {
 				collides = append(collides, uint32(j))
 			}
 		}
 		collideEnds[i] = uint32(len(collides))
+	}
+	zdefs, blocks, err := compressDefs(each)
+	if err != nil {
+		return nil, err
 	}
 	var bg []backgroundRow
 	if ix.background != nil {
@@ -216,7 +223,7 @@ func indexSections(ix *index) ([]section, error) {
 	}
 	secs := []section{
 		{secCalibration, calJSON}, {secTools, vec.Bytes(rows)}, {secNameEnds, vec.Bytes(nameEnds)}, {secNames, names},
-		{secDefEnds, vec.Bytes(defEnds)}, {secDefs, defs}, {secCollideEnds, vec.Bytes(collideEnds)}, {secCollides, vec.Bytes(collides)},
+		{secDefEnds, vec.Bytes(defEnds)}, {secDefsFlate, zdefs}, {secDefBlocks, vec.Bytes(blocks)}, {secCollideEnds, vec.Bytes(collideEnds)}, {secCollides, vec.Bytes(collides)},
 		{secPrior, vec.Bytes(ix.prior)}, {secBackground, vec.Bytes(bg)},
 		{secSumNorm, vec.Bytes(ix.sh.sumNorm)}, {secRocchioNorm, vec.Bytes(ix.sh.rocchioNorm)},
 	}
@@ -232,33 +239,12 @@ func indexSections(ix *index) ([]section, error) {
 			secs = append(secs, section{sp.base + spDense, vec.Bytes(sp.s.dense.Data)})
 			continue
 		}
+		rowsID, rows := sp.s.prow.Section()
 		secs = append(secs, section{sp.base + spTerms, vec.Bytes(sp.s.terms.Raw())}, section{sp.base + spOffsets, vec.Bytes(sp.s.offsets)},
-			section{sp.base + spRows, vec.Bytes(sp.s.prow)}, section{sp.base + spVals, vec.Bytes(sp.s.pval)},
+			section{sp.base + rowsID, rows}, section{sp.base + spVals, vec.Bytes(sp.s.pval)},
 			section{sp.base + spRunSums, vec.Bytes(spaceRunSums(sp.s))})
 	}
 	return secs, nil
-}
-
-// defsJSON returns the JSON of each of the n definitions of defs, encoded
-// on every core, or the first error in definition order.
-func defsJSON(defs toolDefs, n int) ([][]byte, error) {
-	out := make([][]byte, n)
-	errs := make([]error, n)
-	par.For(n, func(_, i int) {
-		d, err := defs.def(i)
-		if err == nil {
-			if out[i], err = json.Marshal(d); err != nil {
-				err = fmt.Errorf("encode index: %w", err)
-			}
-		}
-		errs[i] = err
-	})
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 // runSums returns the CRC of each run of postings, summed on every core.
@@ -278,7 +264,7 @@ func spaceRunSums(s *space) []uint32 {
 	sums := make([]uint32, max(len(s.offsets)-1, 0))
 	for k := range sums {
 		lo, hi := s.offsets[k], s.offsets[k+1]
-		sums[k] = crc32.Update(crc32.Checksum(vec.Bytes(s.prow[lo:hi]), castagnoli), castagnoli, vec.Bytes(s.pval[lo:hi]))
+		sums[k] = crc32.Update(crc32.Checksum(s.prow.Bytes(int(lo), int(hi)), castagnoli), castagnoli, vec.Bytes(s.pval[lo:hi]))
 	}
 	return sums
 }
@@ -415,15 +401,7 @@ func decodeTools(l *storedLayout, ix *index) error {
 	if err := decodeBackground(l, ix); err != nil {
 		return err
 	}
-	defEnds, err := view[uint32](l, secDefEnds, n)
-	if err != nil {
-		return err
-	}
-	if err := checkEnds(defEnds, len(l.Secs[secDefs])); err != nil {
-		return err
-	}
-	ix.defs = &storedDefs{ends: defEnds, data: l.Secs[secDefs], sum: l.Sums[secDefs]}
-	return nil
+	return decodeDefs(l, ix)
 }
 
 func decodeCollides(l *storedLayout, ix *index) error {
@@ -545,13 +523,13 @@ func decodeSpace(l *storedLayout, base uint32, dim int) (*space, error) {
 		return s, nil
 	}
 	var err error
-	if s.prow, err = view[int32](l, base+spRows, -1); err != nil {
+	if s.prow, err = layout.ViewRows(l, base); err != nil {
 		return nil, err
 	}
-	if s.pval, err = view[float32](l, base+spVals, len(s.prow)); err != nil {
+	if s.pval, err = view[float32](l, base+spVals, s.prow.Len()); err != nil {
 		return nil, err
 	}
-	if s.terms, s.offsets, err = postingRuns(l, base+spTerms, base+spOffsets, len(s.prow)); err != nil {
+	if s.terms, s.offsets, err = postingRuns(l, base+spTerms, base+spOffsets, s.prow.Len()); err != nil {
 		return nil, err
 	}
 	sums, err := view[uint32](l, base+spRunSums, len(s.offsets)-1)
@@ -596,80 +574,3 @@ func (c *runCheck) ok(k int32, valid func() bool, bytes ...[]byte) bool {
 
 // errDamaged is what a selection reaching a damaged stored index returns.
 var errDamaged = fmt.Errorf("the stored index does not read whole: %w", habilis.ErrDamaged)
-
-// toolDefs gives tools' definitions by index.
-type toolDefs interface {
-	def(i int) (toolDef, error)
-	// hash is def(i).Hash, without decoding every definition.
-	hash(i int) (string, error)
-}
-
-// heapDefs are the definitions of an index built from records.
-type heapDefs []toolDef
-
-func (d heapDefs) def(i int) (toolDef, error) { return d[i], nil }
-
-func (d heapDefs) hash(i int) (string, error) { return d[i].Hash, nil }
-
-// storedDefs are the definitions in a stored index, checked against their
-// CRC and decoded, all of them, when one is first asked for: a selection
-// never asks, while listing tools asks for all of them, and a server may
-// list them often.
-type storedDefs struct {
-	ends []uint32
-	data []byte
-	sum  uint32
-	once sync.Once
-	defs []toolDef
-	err  error
-	// sound is the section's CRC check alone, for hash.
-	sound    sync.Once
-	soundErr error
-}
-
-// hash decodes definition i alone: a write of a few tools asks for the
-// hashes of those it may leave unchanged.
-func (d *storedDefs) hash(i int) (string, error) {
-	d.sound.Do(func() {
-		if crc32.Checksum(d.data, castagnoli) != d.sum {
-			d.soundErr = fmt.Errorf("the stored index: the tool definitions fail their checksum: %w", habilis.ErrDamaged)
-		}
-	})
-	if d.soundErr != nil {
-		return "", d.soundErr
-	}
-	start := uint32(0)
-	if i > 0 {
-		start = d.ends[i-1]
-	}
-	var td toolDef
-	if err := json.Unmarshal(d.data[start:d.ends[i]], &td); err != nil {
-		return "", fmt.Errorf("the stored index: tool %d: %v: %w", i, err, habilis.ErrDamaged)
-	}
-	return td.Hash, nil
-}
-
-func (d *storedDefs) def(i int) (toolDef, error) {
-	d.once.Do(d.decode)
-	if d.err != nil {
-		return toolDef{}, d.err
-	}
-	return d.defs[i], nil
-}
-
-func (d *storedDefs) decode() {
-	if crc32.Checksum(d.data, castagnoli) != d.sum {
-		d.err = fmt.Errorf("the stored index: the tool definitions fail their checksum: %w", habilis.ErrDamaged)
-		return
-	}
-	defs := make([]toolDef, len(d.ends))
-	start := uint32(0)
-	for i, end := range d.ends {
-		if err := json.Unmarshal(d.data[start:end], &defs[i]); err != nil {
-			d.err = fmt.Errorf("the stored index: tool %d: %v: %w", i, err, habilis.ErrDamaged)
-			return
-		}
-		start = end
-	}
-	d.defs = defs
-}

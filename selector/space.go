@@ -1,10 +1,12 @@
 package selector
 
 import (
+	"encoding/binary"
 	"math"
 	"slices"
 
 	"github.com/habilis-router/habilis"
+	"github.com/habilis-router/habilis/internal/layout"
 	"github.com/habilis-router/habilis/internal/par"
 	"github.com/habilis-router/habilis/internal/terms"
 	"github.com/habilis-router/habilis/internal/vec"
@@ -18,10 +20,11 @@ type space struct {
 	rows  int
 	dense *vec.Slab
 	// Sparse inverted index in compressed form: term → postings
-	// [offsets[k], offsets[k+1]) of (row, weight).
+	// [offsets[k], offsets[k+1]) of (row, weight), the rows packed in
+	// three bytes where they fit (layout.PostingRows).
 	terms   terms.Table
 	offsets []int32
-	prow    []int32
+	prow    layout.PostingRows
 	pval    []float32
 	// check, for a stored index, checks each run's rows on first use.
 	check *runCheck
@@ -67,18 +70,19 @@ func newSpace(vs []habilis.Vector, dim int) *space {
 	for k := range order {
 		s.offsets[k+1] += s.offsets[k]
 	}
-	s.prow = make([]int32, total)
 	s.pval = make([]float32, total)
 	fill := slices.Clone(s.offsets[:len(order)])
-	for r, v := range vs {
-		for i := range v.Indices {
-			k := slots[0]
-			slots = slots[1:]
-			s.prow[fill[k]] = int32(r)
-			s.pval[fill[k]] = v.Values[i]
-			fill[k]++
+	s.prow = layout.PackRows(total, len(vs), func(at func(j int, row int32)) {
+		for r, v := range vs {
+			for i := range v.Indices {
+				k := slots[0]
+				slots = slots[1:]
+				at(int(fill[k]), int32(r))
+				s.pval[fill[k]] = v.Values[i]
+				fill[k]++
+			}
 		}
-	}
+	})
 	return s
 }
 
@@ -98,18 +102,45 @@ func (s *space) scoreAll(q habilis.Vector, out []float32) bool {
 		if !ok {
 			continue
 		}
-		w := q.Values[i]
-		lo, hi := s.offsets[k], s.offsets[k+1]
-		rows, vals := s.prow[lo:hi], s.pval[lo:hi]
-		if s.check != nil && !s.check.ok(k, func() bool { return rowsIn(rows, s.rows) }, vec.Bytes(rows), vec.Bytes(vals)) {
+		lo, hi := int(s.offsets[k]), int(s.offsets[k+1])
+		vals := s.pval[lo:hi]
+		if s.check != nil && !s.check.ok(k, func() bool { return s.prow.In(lo, hi, s.rows) }, s.prow.Bytes(lo, hi), vec.Bytes(vals)) {
 			clear(out)
 			return false
 		}
-		for j, r := range rows {
-			out[r] += w * vals[j]
-		}
+		addRun(out, s.prow, lo, hi, q.Values[i], vals)
 	}
 	return true
+}
+
+// addRun adds w times each of the postings [lo, hi) of rows, whose
+// weights are vals, to out.
+func addRun(out []float32, rows layout.PostingRows, lo, hi int, w float32, vals []float32) {
+	if rows.Packed == nil {
+		for j, r := range rows.Wide[lo:hi] {
+			out[r] += w * vals[j]
+		}
+		return
+	}
+	// Each row is the low three bytes of the word at its place, which
+	// the byte after the last row lets the last one read too. Four rows
+	// are read from two words at a time: one row a word took 1.5 times
+	// the int32 rows' time, four take the same (0.87-1.03 ×, scoring a
+	// query of 40 terms against 18 million postings; docs/benchmarks.md).
+	b := rows.Packed[3*lo : 3*hi+1]
+	for len(vals) >= 4 && len(b) >= 16 {
+		x := binary.LittleEndian.Uint64(b)
+		y := binary.LittleEndian.Uint64(b[8:])
+		out[x&0xffffff] += w * vals[0]
+		out[x>>24&0xffffff] += w * vals[1]
+		out[(x>>48|y<<16)&0xffffff] += w * vals[2]
+		out[y>>8&0xffffff] += w * vals[3]
+		b, vals = b[12:], vals[4:]
+	}
+	for j, v := range vals {
+		r := binary.LittleEndian.Uint32(b[3*j:]) & (layout.MaxPacked - 1)
+		out[r] += w * v
+	}
 }
 
 // scoreRow returns the query's score against dense row r, as scoreAll
@@ -119,16 +150,6 @@ func (s *space) scoreRow(q habilis.Vector, r int) float32 {
 		return 0
 	}
 	return s.dense.Score(q.Dense, r)
-}
-
-// rowsIn reports whether every row is in [0, n).
-func rowsIn(rows []int32, n int) bool {
-	for _, r := range rows {
-		if r < 0 || int(r) >= n {
-			return false
-		}
-	}
-	return true
 }
 
 // scoreColumn writes the query's score against every row r into

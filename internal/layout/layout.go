@@ -47,8 +47,15 @@ const (
 	SecTriRunSums
 	// SecPatch holds a patch's description (selector/patch.go).
 	SecPatch
+	// SecDefsFlate holds the tool definitions compressed in blocks, which
+	// end where SecDefBlocks says (selector/defs.go); indexes stored
+	// before hold them plain, in SecDefs.
+	SecDefsFlate
+	SecDefBlocks
 	// A space of its own (no merged space) takes six ids from its base:
-	// dense rows, or term table, offsets, rows, values and run CRCs.
+	// dense rows, or term table, offsets, rows, values and run CRCs; and
+	// a seventh, the rows in their packed form (PostingRows), which
+	// replaces the rows of indexes stored before.
 	SecCent uint32 = 32
 	SecDesc uint32 = 40
 	SecDoc  uint32 = 48
@@ -62,6 +69,7 @@ const (
 	SpRows
 	SpVals
 	SpRunSums
+	SpRows24
 )
 
 // FlagMerged marks an index whose three signals share one merged space.
@@ -78,12 +86,12 @@ var ErrLayout = errors.New("stored index")
 // on first use, and the tool definitions.
 func Lazy(id uint32) bool {
 	switch id {
-	case SecTriPostings, SecDefs:
+	case SecTriPostings, SecDefs, SecDefsFlate:
 		return true
 	}
 	if id >= SecCent {
 		k := (id - SecCent) % 8
-		return k == SpRows || k == SpVals
+		return k == SpRows || k == SpVals || k == SpRows24
 	}
 	return false
 }

@@ -200,9 +200,9 @@ func fillSpace(l *Layout, base uint32, s *rowVectors, sig int, fill [][signals]i
 		end := int32(min(r0+fillBlock, l.Tools))
 		for k, t := range ts {
 			j, hi := cur[k], offsets[k+1]
-			for ; j < hi && rows[j] < end; j++ {
+			for ; j < hi && rows.At(int(j)) < end; j++ {
 				if w := vals[j]; w != 0 {
-					f := &fill[rows[j]][sig]
+					f := &fill[rows.At(int(j))][sig]
 					s.idx[*f], s.val[*f] = t, w
 					*f++
 				}
@@ -306,7 +306,10 @@ func checkWalked(l *Layout) error {
 		if l.Dim != 0 && sig != Doc {
 			continue
 		}
-		for _, id := range []uint32{base + SpRows, base + SpVals} {
+		for _, id := range []uint32{base + SpRows, base + SpRows24, base + SpVals} {
+			if _, ok := l.Secs[id]; !ok && id != base+SpVals {
+				continue // the rows' other form
+			}
 			if err := l.Check(id); err != nil {
 				return err
 			}
@@ -414,11 +417,12 @@ func walkSpace(l *Layout, base uint32, sig, i, n int, fn func(sig, row int, term
 	for k := i * len(ts) / n; k < (i+1)*len(ts)/n; k++ {
 		t := ts[k]
 		for j := offsets[k]; j < offsets[k+1]; j++ {
-			if r := rows[j]; r < 0 || int(r) >= l.Tools {
+			r := rows.At(int(j))
+			if r < 0 || int(r) >= l.Tools {
 				return fmt.Errorf("%w: a posting of row %d of %d", ErrLayout, r, l.Tools)
 			}
 			if vals[j] != 0 {
-				fn(sig, int(rows[j]), t, vals[j])
+				fn(sig, int(r), t, vals[j])
 			}
 		}
 	}
@@ -427,15 +431,15 @@ func walkSpace(l *Layout, base uint32, sig, i, n int, fn func(sig, row int, term
 
 // sparseSpace returns the sections of the sparse space at base: its
 // postings' rows and values, its terms and each term's offset in them.
-func sparseSpace(l *Layout, base uint32) (rows []int32, vals []float32, ts []uint32, offsets []int32, err error) {
-	if rows, err = View[int32](l, base+SpRows, -1); err != nil {
-		return nil, nil, nil, nil, err
+func sparseSpace(l *Layout, base uint32) (rows PostingRows, vals []float32, ts []uint32, offsets []int32, err error) {
+	if rows, err = ViewRows(l, base); err != nil {
+		return PostingRows{}, nil, nil, nil, err
 	}
-	if vals, err = View[float32](l, base+SpVals, len(rows)); err != nil {
-		return nil, nil, nil, nil, err
+	if vals, err = View[float32](l, base+SpVals, rows.Len()); err != nil {
+		return PostingRows{}, nil, nil, nil, err
 	}
-	if ts, offsets, err = slotTerms(l, base+SpTerms, base+SpOffsets, len(rows)); err != nil {
-		return nil, nil, nil, nil, err
+	if ts, offsets, err = slotTerms(l, base+SpTerms, base+SpOffsets, rows.Len()); err != nil {
+		return PostingRows{}, nil, nil, nil, err
 	}
 	return rows, vals, ts, offsets, nil
 }
