@@ -206,7 +206,7 @@ func TestDamagedStoreMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const pageSize = 16384 // boltstore's
+	const pageSize = 64 << 10 // boltstore's
 	copy(data[2*pageSize:3*pageSize], bytes.Repeat([]byte{0x01}, pageSize))
 	if err := os.WriteFile(store, data, 0o600); err != nil {
 		t.Fatal(err)

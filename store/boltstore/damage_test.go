@@ -125,7 +125,8 @@ var damages = []damage{
 		case roleMeta:
 			n = 80
 		case roleFreelist:
-			n = 64
+			// Its header and the free page ids it lists, 8 bytes each.
+			n = min(64, 16+8*int(binary.NativeEndian.Uint16(p[10:])))
 		case roleBranch, roleNode:
 			n = min(n, 16+16*int(binary.NativeEndian.Uint16(p[10:])))
 		}
@@ -144,9 +145,12 @@ func damagedStore(t *testing.T, path string, format int) *habilis.Snapshot {
 	t.Helper()
 	ctx := context.Background()
 	recs := storetest.Catalog(40, 3, false, 1)
-	for i := range 10 {
-		recs = append(recs, storetest.Generate(fmt.Sprintf("wide-%d", i), 6, storetest.Shape{Dim: 700}, int64(i)))
-		recs = append(recs, storetest.Generate(fmt.Sprintf("sparse-%d", i), 4, storetest.Shape{NonZeros: 300}, int64(i)))
+	// Enough wide tools to fill a dozen 64 KiB leaf pages.
+	for i := range 40 {
+		recs = append(recs, storetest.Generate(fmt.Sprintf("wide-%02d", i), 6, storetest.Shape{Dim: 700}, int64(i)))
+		if i < 10 {
+			recs = append(recs, storetest.Generate(fmt.Sprintf("sparse-%d", i), 4, storetest.Shape{NonZeros: 300}, int64(i)))
+		}
 	}
 	meta := storetest.Meta(8, 1)
 	if format == 1 {
