@@ -2,6 +2,7 @@ package suggest
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -40,6 +41,24 @@ func TestNames(t *testing.T) {
 	}
 }
 
+// TestNamesLongest: a name of maxRunes letters is still matched; one
+// longer is pasted text, whatever known holds.
+func TestNamesLongest(t *testing.T) {
+	long := strings.Repeat("ab", maxRunes/2)
+	for _, tc := range []struct {
+		name, known string
+		want        []string
+	}{
+		{long[:maxRunes-1] + "x", long, []string{long}},
+		{long + "x", long + "y", nil},
+		{long + "abx", long + "aby", nil},
+	} {
+		if got := Names(tc.name, []string{tc.known}); !cmp.Equal(got, tc.want) {
+			t.Errorf("Names(%d letters, %d letters) = %q, want %q", len(tc.name), len(tc.known), got, tc.want)
+		}
+	}
+}
+
 func TestNamesAtMost(t *testing.T) {
 	known := []string{"tool_a", "tool_b", "tool_c", "tool_d", "tool_e"}
 	got := Names("tool_x", known)
@@ -70,6 +89,10 @@ func TestDistance(t *testing.T) {
 		{"", "ab", 2, 2},
 		{"getwether", "getweather", 2, 1},
 		{"ca", "abc", 3, 3}, // not 2: a transposed pair is not edited again
+		{"xab", "ab", 2, 1}, // the band starts at the first column
+		{"xyzabcd", "abcd", 3, 3},
+		{"abcdefgh", "bcdefgh", 1, 1}, // the band moves right of the first column
+		{"abcdefgh", "xabcdefh", 2, 2},
 	} {
 		if got := dist(tc.a, tc.b, tc.limit); got != tc.want {
 			t.Errorf("distance(%q, %q, %d) = %d, want %d", tc.a, tc.b, tc.limit, got, tc.want)
