@@ -311,6 +311,7 @@ func TestParseErrors(t *testing.T) {
 		{"blank example", `[{"name":"a","description":"d","examples":["  "]}]`, 0, "a", "examples[0]", "must not be blank"},
 		{"duplicate example", `[{"name":"a","description":"d","examples":["Play some jazz","x","play  some JAZZ "]}]`,
 			0, "a", "examples[2]", "duplicates examples[0]"},
+		{"too many examples", `[{"name":"a","description":"d","examples":[` + numbered(MaxExamples+1) + `]}]`, 0, "a", "examples", "holds 1001 examples; the limit is 1000"},
 		{"long example", `[{"name":"a","description":"d","examples":["` + strings.Repeat("x", MaxExampleLen+1) + `"]}]`, 0, "a", "examples[0]", "the limit is"},
 		{"margin too big", `[{"name":"a","description":"d","margin":1.5}]`, 0, "a", "margin", "must be between 0 and 1, got 1.5"},
 		{"margin negative", `[{"name":"a","description":"d","margin":-0.1}]`, 0, "a", "margin", "must be between 0 and 1"},
@@ -381,6 +382,10 @@ func TestParseErrors(t *testing.T) {
 			0, "a", "inputSchema.properties.x.anyOf", "must be a non-empty array of schemas"},
 		{"deep anyOf", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":` + strings.Repeat(`{"anyOf":[`, 70) + `{}` + strings.Repeat(`]}`, 70) + `}}}]`,
 			0, "a", "inputSchema.properties.x" + strings.Repeat(".anyOf[0]", 64), "nests deeper than 64 levels"},
+		{"deep not", `[{"name":"a","description":"d","inputSchema":` + strings.Repeat(`{"not":`, 70) + `{}` + strings.Repeat(`}`, 70) + `}]`,
+			0, "a", "inputSchema" + strings.Repeat(".not", 65), "nests deeper than 64 levels"},
+		{"deep items list", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":` + strings.Repeat(`{"items":[`, 70) + `{}` + strings.Repeat(`]}`, 70) + `}}}]`,
+			0, "a", "inputSchema.properties.x" + strings.Repeat(".items[0]", 64), "nests deeper than 64 levels"},
 		{"deep $defs", `[{"name":"a","description":"d","inputSchema":` + strings.Repeat(`{"$defs":{"d":`, 70) + `{}` + strings.Repeat(`}}`, 70) + `}]`,
 			0, "a", "inputSchema" + strings.Repeat(".$defs.d", 65), "nests deeper than 64 levels"},
 		{"anyOf member", `[{"name":"a","description":"d","inputSchema":{"properties":{"x":{"anyOf":[{"type":"string"},{"type":"lst"}]}}}}]`,
@@ -515,6 +520,10 @@ func TestParseEncodingOutsideTools(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Line != 2 || ce.Column != 15 || !strings.Contains(ce.Msg, "UTF-8") {
 		t.Errorf("Parse(%q) error = %v, want invalid UTF-8 at 2:15", data, err)
 	}
+	// The file as a whole, not a tool.
+	if want := "tools.json:2:15: contains bytes that are not valid UTF-8"; err == nil || err.Error() != want {
+		t.Errorf("Parse(%q) error = %v, want %s", data, err, want)
+	}
 }
 
 func TestParseReportsAllProblems(t *testing.T) {
@@ -566,6 +575,10 @@ func TestParseSizeLimit(t *testing.T) {
 	_, err := Parse("big.json", data)
 	if !errors.Is(err, habilis.ErrInvalid) || !strings.Contains(err.Error(), "big.json: is larger than the limit of 256 MiB") {
 		t.Errorf("Parse(%d bytes) error = %v, want the size limit", len(data), err)
+	}
+	// The limit itself is allowed: these bytes are refused as JSON.
+	if _, err := Parse("big.json", data[:MaxSize]); err == nil || !strings.Contains(err.Error(), "big.json:1:1: invalid JSON") {
+		t.Errorf("Parse(%d bytes) error = %v, want invalid JSON", MaxSize, err)
 	}
 
 	path := filepath.Join(t.TempDir(), "big.json")
@@ -619,6 +632,36 @@ func TestParseArgumentsNamedLikeKeywords(t *testing.T) {
 	if got := string(tools[0].InputSchema); got != want {
 		t.Errorf("InputSchema = %s, want %s", got, want)
 	}
+}
+
+// TestParseLimits: values at a limit load.
+func TestParseLimits(t *testing.T) {
+	long := strings.Repeat("x", MaxExampleLen)
+	data := `[{"name":"a","description":"d","margin":0,"examples":[` + numbered(MaxExamples-1) + `,"` + long + `"]},` +
+		`{"name":"b","description":"d","margin":1,"arguments":{"city":"City"},"required":[]}]`
+	tools, err := Parse("tools.json", []byte(data))
+	if err != nil {
+		t.Fatalf("Parse() error: %v", err)
+	}
+	if n := len(tools[0].Examples); n != MaxExamples || tools[0].Examples[n-1] != long {
+		t.Errorf("tool a has %d examples, want %d, the last %d bytes long", n, MaxExamples, MaxExampleLen)
+	}
+	if *tools[0].Margin != 0 || *tools[1].Margin != 1 {
+		t.Errorf("margins %v and %v, want 0 and 1", *tools[0].Margin, *tools[1].Margin)
+	}
+	// An empty required list is left out of the schema.
+	if got, want := string(tools[1].InputSchema), `{"properties":{"city":{"description":"City","type":"string"}},"type":"object"}`; got != want {
+		t.Errorf("InputSchema = %s, want %s", got, want)
+	}
+}
+
+// numbered returns n distinct JSON strings, comma-separated.
+func numbered(n int) string {
+	ex := make([]string, n)
+	for i := range ex {
+		ex[i] = `"request ` + itoa(i) + `"`
+	}
+	return strings.Join(ex, ",")
 }
 
 // TestParseLocalRefs: references that resolve inside the schema, through
