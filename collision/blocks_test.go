@@ -83,3 +83,28 @@ func TestDenseAbove(t *testing.T) {
 		})
 	}
 }
+
+// TestDenseAboveFew: two or three tools, the least the blocked pass gets,
+// and a pair exactly at the threshold, which counts.
+func TestDenseAboveFew(t *testing.T) {
+	recs := []habilis.Record{
+		centroidTool("a", 0.9, unit(1, 0.1, 0)),
+		centroidTool("b", 0.9, unit(1, 0.3, 0)),
+		centroidTool("c", 0.9, unit(0, 0, 1)),
+	}
+	for n := 2; n <= len(recs); n++ {
+		opts, err := Options{}.resolved()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := newCatalog(recs[:n], opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := vec.Dot(c.slab.Row(0), c.slab.Row(1))
+		got := c.denseAbove(at, maxProbes)
+		if want := []hit{{0, 1, at}}; len(got) != 1 || got[0] != want[0] {
+			t.Errorf("%d tools: denseAbove(%v) = %v, want %v", n, at, got, want)
+		}
+	}
+}

@@ -442,6 +442,8 @@ func TestErrors(t *testing.T) {
 	wide := denseTool("w", 0, ex{"w1", unit(1, 0, 0)}, ex{"w2", unit(0, 1, 0)})
 	unsorted := sb
 	unsorted.Centroid = habilis.Vector{Indices: []uint32{1, 0}, Values: []float32{0.6, 0.8}}
+	repeated := sb
+	repeated.Centroid = habilis.Vector{Indices: []uint32{0, 0}, Values: []float32{0.6, 0.8}}
 	nan := b
 	nan.Centroid = habilis.Vector{Dense: []float32{float32(math.NaN()), 0}}
 	badExample := b
@@ -455,6 +457,7 @@ func TestErrors(t *testing.T) {
 		{name: "mixed dense and sparse", recs: []habilis.Record{a, sb}},
 		{name: "dimensions differ", recs: []habilis.Record{a, wide}},
 		{name: "unsorted indices", recs: []habilis.Record{sb, unsorted}},
+		{name: "repeated index", recs: []habilis.Record{sb, repeated}},
 		{name: "NaN centroid", recs: []habilis.Record{a, nan}},
 		{name: "negative threshold", recs: []habilis.Record{a, b}, opts: Options{Threshold: -0.1}},
 		{name: "negative max leaks", recs: []habilis.Record{a, b}, opts: Options{MaxLeaksPerPair: -1}},
@@ -739,5 +742,72 @@ func TestBareTools(t *testing.T) {
 		if cols, err := Find(form.recs, without); err != nil || len(cols) != 0 {
 			t.Errorf("%s: without Bare: %v, %v; want no collisions (one tool with examples)", form.name, cols, err)
 		}
+	}
+}
+
+// TestSeverityRule checks the rule of the package documentation at its
+// boundaries: centroids Threshold+0.1 alike are high; below, misroutes
+// between neighbours (a quarter of the held-out examples nearest the other
+// tool) are high from MinMisroutes, both directions counted, medium under
+// it; without neighbours or a misroute, low; two bare tools, low.
+func TestSeverityRule(t *testing.T) {
+	opts, err := Options{}.resolved()
+	if err != nil {
+		t.Fatal(err)
+	}
+	high, below := opts.Threshold+highDelta, opts.Threshold+highDelta/2
+	tests := []struct {
+		name    string
+		p       pair
+		heldOut int
+		want    habilis.Severity
+	}{
+		{"alike enough", pair{sim: high}, 8, habilis.SeverityHigh},
+		{"two bare tools", pair{sim: 1, bare: true, misroutes: [2]int{2, 2}, nearest: [2]int{4, 4}}, 8, habilis.SeverityLow},
+		{"no misroute", pair{sim: below, nearest: [2]int{4, 4}}, 8, habilis.SeverityLow},
+		{"one misroute each way", pair{sim: below, misroutes: [2]int{1, 1}, nearest: [2]int{1, 1}}, 8, habilis.SeverityHigh},
+		{"two one way", pair{sim: below, misroutes: [2]int{0, 2}, nearest: [2]int{0, 2}}, 8, habilis.SeverityHigh},
+		{"one misroute", pair{sim: below, misroutes: [2]int{1, 0}, nearest: [2]int{1, 1}}, 8, habilis.SeverityMedium},
+		{"not neighbours", pair{sim: below, misroutes: [2]int{1, 1}, nearest: [2]int{1, 0}}, 8, habilis.SeverityLow},
+	}
+	for _, tt := range tests {
+		if got := tt.p.severity(opts, tt.heldOut); got != tt.want {
+			t.Errorf("%s: severity = %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestMaxToolsAtLimit: a catalog of exactly MaxTools tools is analysed,
+// leaks included.
+func TestMaxToolsAtLimit(t *testing.T) {
+	recs := []habilis.Record{
+		denseTool("a", 0.05, ex{"a1", unit(1, 0.1, 0, 0)}, ex{"a2", unit(1, -0.1, 0, 0)}),
+		denseTool("b", 0.05, ex{"b1", unit(1, 0, 0.1, 0)}, ex{"b2", unit(1, 0, -0.1, 0)}),
+	}
+	for _, rs := range [][]habilis.Record{recs, toSparse(recs)} {
+		cols, err := Find(rs, Options{MaxTools: len(rs)})
+		if err != nil || len(cols) != 1 || len(cols[0].Leaks) != 4 {
+			t.Errorf("Find(MaxTools %d) = %v, %v; want one collision with 4 leaks", len(rs), cols, err)
+		}
+	}
+}
+
+// TestLeakOrderTies: leaks that lead by as much are ordered by the tool
+// they come from, then by their text.
+func TestLeakOrderTies(t *testing.T) {
+	recs := []habilis.Record{
+		denseTool("a", 0.05, ex{"y2", unit(1, 0.1, 0, 0)}, ex{"y1", unit(1, -0.1, 0, 0)}),
+		denseTool("b", 0.05, ex{"x2", unit(1, 0, 0.1, 0)}, ex{"x1", unit(1, 0, -0.1, 0)}),
+	}
+	cols, err := Find(recs, Options{})
+	if err != nil || len(cols) != 1 {
+		t.Fatalf("Find = %v, %v; want one collision", cols, err)
+	}
+	var got []string
+	for _, l := range cols[0].Leaks {
+		got = append(got, l.From+":"+l.Example)
+	}
+	if want := []string{"a:y1", "a:y2", "b:x1", "b:x2"}; !cmp.Equal(got, want) {
+		t.Errorf("leaks %q, want %q", got, want)
 	}
 }
