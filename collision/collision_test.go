@@ -811,3 +811,25 @@ func TestLeakOrderTies(t *testing.T) {
 		t.Errorf("leaks %q, want %q", got, want)
 	}
 }
+
+// TestReportOrderTies: collisions as severe and as strong are ordered by
+// their first tool's name, then the second's.
+func TestReportOrderTies(t *testing.T) {
+	recs := []habilis.Record{
+		centroidTool("z", 0.9, unit(1, -0.1, 0, 0)),
+		centroidTool("c", 0.9, unit(0, 0, 1, -0.1)),
+		centroidTool("b", 0.9, unit(0, 0, 1, 0.1)),
+		centroidTool("a", 0.9, unit(1, 0.1, 0, 0)),
+	}
+	cols, err := Pairs(recs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cols {
+		got = append(got, c.A+"-"+c.B)
+	}
+	if want := []string{"a-z", "b-c"}; !cmp.Equal(got, want) || cols[0].CentroidSimilarity != cols[1].CentroidSimilarity {
+		t.Errorf("Pairs = %q (similarities %v), want %q, as similar", got, cols, want)
+	}
+}
