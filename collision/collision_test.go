@@ -833,3 +833,31 @@ func TestReportOrderTies(t *testing.T) {
 		t.Errorf("Pairs = %q (similarities %v), want %q, as similar", got, cols, want)
 	}
 }
+
+// TestPairsAtThresholdAndGate: centroids exactly Threshold alike pair, and
+// so does a centroid scoring exactly another tool's gate, either way round.
+func TestPairsAtThresholdAndGate(t *testing.T) {
+	a, b := unit(1, 0.5, 0), unit(1, -0.5, 0.2)
+	probe := []habilis.Record{centroidTool("a", 1, a), centroidTool("b", 1, b)}
+	cols, err := Pairs(probe, Options{Threshold: 0.01})
+	if err != nil || len(cols) != 1 {
+		t.Fatalf("Pairs = %v, %v; want one pair", cols, err)
+	}
+	s := cols[0].CentroidSimilarity
+	for _, tc := range []struct {
+		name      string
+		recs      []habilis.Record
+		threshold float32
+	}{
+		{"threshold", probe, s},
+		{"a's gate", []habilis.Record{centroidTool("a", s, a), centroidTool("b", 1, b)}, 0.99},
+		{"b's gate", []habilis.Record{centroidTool("a", 1, a), centroidTool("b", s, b)}, 0.99},
+	} {
+		for _, rs := range [][]habilis.Record{tc.recs, toSparse(tc.recs)} {
+			cols, err := Pairs(rs, Options{Threshold: tc.threshold})
+			if err != nil || len(cols) != 1 || cols[0].CentroidSimilarity != s {
+				t.Errorf("%s %v: Pairs = %v, %v; want the pair, similarity %v", tc.name, tc.threshold, cols, err, s)
+			}
+		}
+	}
+}
