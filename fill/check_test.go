@@ -61,6 +61,7 @@ func TestCheck(t *testing.T) {
 		{"show images too", `{"include_images":true}`, time.Time{}, `{"include_images":true}`, nil},
 		{"do not include images", `{"include_images":false}`, time.Time{}, `{"include_images":false}`, nil},
 		{"results without images", `{"include_images":false}`, time.Time{}, `{"include_images":false}`, nil},
+		{"show images too", `{"include_images":"True"}`, time.Time{}, `{"include_images":true}`, nil},
 		{"no images please", `{"include_images":false}`, time.Time{}, `{"include_images":false}`, nil},
 		{"never show any of the images", `{"include_images":false}`, time.Time{}, `{"include_images":false}`, nil},
 		{"images turned off", `{"include_images":false}`, time.Time{}, `{"include_images":false}`, nil},
