@@ -637,14 +637,19 @@ func TestParseArgumentsNamedLikeKeywords(t *testing.T) {
 // TestParseLimits: values at a limit load.
 func TestParseLimits(t *testing.T) {
 	long := strings.Repeat("x", MaxExampleLen)
+	longName, longDesc := strings.Repeat("n", maxNameLen), strings.Repeat("d", maxDescriptionLen)
 	data := `[{"name":"a","description":"d","margin":0,"examples":[` + numbered(MaxExamples-1) + `,"` + long + `"]},` +
-		`{"name":"b","description":"d","margin":1,"arguments":{"city":"City"},"required":[]}]`
+		`{"name":"b","description":"d","margin":1,"arguments":{"city":"City"},"required":[]},` +
+		`{"name":"` + longName + `","description":"` + longDesc + `"}]`
 	tools, err := Parse("tools.json", []byte(data))
 	if err != nil {
 		t.Fatalf("Parse() error: %v", err)
 	}
 	if n := len(tools[0].Examples); n != MaxExamples || tools[0].Examples[n-1] != long {
 		t.Errorf("tool a has %d examples, want %d, the last %d bytes long", n, MaxExamples, MaxExampleLen)
+	}
+	if tools[2].Name != longName || tools[2].Description != longDesc {
+		t.Errorf("tool 2 named %d bytes and described in %d, want %d and %d", len(tools[2].Name), len(tools[2].Description), maxNameLen, maxDescriptionLen)
 	}
 	if *tools[0].Margin != 0 || *tools[1].Margin != 1 {
 		t.Errorf("margins %v and %v, want 0 and 1", *tools[0].Margin, *tools[1].Margin)
