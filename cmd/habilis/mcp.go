@@ -65,7 +65,7 @@ func (o *mcpOptions) addFlags(cmd *cobra.Command) {
 }
 
 func (o *mcpOptions) addSearchFlags(cmd *cobra.Command) {
-	cmd.Flags().IntVarP(&o.k, "k", "k", mcpgate.DefaultK, "how many tools a search returns when it does not say")
+	cmd.Flags().IntVarP(&o.k, "k", "k", mcpgate.DefaultK, "how many tools a search returns (serve: when search_tools' call gives no k)")
 }
 
 func (o *mcpOptions) addFitFlag(cmd *cobra.Command) {
