@@ -53,6 +53,7 @@ func TestCheck(t *testing.T) {
 		{"transfer 100 dollars", `{"amount":1000}`, time.Time{}, `{}`, []Rejection{{Path: "amount", Value: 1000.0, Reason: "the request does not mention this number"}}},
 		{"show 12345678901 results", `{"count":12345678901}`, time.Time{}, `{"count":12345678901}`, nil},
 		{"show 12345678901 results", `{"count":12345678905}`, time.Time{}, `{}`, []Rejection{{Path: "count", Value: 12345678905.0, Reason: "the request does not mention this number"}}},
+		{"card 4111111111111111", `{"count":4111111111111112}`, time.Time{}, `{}`, []Rejection{{Path: "count", Value: 4111111111111112.0, Reason: "the request does not mention this number"}}},
 		{"transfer 3 dollars", `{"amount":3.0000000000000004}`, time.Time{}, `{"amount":3.0000000000000004}`, nil}, // a float's rounding
 		{"a rate of 0.7%", `{"amount":0.007}`, time.Time{}, `{"amount":0.007}`, nil},
 		{"a rate of 33.3%", `{"amount":0.333}`, time.Time{}, `{"amount":0.333}`, nil},
