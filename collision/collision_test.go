@@ -861,3 +861,23 @@ func TestPairsAtThresholdAndGate(t *testing.T) {
 		}
 	}
 }
+
+// TestGateAtZero: a tool whose gate is exactly 0 passes every score, so
+// another tool pairs with it even sharing no term, in sparse form too,
+// where a tool is compared only with those sharing a term and those whose
+// gate is open.
+func TestGateAtZero(t *testing.T) {
+	open := centroidTool("open", 0.3, unit(1, 0, 0))
+	open.Margin = 0.3
+	for _, recs := range [][]habilis.Record{
+		{open, centroidTool("other", 0.9, unit(0, 1, 0))},
+		{centroidTool("other", 0.9, unit(0, 1, 0)), open},
+	} {
+		for _, rs := range [][]habilis.Record{recs, toSparse(recs)} {
+			cols, err := Pairs(rs, Options{})
+			if err != nil || len(cols) != 1 || cols[0].A != "open" || cols[0].B != "other" {
+				t.Errorf("Pairs(%s first, sparse %v) = %v, %v; want open and other", rs[0].Tool.Name, rs[0].Centroid.IsSparse(), cols, err)
+			}
+		}
+	}
+}
