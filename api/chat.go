@@ -45,6 +45,35 @@ type chatTool struct {
 // clipped to maxText bytes (see clip). The request is read in one pass
 // over its top-level fields, after one that checks it is valid JSON.
 func parseChat(body string, maxText int) (*chatRequest, error) {
+	return parseRequest(body, func(req *chatRequest, key string, v gjson.Result) error {
+		switch key {
+		case "tools":
+			return req.readTools(v, false)
+		case "messages":
+			if !v.IsArray() {
+				return errors.New("messages: not an array")
+			}
+			v.ForEach(func(_, m gjson.Result) bool {
+				req.readMessage(m, maxText)
+				return true
+			})
+		case "tool_choice":
+			// "none", "auto", "required", a function or custom tool, or
+			// the tools the model is allowed.
+			req.need(v, false)
+			v.Get("allowed_tools.tools").ForEach(func(_, t gjson.Result) bool {
+				req.need(t, false)
+				return true
+			})
+		}
+		return nil
+	})
+}
+
+// parseRequest reads a request of either API: it checks that body is a
+// JSON object, refuses a second tools array, and hands field each
+// top-level field in turn.
+func parseRequest(body string, field func(req *chatRequest, key string, v gjson.Result) error) (*chatRequest, error) {
 	if !gjson.Valid(body) {
 		return nil, errors.New("the request is not valid JSON")
 	}
@@ -56,34 +85,16 @@ func parseChat(body string, maxText int) (*chatRequest, error) {
 	var err error
 	tools := false
 	root.ForEach(func(key, v gjson.Result) bool {
-		switch key.Str {
-		case "tools":
+		if key.Str == "tools" {
 			// Which of two tools arrays counts is the upstream's JSON
 			// reader's to say: leave such a request alone.
 			if tools {
 				err = errors.New("tools: given twice")
-				break
+				return false
 			}
 			tools = true
-			err = req.readTools(v)
-		case "messages":
-			if !v.IsArray() {
-				err = errors.New("messages: not an array")
-				break
-			}
-			v.ForEach(func(_, m gjson.Result) bool {
-				req.readMessage(m, maxText)
-				return true
-			})
-		case "tool_choice":
-			// "none", "auto", "required", a function or custom tool, or
-			// the tools the model is allowed.
-			req.need(v)
-			v.Get("allowed_tools.tools").ForEach(func(_, t gjson.Result) bool {
-				req.need(t)
-				return true
-			})
 		}
+		err = field(req, key.Str, v)
 		return err == nil
 	})
 	if err != nil {
@@ -92,8 +103,10 @@ func parseChat(body string, maxText int) (*chatRequest, error) {
 	return req, nil
 }
 
-// readTools reads the tools array.
-func (req *chatRequest) readTools(tools gjson.Result) error {
+// readTools reads the tools array: nested ({"type": "function",
+// "function": {"name": ...}}, Chat Completions) or flat ({"type":
+// "function", "name": ...}, Responses).
+func (req *chatRequest) readTools(tools gjson.Result, flat bool) error {
 	if tools.Type == gjson.Null {
 		return nil
 	}
@@ -102,14 +115,8 @@ func (req *chatRequest) readTools(tools gjson.Result) error {
 	}
 	var fns []string
 	tools.ForEach(func(_, t gjson.Result) bool {
-		ct := chatTool{raw: t.Raw}
-		switch t.Get("type").String() {
-		case "function":
-			ct.name = t.Get("function.name").String()
-			ct.function = ct.name != ""
-		case "custom":
-			ct.name = t.Get("custom.name").String()
-		}
+		ct := chatTool{raw: t.Raw, name: toolName(t, flat)}
+		ct.function = ct.name != "" && t.Get("type").String() == "function"
 		if ct.function {
 			fns = append(fns, t.Raw)
 		}
@@ -125,6 +132,21 @@ func (req *chatRequest) readTools(tools gjson.Result) error {
 	return nil
 }
 
+// toolName returns the name of a function or custom tool, or of a
+// tool_choice naming one, nested or flat; "" for another type of tool
+// (a hosted one: web_search, file_search, mcp, ...), which has none the
+// router knows.
+func toolName(t gjson.Result, flat bool) string {
+	typ := t.Get("type").String()
+	if typ != "function" && typ != "custom" {
+		return ""
+	}
+	if flat {
+		return t.Get("name").String()
+	}
+	return t.Get(typ + ".name").String()
+}
+
 // readMessage reads one message: its role and text, and the tools it
 // called (assistant tool_calls, the legacy function_call) or answers for
 // (tool and function messages that carry a name).
@@ -132,7 +154,7 @@ func (req *chatRequest) readMessage(m gjson.Result, maxText int) {
 	role := m.Get("role").String()
 	req.messages = append(req.messages, &habilisv1.ChatMessage{Role: role, Content: clip(text(m.Get("content")), maxText)})
 	m.Get("tool_calls").ForEach(func(_, c gjson.Result) bool {
-		req.need(c)
+		req.need(c, false)
 		return true
 	})
 	if n := m.Get("function_call.name").String(); n != "" {
@@ -145,9 +167,16 @@ func (req *chatRequest) readMessage(m gjson.Result, maxText int) {
 	}
 }
 
-// need marks the tool v names ({"type": "function", "function": {"name":
-// ...}} or a custom tool's) as needed.
-func (req *chatRequest) need(v gjson.Result) {
+// need marks the function or custom tool v names as needed. A nested
+// one counts without its type, which some clients leave out of their
+// tool calls.
+func (req *chatRequest) need(v gjson.Result, flat bool) {
+	if flat {
+		if n := toolName(v, true); n != "" {
+			req.needed[n] = true
+		}
+		return
+	}
 	for _, path := range []string{"function.name", "custom.name"} {
 		if n := v.Get(path).String(); n != "" {
 			req.needed[n] = true
@@ -156,20 +185,25 @@ func (req *chatRequest) need(v gjson.Result) {
 }
 
 // text returns a message content's text: the string, or the text parts of
-// an array of parts joined by newlines (images and audio have none).
+// an array of parts joined by newlines (images and audio have none). A
+// part is "text" in Chat Completions, "input_text" or "output_text" in the
+// Responses API.
 func text(content gjson.Result) string {
 	if content.Type == gjson.String {
 		return content.Str
 	}
 	var parts []string
 	content.ForEach(func(_, part gjson.Result) bool {
-		if t := part.Get("text"); t.Type == gjson.String && part.Get("type").String() == "text" {
+		if t := part.Get("text"); t.Type == gjson.String && textPart[part.Get("type").String()] {
 			parts = append(parts, t.Str)
 		}
 		return true
 	})
 	return strings.Join(parts, "\n")
 }
+
+// textPart are the types of the content parts that hold text.
+var textPart = map[string]bool{"text": true, "input_text": true, "output_text": true}
 
 // clip shortens s to at most n bytes by cutting its middle, at rune
 // boundaries: a long message is usually a pasted text with the request

@@ -54,7 +54,7 @@ func newMetrics(r *selector.Router) *metrics {
 	m.proxy = proxyMetrics{
 		chats: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "habilis_proxy_chat_requests_total",
-			Help: "Chat completion requests the proxy forwarded, by outcome (as in the X-Habilis-Outcome header).",
+			Help: "Chat completion and Responses API requests the proxy forwarded, by outcome (as in the X-Habilis-Outcome header).",
 		}, []string{"outcome"}),
 		toolsBefore: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "habilis_proxy_tools_before_total",

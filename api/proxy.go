@@ -21,8 +21,8 @@ import (
 	"github.com/tidwall/sjson"
 )
 
-// Headers the proxy adds to the answer of every chat completion request it
-// forwards. A request too large to read (ProxyOptions.MaxChatBytes) gets
+// Headers the proxy adds to the answer of every chat completion or
+// Responses API request it forwards. A request too large to read (ProxyOptions.MaxChatBytes) gets
 // only HeaderOutcome: its tools were not counted.
 const (
 	// HeaderToolsBefore counts the request's tools as it came.
@@ -101,10 +101,11 @@ type ProxyOptions struct {
 }
 
 // Proxy is an OpenAI-compatible API in front of another: it forwards every
-// request under /v1 to the upstream, and cuts the tools of a chat
-// completion request (POST /v1/chat/completions) to the K that its last
-// user message, with the user message before it, needs, selected with
-// Prefilter's logic. The answer, streamed or not, comes back as the
+// request under /v1 to the upstream, and cuts the function tools of a chat
+// completion request (POST /v1/chat/completions) or a Responses API request
+// (POST /v1/responses) to the K that its last user message, with the user
+// message before it, needs, selected with Prefilter's logic. Both shapes
+// are read into one chatRequest and take the same path from there. The answer, streamed or not, comes back as the
 // upstream sent it, with the Header constants added.
 //
 // It never breaks a conversation: tools named in tool_choice or called
@@ -165,7 +166,9 @@ func NewProxy(s *Server, opts ProxyOptions) (*Proxy, error) {
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/chat/completions":
-		p.chat(w, r)
+		p.chat(w, r, false)
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/responses":
+		p.chat(w, r, true)
 	case r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/"):
 		p.rp.ServeHTTP(w, r)
 	default:
@@ -227,8 +230,9 @@ func writeOpenAIError(w http.ResponseWriter, status int, kind, msg string) {
 	w.Write(b)
 }
 
-// chat forwards a chat completion request with its tools cut.
-func (p *Proxy) chat(w http.ResponseWriter, r *http.Request) {
+// chat forwards a chat completion request, or with responses a Responses
+// API request, with its tools cut: one path for the two request shapes.
+func (p *Proxy) chat(w http.ResponseWriter, r *http.Request, responses bool) {
 	start := time.Now()
 	body, err := readBody(r, p.opts.MaxChatBytes)
 	var plan *chatPlan
@@ -245,7 +249,7 @@ func (p *Proxy) chat(w http.ResponseWriter, r *http.Request) {
 		writeOpenAIError(w, http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("habilis proxy: reading the request: %v", err))
 		return
 	default:
-		plan = p.plan(r.Context(), body)
+		plan = p.plan(r.Context(), body, responses)
 		r.Body = io.NopCloser(strings.NewReader(plan.body))
 		r.ContentLength = int64(len(plan.body))
 	}
@@ -268,7 +272,7 @@ func (p *Proxy) answer(resp *http.Response) error {
 	}
 	plan.writeHeaders(resp.Header)
 	if ask := plan.ask; ask != nil && resp.StatusCode == http.StatusOK {
-		tapAnswer(resp, func(tool string) { p.record(ask, tool) })
+		tapAnswer(resp, plan.responses, func(tool string) { p.record(ask, tool) })
 	}
 	return nil
 }
@@ -307,6 +311,8 @@ type chatPlan struct {
 	decision *habilis.Decision
 	// ask labels the answer's tool call, with ProxyOptions.Record.
 	ask *chatAsk
+	// responses: the request and its answer are the Responses API's.
+	responses bool
 }
 
 func (c *chatPlan) writeHeaders(h http.Header) {
@@ -343,16 +349,24 @@ func joinNames(names []string, limit int) string {
 	return b.String()
 }
 
-// plan decides what to forward for a chat request's body.
-func (p *Proxy) plan(ctx context.Context, body string) *chatPlan {
-	req, err := parseChat(body, (p.s.opts.MaxQueryBytes-1)/2)
+// plan decides what to forward for a chat request's body, a Responses
+// API request's with responses.
+func (p *Proxy) plan(ctx context.Context, body string, responses bool) *chatPlan {
+	parse := parseChat
+	if responses {
+		parse = parseResponses
+	}
+	req, err := parse(body, (p.s.opts.MaxQueryBytes-1)/2)
+	var plan *chatPlan
 	if err != nil {
-		return p.untouched(body, nil, OutcomeError, err)
+		plan = p.untouched(body, nil, OutcomeError, err)
+	} else {
+		plan = p.planParsed(ctx, body, req)
+		if p.opts.Record != nil {
+			plan.ask = newChatAsk(req)
+		}
 	}
-	plan := p.planParsed(ctx, body, req)
-	if p.opts.Record != nil {
-		plan.ask = newChatAsk(req)
-	}
+	plan.responses = responses
 	return plan
 }
 

@@ -57,11 +57,13 @@ func (p *Proxy) record(ask *chatAsk, tool string) {
 // the tool call deltas of a stream as its events pass. The bytes pass
 // unchanged and undelayed; done is called from Close, after the last of
 // them. An answer in an encoding other than gzip (a gzipped stream
-// included), or too large, is not read.
-func tapAnswer(resp *http.Response, done func(tool string)) {
+// included), or too large, is not read. With responses the answer is the
+// Responses API's: its function_call output items, or the stream's events
+// that add them.
+func tapAnswer(resp *http.Response, responses bool, done func(tool string)) {
 	enc := resp.Header.Get("Content-Encoding")
 	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	t := &answerTap{ReadCloser: resp.Body, done: done, stream: media == "text/event-stream", gzip: enc == "gzip"}
+	t := &answerTap{ReadCloser: resp.Body, done: done, stream: media == "text/event-stream", gzip: enc == "gzip", responses: responses}
 	if (enc != "" && enc != "identity" && !t.gzip) || (t.stream && t.gzip) {
 		return
 	}
@@ -72,8 +74,8 @@ func tapAnswer(resp *http.Response, done func(tool string)) {
 // answerTap reads an answer as it passes to the client.
 type answerTap struct {
 	io.ReadCloser
-	done         func(tool string)
-	stream, gzip bool
+	done                    func(tool string)
+	stream, gzip, responses bool
 	// buf is the answer so far, or a stream's unfinished line.
 	buf bytes.Buffer
 	// calls maps the first choice's tool calls' indexes to their names.
@@ -127,6 +129,14 @@ func (t *answerTap) skipIfOver() {
 func (t *answerTap) event(line []byte) {
 	data, ok := bytes.CutPrefix(line, []byte("data:"))
 	if !ok {
+		return
+	}
+	if t.responses {
+		// response.output_item.added, then .done, name each call.
+		ev := gjson.ParseBytes(data)
+		if typ := ev.Get("type").String(); typ == "response.output_item.added" || typ == "response.output_item.done" {
+			t.outputItem(ev.Get("output_index").Int(), ev.Get("item"))
+		}
 		return
 	}
 	gjson.GetBytes(data, "choices").ForEach(func(_, c gjson.Result) bool {
@@ -188,10 +198,25 @@ func (t *answerTap) readAnswer() {
 			return
 		}
 	}
+	if t.responses {
+		gjson.GetBytes(body, "output").ForEach(func(i, item gjson.Result) bool {
+			t.outputItem(i.Int(), item)
+			return true
+		})
+		return
+	}
 	gjson.GetBytes(body, "choices.0.message.tool_calls").ForEach(func(i, call gjson.Result) bool {
 		if name := call.Get("function.name").String(); name != "" && call.Get("type").String() != "custom" {
 			t.calls[i.Int()] = name
 		}
 		return true
 	})
+}
+
+// outputItem notes the Responses API output item at index i when it calls
+// a function tool.
+func (t *answerTap) outputItem(i int64, item gjson.Result) {
+	if name := item.Get("name").String(); name != "" && item.Get("type").String() == "function_call" && t.calls[i] == "" {
+		t.calls[i] = name
+	}
 }

@@ -254,15 +254,17 @@ func TestProxyRecord(t *testing.T) {
 // FuzzAnswerTap reads any answer, JSON or streamed, in two reads split
 // anywhere, without panicking, and the bytes pass unchanged.
 func FuzzAnswerTap(f *testing.F) {
-	f.Add([]byte(answerCalling([]string{"get_weather"})), false, 10)
-	f.Add([]byte(strings.Join(streamedCalls([]string{"send_email"}), "")), true, 100)
-	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":{\"name\":\"x\"}}]}}]}\n"), true, 7)
-	f.Fuzz(func(t *testing.T, answer []byte, stream bool, split int) {
+	f.Add([]byte(answerCalling([]string{"get_weather"})), false, false, 10)
+	f.Add([]byte(strings.Join(streamedCalls([]string{"send_email"}), "")), true, false, 100)
+	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":{\"name\":\"x\"}}]}}]}\n"), true, false, 7)
+	f.Add([]byte(`{"output":[{"type":"function_call","name":"x"}]}`), false, true, 5)
+	f.Add([]byte("data: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"type\":\"function_call\",\"name\":\"x\"}}\n\n"), true, true, 9)
+	f.Fuzz(func(t *testing.T, answer []byte, stream, responses bool, split int) {
 		resp := &http.Response{Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(answer))}
 		if stream {
 			resp.Header.Set("Content-Type", "text/event-stream")
 		}
-		tapAnswer(resp, func(string) {})
+		tapAnswer(resp, responses, func(string) {})
 		buf := make([]byte, max(1, min(len(answer), max(split, 1))))
 		var got []byte
 		for {

@@ -157,9 +157,10 @@ func newProxyCmd(g *globalOptions) *cobra.Command {
 		Long: `Proxy serves, at --listen, the OpenAI-compatible API of --upstream (its base URL,
 ending in /v1): point a client's base URL at http://LISTEN/v1 instead. Every
 request under /v1 is forwarded as it came, but for a chat completion request
-(POST /v1/chat/completions) with tools: habilis chooses the k tools its last
-user message needs, with the user message before it, and forwards the request
-with its tools cut to those. The answer, streamed or not, comes back as the
+(POST /v1/chat/completions) or a Responses API request (POST /v1/responses)
+with tools: habilis chooses the k tools its last user message needs, with the
+user message before it, and forwards the request with its function tools cut
+to those (other tools, such as web_search or mcp, are kept). The answer, streamed or not, comes back as the
 upstream sent it, errors included.
 
 It never breaks a conversation: a tool named in tool_choice, or called earlier
