@@ -46,12 +46,11 @@ func queries(ix *index) []string {
 	return qs
 }
 
-func TestLayoutRoundTrip(t *testing.T) {
-	ix, data, e := storedIndex(t, 60)
-	got, err := decodeIndex(data, ix.meta, e)
-	if err != nil {
-		t.Fatal(err)
-	}
+// checkSameSelections checks that index got, decoded from a stored
+// layout (named by from in failures), decides every query of queries(ix)
+// in every mode as ix, the index it was stored from, does.
+func checkSameSelections(t *testing.T, from string, ix, got *index) {
+	t.Helper()
 	for _, q := range queries(ix) {
 		for _, m := range []habilis.Mode{habilis.ModeHybrid, habilis.ModeCentroid, habilis.ModeDescription} {
 			opts := habilis.SelectOptions{Mode: m, K: 5, FailOpen: true}
@@ -61,13 +60,22 @@ func TestLayoutRoundTrip(t *testing.T) {
 			}
 			d, _, err := got.selectQuery(context.Background(), q, opts)
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("Select(%q, %s) from %s: %v", q, m, from, err)
 			}
 			if !sameDecision(want, d) {
-				t.Errorf("Select(%q, %s) from the layout = %+v, want %+v", q, m, d, want)
+				t.Errorf("Select(%q, %s) from %s = %+v, want %+v", q, m, from, d, want)
 			}
 		}
 	}
+}
+
+func TestLayoutRoundTrip(t *testing.T) {
+	ix, data, e := storedIndex(t, 60)
+	got, err := decodeIndex(data, ix.meta, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSameSelections(t, "the layout", ix, got)
 	for _, tc := range []struct {
 		name string
 		meta habilis.CatalogMeta

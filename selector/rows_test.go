@@ -1,7 +1,6 @@
 package selector
 
 import (
-	"context"
 	"encoding/binary"
 	"hash/crc32"
 	"math"
@@ -38,19 +37,7 @@ func TestStoredWideRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, q := range queries(ix) {
-			for _, m := range []habilis.Mode{habilis.ModeHybrid, habilis.ModeCentroid, habilis.ModeDescription} {
-				opts := habilis.SelectOptions{Mode: m, K: 5, FailOpen: true}
-				d0, _, err := ix.selectQuery(context.Background(), q, opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				d, _, err := got.selectQuery(context.Background(), q, opts)
-				if err != nil || !sameDecision(d0, d) {
-					t.Fatalf("index %d: Select(%q, %s) from the stored index = %+v, %v; want %+v", which, q, m, d, err, d0)
-				}
-			}
-		}
+		checkSameSelections(t, []string{"the packed index", "the int32 rows' index"}[which], ix, got)
 		l, err := layout.Parse(data)
 		if err != nil {
 			t.Fatal(err)
