@@ -29,6 +29,19 @@ type chatRequest struct {
 	// needed names the tools the conversation needs whatever the router
 	// says: the tool_choice's, and the ones called earlier.
 	needed map[string]bool
+	// continues reports a Responses request that continues an earlier
+	// response (previous_response_id), whose user message may lie there.
+	continues bool
+}
+
+// hasUser reports whether the request holds a user message.
+func (req *chatRequest) hasUser() bool {
+	for _, m := range req.messages {
+		if m.GetRole() == "user" {
+			return true
+		}
+	}
+	return false
 }
 
 // chatTool is one element of the tools array.

@@ -61,6 +61,11 @@ const (
 	// OutcomeTooLarge: the request was over MaxChatBytes; forwarded as it
 	// came, unread.
 	OutcomeTooLarge = "too-large"
+	// OutcomeContinued: a Responses request that continues another
+	// (previous_response_id) with no user message of its own, such as a
+	// tool's output in an agent's loop: there is nothing to route on, so
+	// it goes on as it came, and no warning is logged, as nothing failed.
+	OutcomeContinued = "continued"
 )
 
 // DefaultMaxChatBytes bounds the chat request the proxy reads: 32 MiB.
@@ -378,6 +383,9 @@ func (p *Proxy) planParsed(ctx context.Context, body string, req *chatRequest) *
 	}
 	if req.functions < p.minTools {
 		return p.untouched(body, req, OutcomeFewTools, nil)
+	}
+	if req.continues && !req.hasUser() {
+		return p.untouched(body, req, OutcomeContinued, nil)
 	}
 	src, err := p.choose(ctx, req)
 	if err != nil {

@@ -20,6 +20,8 @@ func parseResponses(body string, maxText int) (*chatRequest, error) {
 			return req.readTools(v, true)
 		case "input":
 			return req.readInput(v, maxText)
+		case "previous_response_id":
+			req.continues = v.Type == gjson.String && v.Str != ""
 		case "tool_choice":
 			// "none", "auto", "required", a function or custom tool, a
 			// hosted tool type, or the tools the model is allowed.

@@ -192,7 +192,8 @@ func TestProxyResponsesUntouched(t *testing.T) {
 	}{
 		{"no tools", responsesBody(nil, `"send an email"`, ""), OutcomeNoTools, "0"},
 		{"hosted tools only", responsesBody(json.RawMessage("["+hosted+"]"), `"send an email"`, ""), OutcomeFewTools, "3"},
-		{"no user input", responsesBody(tools, `[{"type": "function_call_output", "call_id": "c1", "output": "sunny"}]`, `, "previous_response_id": "resp_1"`), OutcomeError, "50"},
+		{"no user input", responsesBody(tools, `[{"type": "function_call_output", "call_id": "c1", "output": "sunny"}]`, `, "previous_response_id": "resp_1"`), OutcomeContinued, "50"},
+		{"no user input, continuing nothing", responsesBody(tools, `[{"type": "function_call_output", "call_id": "c1", "output": "sunny"}]`, ""), OutcomeError, "50"},
 		{"no input", `{"model": "tiny", "tools": ` + string(tools) + `}`, OutcomeError, "50"},
 		{"input not text", responsesBody(tools, `{"role": "user"}`, ""), OutcomeError, "0"},
 		{"not JSON", `{"model": "tiny", "input": "hi", "tools": [`, OutcomeError, "0"},
