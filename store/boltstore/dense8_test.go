@@ -25,18 +25,9 @@ func TestDenseExamples8(t *testing.T) {
 	const dim = 384
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "habilis.db")
-	st, err := boltstore.Open(path, boltstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	rec := &recorder{Store: st, recs: map[string]habilis.Record{}}
 	emb := testutil.HashEmbedder{Dim: dim}
 	cfg := selector.Config{Embedder: emb, Lexical: lexical.New(lexical.Options{})}
-	r, err := selector.New(ctx, rec, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec, st, r := recordedRouter(t, path, cfg, nil)
 	if _, err := r.Load(ctx, heldTools(60, "first"), selector.LoadOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -65,9 +56,11 @@ func TestDenseExamples8(t *testing.T) {
 		t.Errorf("examples stored in %d bytes for %d, want at most %d each (a byte a coordinate)", size, n, dim+64)
 	}
 
-	if st, err = boltstore.Open(path, boltstore.Options{}); err != nil {
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer st.Close()
 	rec.Store = st
 	rec.check(t, "on reopening")
 	if r, err = selector.New(ctx, rec, cfg); err != nil {

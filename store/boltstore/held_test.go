@@ -22,6 +22,27 @@ type recorder struct {
 	recs map[string]habilis.Record
 }
 
+// recordedRouter opens the store at path, closed with the test, and a
+// router over it whose writes rec records (a new recorder when rec is
+// nil; a recorder given again keeps what it recorded before).
+func recordedRouter(t *testing.T, path string, cfg selector.Config, rec *recorder) (*recorder, *boltstore.Store, *selector.Router) {
+	t.Helper()
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if rec == nil {
+		rec = &recorder{recs: map[string]habilis.Record{}}
+	}
+	rec.Store = st
+	r, err := selector.New(context.Background(), rec, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec, st, r
+}
+
 func (r *recorder) Write(ctx context.Context, b *habilis.Batch) (habilis.CatalogMeta, error) {
 	meta, err := r.Store.Write(ctx, b)
 	if err != nil {
@@ -90,20 +111,11 @@ func TestHeldVectors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			path := filepath.Join(t.TempDir(), "habilis.db")
-			st, err := boltstore.Open(path, boltstore.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			rec := &recorder{Store: st, recs: map[string]habilis.Record{}}
 			cfg := selector.Config{Embedder: tc.emb, Lexical: lexical.New(lexical.Options{})}
 			if tc.emb == nil {
 				cfg = selector.Config{Embedder: lexical.New(lexical.Options{})}
 			}
-			r, err := selector.New(ctx, rec, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rec, st, r := recordedRouter(t, path, cfg, nil)
 			defer r.Close()
 			tools := heldTools(200, "first")
 			if _, err := r.Load(ctx, tools, selector.LoadOptions{}); err != nil {
@@ -117,13 +129,7 @@ func TestHeldVectors(t *testing.T) {
 			if n := boltstore.HeldVectors(t, path); n < 3*len(tools)*4/5 {
 				t.Errorf("after a load, %d vectors left to the index, want at least %d", n, 3*len(tools)*4/5)
 			}
-			if st, err = boltstore.Open(path, boltstore.Options{}); err != nil {
-				t.Fatal(err)
-			}
-			rec.Store = st
-			if r, err = selector.New(ctx, rec, cfg); err != nil {
-				t.Fatal(err)
-			}
+			_, st, r = recordedRouter(t, path, cfg, rec)
 			one := heldTools(1, "changed")
 			if _, err := r.Load(ctx, one, selector.LoadOptions{Merge: true}); err != nil {
 				t.Fatal(err)
@@ -156,16 +162,8 @@ func TestHeldVectors(t *testing.T) {
 func TestFormat2(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "habilis.db")
-	st, err := boltstore.Open(path, boltstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{Store: st, recs: map[string]habilis.Record{}}
 	cfg := selector.Config{Embedder: lexical.New(lexical.Options{})}
-	r, err := selector.New(ctx, rec, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec, st, r := recordedRouter(t, path, cfg, nil)
 	if _, err := r.Load(ctx, heldTools(30, "first"), selector.LoadOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -180,10 +178,12 @@ func TestFormat2(t *testing.T) {
 	if n := boltstore.HeldVectors(t, path); n != 0 {
 		t.Fatalf("a store written without an index leaves %d vectors to it, want 0", n)
 	}
-	if rec.Store, err = boltstore.Open(path, boltstore.Options{}); err != nil {
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	defer rec.Store.Close()
+	defer st.Close()
+	rec.Store = st
 	rec.check(t, "of format 2")
 	if r, err = selector.New(ctx, rec, cfg); err != nil {
 		t.Fatal(err)
