@@ -117,7 +117,8 @@ type storedDefs struct {
 	once   sync.Once
 	defs   []toolDef
 	err    error
-	// sound is the section's CRC check alone, for hash.
+	// sound is the section's CRC check (check), which hash and decode
+	// share.
 	sound    sync.Once
 	soundErr error
 }
@@ -128,13 +129,8 @@ var errDefs = fmt.Errorf("the stored index: the tool definitions fail their chec
 // hash decodes definition i alone (its block, when compressed): a write
 // of a few tools asks for the hashes of those it may leave unchanged.
 func (d *storedDefs) hash(i int) (string, error) {
-	d.sound.Do(func() {
-		if crc32.Checksum(d.data, castagnoli) != d.sum {
-			d.soundErr = errDefs
-		}
-	})
-	if d.soundErr != nil {
-		return "", d.soundErr
+	if err := d.check(); err != nil {
+		return "", err
 	}
 	text, at, err := d.text(i/defBlock, nil)
 	if err != nil {
@@ -149,6 +145,16 @@ func (d *storedDefs) hash(i int) (string, error) {
 		return "", fmt.Errorf("the stored index: tool %d: %v: %w", i, err, habilis.ErrDamaged)
 	}
 	return td.Hash, nil
+}
+
+// check verifies the section's CRC, once for hash and decode alike.
+func (d *storedDefs) check() error {
+	d.sound.Do(func() {
+		if crc32.Checksum(d.data, castagnoli) != d.sum {
+			d.soundErr = errDefs
+		}
+	})
+	return d.soundErr
 }
 
 // text returns the JSON of block b of the definitions, and where it
@@ -187,8 +193,7 @@ func (d *storedDefs) def(i int) (toolDef, error) {
 }
 
 func (d *storedDefs) decode() {
-	if crc32.Checksum(d.data, castagnoli) != d.sum {
-		d.err = errDefs
+	if d.err = d.check(); d.err != nil {
 		return
 	}
 	defs := make([]toolDef, len(d.ends))
