@@ -34,10 +34,11 @@ type chatRequest struct {
 	continues bool
 }
 
-// hasUser reports whether the request holds a user message.
+// hasUser reports whether the request holds a user message, its role
+// compared as Prefilter's conversationQuery compares it (ignoring case).
 func (req *chatRequest) hasUser() bool {
 	for _, m := range req.messages {
-		if m.GetRole() == "user" {
+		if strings.EqualFold(m.GetRole(), "user") {
 			return true
 		}
 	}

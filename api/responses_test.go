@@ -105,6 +105,9 @@ func TestProxyResponsesCutsTools(t *testing.T) {
 		// input is routed.
 		{"previous response", tools, `[{"role": "user", "content": "send an email to Bob with the report"}]`, `, "previous_response_id": "resp_123"`,
 			[]string{"send_email"}, 3, 0},
+		// Roles compare ignoring case, as Prefilter compares them.
+		{"previous response, role in capitals", tools, `[{"role": "User", "content": "send an email to Bob with the report"}]`, `, "previous_response_id": "resp_123"`,
+			[]string{"send_email"}, 3, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
